@@ -1,0 +1,145 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatTokenEntry, generateToken, tokenConfigEntry } from './auth/tokens.js';
+import { ConfigError, describeConfig, loadConfig, type Config, type Role } from './config/config.js';
+import { createDb, type Db } from './db/client.js';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { migrate } from './db/migrate.js';
+import { createApiServer } from './server/app.js';
+import { createLogger, type Logger } from './server/logger.js';
+import { createApiMetrics } from './server/metrics.js';
+
+const USAGE = `usage: load-control <command> [--config PATH]
+
+commands:
+  start                 migrate, then run the API, the worker and the console in one process
+                        (no DATABASE_URL: an embedded PostgreSQL under .data/ with development tokens)
+  serve                 the API and the console
+  work                  the worker: dispatcher and sweeper
+  migrate               apply prisma/migrations to the database
+  token <name> <roles…> print a new token and the auth.tokens entry holding its digest
+                        (roles: nifi, operator, viewer)`;
+
+const DATA_DIR = '.data';
+const DEV_TOKENS_FILE = join(DATA_DIR, 'dev-tokens.json');
+const DEV_TOKEN_ROLES: Array<{ name: string; roles: Role[] }> = [
+  { name: 'dev-nifi', roles: ['nifi'] },
+  { name: 'dev-operator', roles: ['operator', 'nifi'] },
+  { name: 'dev-viewer', roles: ['viewer'] },
+];
+
+type Cleanup = () => Promise<void>;
+
+/** Development tokens for the embedded database: made on first start, kept under .data/, printed each start. */
+function developmentTokens(): Array<{ name: string; roles: Role[]; token: string }> {
+  if (existsSync(DEV_TOKENS_FILE)) return JSON.parse(readFileSync(DEV_TOKENS_FILE, 'utf8'));
+  const tokens = DEV_TOKEN_ROLES.map((t) => ({ ...t, token: generateToken() }));
+  mkdirSync(DATA_DIR, { recursive: true });
+  writeFileSync(DEV_TOKENS_FILE, JSON.stringify(tokens, null, 2), { mode: 0o600 });
+  return tokens;
+}
+
+async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean, cleanups: Cleanup[]): Promise<{ url: string; embedded: boolean }> {
+  if (config.database.url) return { url: config.database.url, embedded: false };
+  if (!allowEmbedded) throw new ConfigError(['config: database.url: required (set DATABASE_URL or LC_DATABASE__URL)']);
+  const embedded: EmbeddedPostgresHandle = await startEmbeddedPostgres({
+    dataDir: join(DATA_DIR, 'postgres'),
+    log: (message) => log.debug({ component: 'embedded-postgres' }, message),
+  });
+  cleanups.push(() => embedded.stop());
+  log.info({ dataDir: join(DATA_DIR, 'postgres') }, 'embedded_postgres_started');
+  return { url: embedded.url, embedded: true };
+}
+
+async function runServe(config: Config, log: Logger, db: Db, cleanups: Cleanup[]): Promise<string> {
+  const api = createApiServer({ config, db, log, metrics: createApiMetrics() });
+  const { port } = await api.listen(config.server.port, config.server.host);
+  cleanups.push(() => api.close());
+  const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
+  const base = `http://${host}:${port}`;
+  log.info({ url: base, graphql: `${base}/graphql` }, 'api_started');
+  return base;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return;
+  }
+
+  if (command === 'token') {
+    const [name, ...roles] = rest;
+    if (!name || roles.length === 0) throw new Error('usage: load-control token <name> <roles…>');
+    const token = generateToken();
+    const entry = tokenConfigEntry(name, roles, token);
+    console.log(`token: ${token}\n\nadd under auth.tokens in the configuration:\n${formatTokenEntry(entry)}`);
+    return;
+  }
+
+  const config = loadConfig({ configPath: values.config });
+  const log = createLogger(config.logging, command);
+  const cleanups: Cleanup[] = [];
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping');
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log.error({ err: error }, 'stop_failed'));
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+
+  try {
+    switch (command) {
+      case 'migrate': {
+        const { url } = await openDatabase(config, log, false, cleanups);
+        const { applied } = await migrate(url, { log: (m) => log.info(m) });
+        log.info({ applied }, 'migrated');
+        await stop(0);
+        return;
+      }
+      case 'serve':
+      case 'start': {
+        const { url, embedded } = await openDatabase(config, log, command === 'start', cleanups);
+        await migrate(url, { log: (m) => log.info(m) });
+        let effective = config;
+        let devTokens: ReturnType<typeof developmentTokens> = [];
+        if (embedded && config.auth.tokens.length === 0) {
+          devTokens = developmentTokens();
+          effective = { ...config, auth: { tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
+        }
+        const db = createDb(url, { poolSize: effective.database.poolSize });
+        cleanups.push(() => db.close());
+        log.info({ config: describeConfig(effective) }, 'config');
+        const base = await runServe(effective, log, db, cleanups);
+        console.log(`\nLoad Control is up.\n  GraphQL + GraphiQL: ${base}/graphql\n  console:            ${base}/`);
+        for (const t of devTokens) console.log(`  token ${t.name.padEnd(13)} (${t.roles.join(', ')}): ${t.token}`);
+        console.log('  Ctrl-C stops everything.\n');
+        return;
+      }
+      default:
+        console.error(USAGE);
+        process.exitCode = 2;
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      await stop(2);
+    }
+    log.error({ err: error }, 'startup_failed');
+    await stop(1);
+  }
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+});

@@ -1,0 +1,374 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { formatDuration, parseDuration } from './durations.js';
+
+export const ROLES = ['nifi', 'operator', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export class ConfigError extends Error {
+  /** One line per problem, each `config: <key>: <what is wrong>`. */
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+// setTimeout/setInterval fire immediately for delays above 2^31-1 ms.
+const TIMER_MAX = 2 ** 31 - 1;
+
+/** Error message for a value of the wrong type, or `is required` when it is missing. */
+function typeError(expected: string) {
+  return (issue: { code?: string; input?: unknown }) => {
+    if (issue.code !== 'invalid_type') return undefined;
+    return issue.input === undefined ? 'is required' : `must be ${expected}`;
+  };
+}
+
+const NUMERIC_STRING = /^\s*-?\d+(?:\.\d+)?\s*$/;
+
+// Values from environment variables are strings; numeric ones are validated as numbers.
+function numeric<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value) => (typeof value === 'string' && NUMERIC_STRING.test(value) ? Number(value) : value), schema);
+}
+
+function integer(fallback: number, min: number, max?: number) {
+  const message = max === undefined ? `must be an integer >= ${min}` : `must be an integer between ${min} and ${max}`;
+  const base = z.number({ error: message }).int(message).min(min, message);
+  return numeric(max === undefined ? base : base.max(max, message)).default(fallback);
+}
+
+function duration(fallback: number, options: { timer?: boolean } = {}) {
+  const positive = z.number().positive('must be greater than zero');
+  const bounded = options.timer
+    ? positive.max(TIMER_MAX, `must be at most ${formatDuration(TIMER_MAX)} (the timer limit)`)
+    : positive;
+  return z
+    .unknown()
+    .transform((value, ctx) => {
+      try {
+        return parseDuration(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+        return z.NEVER;
+      }
+    })
+    .pipe(bounded)
+    .default(fallback);
+}
+
+/** A choice among fixed spellings, matched case-insensitively and returned in its canonical spelling. */
+function choice<const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) {
+  const canonical = (value: unknown) =>
+    typeof value === 'string' ? (values.find((v) => v.toLowerCase() === value.trim().toLowerCase()) ?? value) : value;
+  const options = z.enum(values, {
+    error: (issue) => `must be one of ${values.join(', ')} (got ${JSON.stringify(issue.input)})`,
+  });
+  return z.preprocess(canonical, options).default(fallback);
+}
+
+function url(protocols: readonly string[]) {
+  const message = `must be a ${protocols.map((p) => p.replace(/:$/, '')).join(' or ')} URL`;
+  return z
+    .string({ error: typeError('a string') })
+    .refine((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol), message)
+    .nullable()
+    .default(null);
+}
+
+function section<T extends z.core.$ZodLooseShape>(shape: T) {
+  return z.strictObject(shape, { error: typeError('a mapping') });
+}
+
+const tokenSchema = section({
+  name: z
+    .string({ error: typeError('a string') })
+    .min(1, 'must not be empty')
+    .max(200, 'must be at most 200 characters'),
+  sha256: z
+    .string({ error: typeError('a string') })
+    .regex(/^[0-9a-f]{64}$/i, 'must be a SHA-256 digest (64 hexadecimal characters)')
+    .transform((digest) => digest.toLowerCase()),
+  roles: z
+    .array(
+      z.enum(ROLES, { error: (issue) => `unknown role ${JSON.stringify(issue.input)} (expected ${ROLES.join(', ')})` }),
+      { error: typeError('a list of roles') },
+    )
+    .min(1, 'must list at least one role')
+    .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role'),
+});
+
+type TokenEntry = z.output<typeof tokenSchema>;
+
+function uniqueTokens(tokens: TokenEntry[], ctx: z.core.$RefinementCtx<TokenEntry[]>) {
+  for (const field of ['name', 'sha256'] as const) {
+    const seen = new Map<unknown, number>();
+    tokens.forEach((token, index) => {
+      const first = seen.get(token[field]);
+      if (first === undefined) {
+        seen.set(token[field], index);
+      } else {
+        ctx.addIssue({ code: 'custom', path: [index, field], message: `duplicate of auth.tokens[${first}].${field}` });
+      }
+    });
+  }
+}
+
+// LC_AUTH__TOKENS carries the list as JSON.
+const tokensSchema = z
+  .preprocess(
+    (value, ctx) => {
+      if (typeof value !== 'string') return value;
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON array of {name, sha256, roles} when given as text' });
+        return z.NEVER;
+      }
+    },
+    z.array(tokenSchema, { error: typeError('a list') }).superRefine(uniqueTokens),
+  )
+  .default([]);
+
+const configSchema = z
+  .strictObject(
+    {
+      server: section({
+        port: integer(8080, 1, 65535),
+        host: z.string({ error: typeError('a string') }).min(1, 'must not be empty').default('0.0.0.0'),
+      }).prefault({}),
+      database: section({
+        url: url(['postgres:', 'postgresql:']),
+        poolSize: integer(10, 1),
+        txAttempts: integer(5, 1),
+      }).prefault({}),
+      auth: section({ tokens: tokensSchema }).prefault({}),
+      nifi: section({
+        receiverUrl: url(['http:', 'https:']),
+        timeoutSeconds: numeric(z.number({ error: 'must be a number' }).positive('must be greater than zero')).default(10),
+      }).prefault({}),
+      recovery: section({
+        mode: choice(['FAIL', 'REISSUE'], 'FAIL'),
+        stale: duration(90 * MINUTE),
+        extractQueryTimeout: duration(60 * MINUTE),
+        runTimeout: duration(6 * HOUR),
+        maxAttempts: integer(3, 1),
+        validationStale: duration(2 * HOUR),
+        publishStale: duration(2 * HOUR),
+        sweeperInterval: duration(MINUTE, { timer: true }),
+      }).prefault({}),
+      dispatch: section({
+        maxAttempts: integer(20, 1),
+        backoffMin: duration(5 * SECOND),
+        backoffMax: duration(5 * MINUTE),
+        ackTimeout: duration(10 * MINUTE),
+        lease: duration(60 * SECOND),
+        pollInterval: duration(5 * SECOND, { timer: true }),
+        batch: integer(20, 1),
+      }).prefault({}),
+      cleanup: section({
+        successRetention: duration(3 * DAY),
+        failedRetention: duration(14 * DAY),
+        maxBatch: integer(200, 1),
+      }).prefault({}),
+      logging: section({
+        level: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info'),
+        format: choice(['json', 'pretty'], 'json'),
+      }).prefault({}),
+    },
+    { error: typeError('a mapping of sections') },
+  )
+  .superRefine((config, ctx) => {
+    const { stale, extractQueryTimeout } = config.recovery;
+    if (stale <= extractQueryTimeout) {
+      const message = `must exceed recovery.extractQueryTimeout (${formatDuration(extractQueryTimeout)})`;
+      ctx.addIssue({ code: 'custom', path: ['recovery', 'stale'], message });
+    }
+  }, whenValid(['recovery', 'stale'], ['recovery', 'extractQueryTimeout']))
+  .superRefine((config, ctx) => {
+    const { timeoutSeconds } = config.nifi;
+    if (config.dispatch.lease <= timeoutSeconds * SECOND) {
+      const message = `must exceed nifi.timeoutSeconds (${formatDuration(timeoutSeconds * SECOND)})`;
+      ctx.addIssue({ code: 'custom', path: ['dispatch', 'lease'], message });
+    }
+  }, whenValid(['dispatch', 'lease'], ['nifi', 'timeoutSeconds']))
+  .superRefine((config, ctx) => {
+    const { backoffMin, backoffMax } = config.dispatch;
+    if (backoffMax < backoffMin) {
+      const message = `must be at least dispatch.backoffMin (${formatDuration(backoffMin)})`;
+      ctx.addIssue({ code: 'custom', path: ['dispatch', 'backoffMax'], message });
+    }
+  }, whenValid(['dispatch', 'backoffMin'], ['dispatch', 'backoffMax']));
+
+/**
+ * Runs a cross-field rule only when the fields it compares are themselves valid, so that a file
+ * with several mistakes reports all of them without rules tripping over unparsed values.
+ */
+function whenValid(...fields: PropertyKey[][]) {
+  const overlaps = (a: readonly PropertyKey[], b: readonly PropertyKey[]) =>
+    a.slice(0, b.length).every((segment, i) => segment === b[i]);
+  return {
+    when: (payload: z.core.ParsePayload) =>
+      !payload.issues.some(
+        ({ code, path = [] }) =>
+          code !== 'unrecognized_keys' && fields.some((field) => overlaps(path, field) || overlaps(field, path)),
+      ),
+  };
+}
+
+export type Config = z.output<typeof configSchema>;
+
+export interface LoadConfigOptions {
+  /** YAML file; falls back to env LC_CONFIG, then to built-in defaults. */
+  configPath?: string;
+  /** Environment to read overrides from; defaults to process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * Loads the configuration: defaults < YAML file < `LC_<SECTION>__<KEY>` variables < `DATABASE_URL`/`PORT`.
+ * Throws ConfigError listing every problem found.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const path = options.configPath || env.LC_CONFIG;
+  const raw = path ? readConfigFile(resolve(path)) : {};
+  const problems: string[] = [];
+  const sources = applyEnvironment(raw, env, problems);
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    problems.push(...result.error.issues.flatMap((issue) => describeIssue(issue, sources)));
+  }
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
+  return result.data;
+}
+
+/** A copy of the configuration safe to log: no token digests, no passwords in URLs. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const copy = structuredClone(config);
+  return {
+    ...copy,
+    database: { ...copy.database, url: redactUrl(copy.database.url) },
+    nifi: { ...copy.nifi, receiverUrl: redactUrl(copy.nifi.receiverUrl) },
+    auth: { tokens: copy.auth.tokens.map(({ name, roles }) => ({ name, roles })) },
+  };
+}
+
+function redactUrl(value: string | null): string | null {
+  if (value === null) return null;
+  const parsed = new URL(value);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError([
+      code === 'ENOENT' ? `config: file not found: ${path}` : `config: cannot read ${path}: ${(error as Error).message}`,
+    ]);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError([`config: ${path}: invalid YAML: ${(error as Error).message}`]);
+  }
+  if (document === null || document === undefined) return {};
+  if (!isMapping(document)) {
+    throw new ConfigError([`config: ${path}: must be a mapping of sections (server, database, ...)`]);
+  }
+  // A section whose keys are all commented out parses as null; treat it as empty.
+  return Object.fromEntries(Object.entries(document).map(([key, value]) => [key, value ?? {}]));
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const normalize = (name: string) => name.replace(/_/g, '').toLowerCase();
+
+/** normalized section → [section, normalized key → key] */
+const SETTINGS = new Map(
+  Object.entries(configSchema.shape).map(([name, schema]) => [
+    normalize(name),
+    { name, keys: new Map(Object.keys(schema.unwrap().shape).map((key) => [normalize(key), key])) },
+  ]),
+);
+
+/**
+ * Writes environment overrides into `raw` and returns which variable set each `section.key`,
+ * so that validation messages can name it. Unknown `LC_` settings are added to `problems`.
+ */
+function applyEnvironment(
+  raw: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  problems: string[],
+): Map<string, string> {
+  const sources = new Map<string, string>();
+  const set = (sectionName: string, key: string, value: string, variable: string) => {
+    const current = raw[sectionName];
+    // A section that is not a mapping is reported by the schema; the override has nowhere to go.
+    if (current !== undefined && !isMapping(current)) return;
+    raw[sectionName] = { ...current, [key]: value };
+    sources.set(`${sectionName}.${key}`, variable);
+  };
+
+  for (const [variable, value] of Object.entries(env)) {
+    if (value === undefined || !variable.startsWith('LC_') || variable === 'LC_CONFIG') continue;
+    const rest = variable.slice('LC_'.length);
+    const separator = rest.indexOf('__');
+    if (separator < 0) {
+      // LC_ALL, LC_CTYPE, LC_TIME… are locale variables, not ours; only catch likely misspellings.
+      if ([...SETTINGS.keys()].some((name) => normalize(rest).startsWith(name))) {
+        problems.push(`config: ${variable}: not a setting; write LC_<SECTION>__<KEY>, e.g. LC_RECOVERY__STALE`);
+      }
+      continue;
+    }
+    const sectionPart = rest.slice(0, separator);
+    const keyPart = rest.slice(separator + 2);
+    const target = SETTINGS.get(normalize(sectionPart));
+    const key = target?.keys.get(normalize(keyPart));
+    if (!target) {
+      problems.push(`config: ${variable}: unknown section "${sectionPart}"`);
+    } else if (!key) {
+      problems.push(`config: ${variable}: unknown key "${target.name}.${keyPart}"`);
+    } else if (sources.has(`${target.name}.${key}`)) {
+      problems.push(`config: ${variable}: ${target.name}.${key} is already set by ${sources.get(`${target.name}.${key}`)}`);
+    } else {
+      set(target.name, key, value, variable);
+    }
+  }
+
+  // Empty values are treated as unset: deployment tools often define these variables blank.
+  if (env.DATABASE_URL) set('database', 'url', env.DATABASE_URL, 'DATABASE_URL');
+  if (env.PORT) set('server', 'port', env.PORT, 'PORT');
+  return sources;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, sources: Map<string, string>): string[] {
+  const source = sources.get(issue.path.slice(0, 2).join('.'));
+  const suffix = source === undefined ? '' : ` (from ${source})`;
+  if (issue.code === 'unrecognized_keys') {
+    const kind = issue.path.length === 0 ? 'unknown section' : 'unknown key';
+    return issue.keys.map((key) => `config: ${formatPath([...issue.path, key])}: ${kind}${suffix}`);
+  }
+  return [`config: ${formatPath(issue.path)}: ${issue.message}${suffix}`];
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((segment, i) => (typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`))
+    .join('');
+}

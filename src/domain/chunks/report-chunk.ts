@@ -1,0 +1,72 @@
+import type pg from 'pg';
+import { isUniqueViolation } from '../../db/errors.js';
+import { DomainError } from '../errors.js';
+import { wakeDispatcher } from '../dispatch/wake.js';
+
+export interface ReportChunkCommand {
+  runId: string;
+  partitionId: string;
+  claimToken: string;
+  chunkIndex: number;
+  chunkCount: number;
+  fragmentIdentifier: string | null;
+  hdfsPath: string;
+  recordCount: bigint;
+  byteCount: bigint | null;
+  actor: string;
+}
+
+export interface ReportChunkResult {
+  recorded: true;
+  partitionStatus: string;
+  runStatus: string;
+  receivedChunks: number;
+  chunkCount: number;
+  validationScheduled: boolean;
+  /** What the report did, for metrics: PROGRESS, IGNORED, PARTITION_SUCCESS, PARTITION_FAILED, RUN_COMPLETE. */
+  effect: string;
+}
+
+/**
+ * reportChunk (ref §3.7). The whole decision — claim check, chunk upsert, the partition's counters, its
+ * outcome and, for the last partition, the run's completion with its VALIDATE_RUN outbox row — is
+ * nifi_ops.report_chunk (prisma/migrations/0002_…), read top to bottom there. One statement per report.
+ */
+export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promise<ReportChunkResult> {
+  if (cmd.chunkIndex >= cmd.chunkCount) {
+    throw new DomainError('CHUNK_INDEX_OUT_OF_RANGE', { chunkIndex: cmd.chunkIndex, chunkCount: cmd.chunkCount });
+  }
+  if (cmd.hdfsPath.split('/').includes('..')) throw new DomainError('HDFS_PATH_OUTSIDE_RUN', { hdfsPath: cmd.hdfsPath });
+  let row;
+  try {
+    ({ rows: [row] } = await sql.query<{
+      outcome: string; partition_status: string; run_status: string; received_chunks: number; validation_scheduled: boolean;
+    }>('SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
+      cmd.runId, cmd.partitionId, cmd.claimToken, cmd.chunkIndex, cmd.chunkCount, cmd.fragmentIdentifier,
+      cmd.hdfsPath, cmd.recordCount.toString(), cmd.byteCount?.toString() ?? null, cmd.actor,
+    ]));
+  } catch (error) {
+    if (isUniqueViolation(error, 'uq_load_file_path')) throw new DomainError('FILE_PATH_CONFLICT', { hdfsPath: cmd.hdfsPath });
+    throw error;
+  }
+  switch (row!.outcome) {
+    case 'RUN_NOT_FOUND':
+      throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
+    case 'PARTITION_NOT_FOUND':
+      throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
+    case 'CLAIM_MISMATCH':
+    case 'HDFS_PATH_OUTSIDE_RUN':
+    case 'CHUNK_CONFLICT':
+      throw new DomainError(row!.outcome, { partitionStatus: row!.partition_status, runStatus: row!.run_status });
+  }
+  if (row!.validation_scheduled) await wakeDispatcher(sql, cmd.runId);
+  return {
+    recorded: true,
+    partitionStatus: row!.partition_status,
+    runStatus: row!.run_status,
+    receivedChunks: row!.received_chunks,
+    chunkCount: cmd.chunkCount,
+    validationScheduled: row!.validation_scheduled,
+    effect: row!.outcome,
+  };
+}

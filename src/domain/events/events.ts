@@ -1,0 +1,109 @@
+import type { Tx } from '../../db/client.js';
+
+export type EventLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+
+export interface ApiEvent {
+  level: EventLevel;
+  name: string;
+  runId: string | null;
+  partitionId?: string | null;
+  actor: string | null;
+  rowCount?: bigint | null;
+  errorCode?: string | null;
+  errorClass?: string | null;
+  message?: string | null;
+  details?: Record<string, unknown>;
+}
+
+/** Writes an API event in the caller's transaction (same function the SQL hot paths use). */
+export async function recordApiEvent(tx: Tx, event: ApiEvent): Promise<void> {
+  await tx.$executeRaw`SELECT nifi_ops.record_api_event(
+      p_level => ${event.level}, p_name => ${event.name}, p_run_id => ${event.runId}::uuid,
+      p_partition_id => ${event.partitionId ?? null}, p_actor => ${event.actor},
+      p_row_count => ${event.rowCount ?? null}::bigint, p_error_code => ${event.errorCode ?? null},
+      p_message => ${event.message ?? null}, p_details => ${JSON.stringify(event.details ?? {})}::jsonb,
+      p_error_class => ${event.errorClass ?? null})`;
+}
+
+export interface NifiEvent {
+  runId: string | null;
+  level: EventLevel;
+  name: string;
+  jobKey?: string | null;
+  businessKey?: string | null;
+  partitionId?: string | null;
+  chunkIndex?: number | null;
+  processGroup?: string | null;
+  processorName?: string | null;
+  processorId?: string | null;
+  nodeId?: string | null;
+  attemptNo?: number | null;
+  rowCount?: bigint | null;
+  byteCount?: bigint | null;
+  durationMs?: bigint | null;
+  errorClass?: string | null;
+  errorCode?: string | null;
+  message?: string | null;
+  details?: Record<string, unknown>;
+  actor: string;
+}
+
+/** A NiFi PG-90 event. The run is not required to exist (load_event.run_id has no FK, on purpose). */
+export async function recordNifiEvent(tx: Tx, event: NifiEvent): Promise<{ eventId: string }> {
+  const rows = await tx.$queryRaw<Array<{ event_id: string }>>`
+    INSERT INTO nifi_ops.load_event (event_id, event_level, event_name, run_id, job_key, business_key, partition_id,
+        chunk_index, process_group, processor_name, processor_id, node_id, attempt_no, row_count, byte_count,
+        duration_ms, error_class, error_code, message, details, actor)
+    SELECT gen_random_uuid(), ${event.level}, ${event.name}, ${event.runId}::uuid,
+        COALESCE(${event.jobKey ?? null}, r.job_key), COALESCE(${event.businessKey ?? null}, r.business_key),
+        ${event.partitionId ?? null}, ${event.chunkIndex ?? null}::integer, ${event.processGroup ?? null},
+        ${event.processorName ?? null}, ${event.processorId ?? null}, ${event.nodeId ?? null},
+        ${event.attemptNo ?? null}::integer, ${event.rowCount ?? null}::bigint, ${event.byteCount ?? null}::bigint,
+        ${event.durationMs ?? null}::bigint, ${event.errorClass ?? null}, ${event.errorCode ?? null},
+        NULLIF(${event.message ?? null}, ''), ${JSON.stringify(event.details ?? {})}::jsonb, ${event.actor}
+    FROM (SELECT 1) one LEFT JOIN nifi_ops.load_run r ON r.run_id = ${event.runId}::uuid
+    RETURNING event_id::text`;
+  return { eventId: rows[0]!.event_id };
+}
+
+export interface EventRow {
+  eventId: string;
+  eventTime: Date;
+  level: string;
+  name: string;
+  partitionId: string | null;
+  chunkIndex: number | null;
+  processGroup: string | null;
+  processorName: string | null;
+  nodeId: string | null;
+  errorClass: string | null;
+  errorCode: string | null;
+  message: string | null;
+  details: unknown;
+  actor: string | null;
+}
+
+/** The latest `last` events of a run, oldest first (ref §3.21). */
+export async function listRunEvents(tx: Tx, runId: string, last: number): Promise<EventRow[]> {
+  const rows = await tx.loadEvent.findMany({
+    where: { runId },
+    orderBy: [{ eventTime: 'desc' }, { eventId: 'desc' }],
+    take: last,
+  });
+  return rows.reverse().map((e) => ({
+    eventId: e.eventId,
+    eventTime: e.eventTime,
+    level: e.eventLevel,
+    name: e.eventName,
+    partitionId: e.partitionId,
+    chunkIndex: e.chunkIndex,
+    processGroup: e.processGroup,
+    processorName: e.processorName,
+    nodeId: e.nodeId,
+    errorClass: e.errorClass,
+    errorCode: e.errorCode,
+    message: e.message,
+    details: e.details,
+    actor: e.actor,
+  }));
+}

@@ -1,0 +1,37 @@
+// Patterns, lengths and ranges of every input field, checked before the database is touched so that
+// malformed input is a 422 INVALID_INPUT and never a database error (ref §3.0, §12.2.2).
+import { z } from 'zod';
+import { RUN_STATUSES } from './states.js';
+import { invalidInput } from './errors.js';
+
+const INT32_MAX = 2_147_483_647;
+const BIGINT_MAX = 2n ** 63n - 1n;
+
+export const jobKey = z.string().regex(/^[A-Z0-9_]{1,200}$/, 'must match ^[A-Z0-9_]{1,200}$');
+export const businessKey = z.string().regex(/^[0-9A-Za-z_.:-]{1,200}$/, 'must match ^[0-9A-Za-z_.:-]{1,200}$');
+export const partitionId = z.string().regex(/^([0-9]{4}|NULL)$/, 'must be four digits or NULL');
+export const tablePrefix = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,60}$/, 'must match ^[A-Za-z_][A-Za-z0-9_]{0,60}$');
+export const hdfsPath = z
+  .string()
+  .regex(/^\/[A-Za-z0-9_.=/-]{1,1499}$/, 'must be an absolute path of [A-Za-z0-9_.=/-], at most 1500 characters')
+  .refine((p) => !p.split('/').includes('..'), 'must not contain a .. segment');
+/** Free text stored in varchar(n): n characters at most. */
+export const text = (max: number) => z.string().max(max, `at most ${max} characters`);
+export const requiredText = (max: number) => z.string().min(1, 'must not be empty').max(max, `at most ${max} characters`);
+export const message = text(2000).default('');
+export const runStatus = z.enum(RUN_STATUSES);
+/** A non-negative 64-bit count (the Long scalar already parsed it to a bigint). */
+export const count = z.bigint().min(0n, 'must be >= 0').max(BIGINT_MAX, 'out of range');
+export const int32 = (min: number, max = INT32_MAX) =>
+  z.union([z.bigint(), z.number()])
+    .transform((v) => Number(v))
+    .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
+export const jsonObject = z.record(z.string(), z.unknown());
+
+/** Parses a command with its schema; the first problem becomes INVALID_INPUT naming the field. */
+export function parseCommand<S extends z.ZodType>(schema: S, value: unknown, root = 'input'): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw invalidInput([root, ...issue.path.map(String)].join('.'), issue.message);
+}

@@ -1,0 +1,33 @@
+import type pg from 'pg';
+import { DomainError } from '../errors.js';
+
+export interface ClaimPartitionCommand {
+  runId: string;
+  partitionId: string;
+  claimToken: string;
+  workerNode: string;
+  actor: string;
+}
+
+export interface ClaimPartitionResult {
+  claimed: boolean;
+  runStatus: string;
+  partitionStatus: string;
+  attempt: number;
+}
+
+/**
+ * claimPartition (ref §3.6): PENDING/RETRY → RUNNING for one claim token; the same token again is a replay.
+ * The decision is nifi_ops.claim_partition (prisma/migrations/0002_…): one statement, one round trip.
+ */
+export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand): Promise<ClaimPartitionResult> {
+  const { rows } = await sql.query<{
+    outcome: string; claimed: boolean; run_status: string; partition_status: string; attempt: number;
+  }>('SELECT * FROM nifi_ops.claim_partition($1, $2, $3, $4, $5)', [
+    cmd.runId, cmd.partitionId, cmd.claimToken, cmd.workerNode, cmd.actor,
+  ]);
+  const row = rows[0]!;
+  if (row.outcome === 'RUN_NOT_FOUND') throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
+  if (row.outcome === 'PARTITION_NOT_FOUND') throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
+  return { claimed: row.claimed, runStatus: row.run_status, partitionStatus: row.partition_status, attempt: row.attempt };
+}

@@ -1,0 +1,106 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Tx } from '../../db/client.js';
+import { DomainError, invalidInput } from '../errors.js';
+import { recordApiEvent } from '../events/events.js';
+import { ACTIVE_RUN_STATUSES } from '../states.js';
+
+export interface CreateRunCommand {
+  jobKey: string;
+  businessKey: string;
+  hdfsRoot: string;
+  stageTablePrefix: string;
+  allowEmptySource: boolean;
+  parameters: Record<string, unknown>;
+  idempotencyKey: string | null;
+  actor: string;
+}
+
+export interface CreateRunResult {
+  runId: string;
+  status: string;
+  hdfsRunPath: string;
+  stageTable: string;
+  created: boolean;
+}
+
+const HDFS_RUN_PATH_MAX = 1000;
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** What an idempotent replay must repeat exactly: every field of the request except the key itself. */
+function requestDigest(cmd: CreateRunCommand): string {
+  const { jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters } = cmd;
+  return createHash('sha256')
+    .update(canonicalJson({ jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters }))
+    .digest('hex');
+}
+
+export function hdfsRunPathFor(hdfsRoot: string, jobKey: string, runId: string): string {
+  return `${hdfsRoot.replace(/\/+$/, '')}/${jobKey}/run_id=${runId}`;
+}
+
+/** createRun (ref §3.1 + deviation 1): one active run per job and business key; safe to retry with a key. */
+export async function createRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult> {
+  if (cmd.hdfsRoot.split('/').includes('..')) throw new DomainError('INVALID_HDFS_ROOT', { hdfsRoot: cmd.hdfsRoot });
+  const runId = randomUUID();
+  const hdfsRunPath = hdfsRunPathFor(cmd.hdfsRoot, cmd.jobKey, runId);
+  if (hdfsRunPath.length > HDFS_RUN_PATH_MAX) {
+    throw invalidInput('input.hdfsRoot', `the run path would exceed ${HDFS_RUN_PATH_MAX} characters`);
+  }
+  const stageTable = (cmd.stageTablePrefix + runId.replaceAll('-', '')).toLowerCase();
+  const parameters = { ...cmd.parameters, allowEmptySource: cmd.allowEmptySource };
+  const digest = requestDigest(cmd);
+
+  // ON CONFLICT DO NOTHING covers every unique index (active key, idempotency key) without aborting the
+  // transaction; a conflicting concurrent insert is waited for, so the lookups below see it committed.
+  const inserted = await tx.$queryRaw<Array<{ run_id: string }>>`
+    INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, hdfs_run_path, stage_table_name, parameters,
+        idempotency_key, request_digest, created_by)
+    VALUES (${runId}::uuid, ${cmd.jobKey}, ${cmd.businessKey}, 'CREATED', ${hdfsRunPath}, ${stageTable},
+        ${JSON.stringify(parameters)}::jsonb, ${cmd.idempotencyKey}, ${digest}, ${cmd.actor})
+    ON CONFLICT DO NOTHING
+    RETURNING run_id`;
+
+  if (inserted.length === 0) {
+    if (cmd.idempotencyKey !== null) {
+      const replay = await tx.loadRun.findFirst({ where: { idempotencyKey: cmd.idempotencyKey } });
+      if (replay) {
+        if (replay.requestDigest !== digest) {
+          throw new DomainError('IDEMPOTENCY_KEY_REUSED', { idempotencyKey: cmd.idempotencyKey, runId: replay.runId });
+        }
+        return {
+          runId: replay.runId,
+          status: replay.status,
+          hdfsRunPath: replay.hdfsRunPath ?? '',
+          stageTable: replay.stageTableName ?? '',
+          created: false,
+        };
+      }
+    }
+    const active = await tx.$queryRaw<Array<{ run_id: string }>>`
+      SELECT run_id::text FROM nifi_ops.load_run
+       WHERE job_key = ${cmd.jobKey} AND business_key = ${cmd.businessKey}
+         AND status = ANY(${ACTIVE_RUN_STATUSES}::text[])`;
+    throw new DomainError('DUPLICATE_ACTIVE_RUN', {
+      jobKey: cmd.jobKey,
+      businessKey: cmd.businessKey,
+      activeRunId: active[0]?.run_id ?? null,
+    });
+  }
+
+  await recordApiEvent(tx, {
+    level: 'INFO',
+    name: 'RUN_STARTED',
+    runId,
+    actor: cmd.actor,
+    details: { idempotencyKey: cmd.idempotencyKey },
+  });
+  return { runId, status: 'CREATED', hdfsRunPath, stageTable, created: true };
+}

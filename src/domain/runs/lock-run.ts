@@ -1,0 +1,35 @@
+import type { Tx } from '../../db/client.js';
+import { DomainError } from '../errors.js';
+
+export interface LockedRun {
+  runId: string;
+  jobKey: string;
+  businessKey: string;
+  status: string;
+  parameters: Record<string, unknown>;
+  hdfsRunPath: string | null;
+  sourceCount: bigint | null;
+  publishToken: string | null;
+}
+
+/** Locks the run row for a transition (taken after any partition rows: see the lock order). */
+export async function lockRun(tx: Tx, runId: string): Promise<LockedRun> {
+  const rows = await tx.$queryRaw<Array<{
+    job_key: string; business_key: string; status: string; parameters: Record<string, unknown>;
+    hdfs_run_path: string | null; source_count: bigint | null; publish_token: string | null;
+  }>>`
+    SELECT job_key, business_key, status, parameters, hdfs_run_path, source_count, publish_token::text
+      FROM nifi_ops.load_run WHERE run_id = ${runId}::uuid FOR UPDATE`;
+  const row = rows[0];
+  if (!row) throw new DomainError('RUN_NOT_FOUND', { runId });
+  return {
+    runId,
+    jobKey: row.job_key,
+    businessKey: row.business_key,
+    status: row.status,
+    parameters: row.parameters,
+    hdfsRunPath: row.hdfs_run_path,
+    sourceCount: row.source_count,
+    publishToken: row.publish_token,
+  };
+}

@@ -1,0 +1,83 @@
+import type { Tx } from '../../db/client.js';
+import type { LoadDispatch, LoadPartition, LoadRun, LoadValidation } from '../../generated/prisma/client.js';
+import { DomainError } from '../errors.js';
+import { ACTIVE_RUN_STATUSES } from '../states.js';
+
+export type RunRecord = LoadRun;
+export type PartitionRecord = LoadPartition;
+export type DispatchRecord = LoadDispatch;
+export type MetricRecord = LoadValidation;
+
+export async function getRun(tx: Tx, runId: string): Promise<RunRecord> {
+  const run = await tx.loadRun.findUnique({ where: { runId } });
+  if (!run) throw new DomainError('RUN_NOT_FOUND', { runId });
+  return run;
+}
+
+export interface RunFilter {
+  jobKey?: string | null;
+  businessKey?: string | null;
+  status?: string | null;
+  activeOnly?: boolean | null;
+}
+
+export interface RunPage {
+  runs: RunRecord[];
+  hasNextPage: boolean;
+}
+
+export interface RunCursor {
+  startedAt: Date;
+  runId: string;
+}
+
+export function encodeRunCursor(run: Pick<RunRecord, 'startedAt' | 'runId'>): string {
+  return Buffer.from(`${run.startedAt.toISOString()}|${run.runId}`).toString('base64url');
+}
+
+export function decodeRunCursor(cursor: string): RunCursor | null {
+  const [time, runId] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const startedAt = new Date(time ?? '');
+  if (!runId || Number.isNaN(startedAt.getTime()) || !/^[0-9a-f-]{36}$/.test(runId)) return null;
+  return { startedAt, runId };
+}
+
+/** Runs newest first (started_at, then run_id, both descending), as a keyset page. */
+export async function listRuns(tx: Tx, filter: RunFilter, first: number, after: RunCursor | null): Promise<RunPage> {
+  const runs = await tx.loadRun.findMany({
+    where: {
+      ...(filter.jobKey ? { jobKey: filter.jobKey } : {}),
+      ...(filter.businessKey ? { businessKey: filter.businessKey } : {}),
+      ...(filter.status ? { status: filter.status } : {}),
+      ...(filter.activeOnly ? { status: { in: [...ACTIVE_RUN_STATUSES] } } : {}),
+      ...(after
+        ? { OR: [{ startedAt: { lt: after.startedAt } }, { startedAt: after.startedAt, runId: { lt: after.runId } }] }
+        : {}),
+    },
+    orderBy: [{ startedAt: 'desc' }, { runId: 'desc' }],
+    take: first + 1,
+  });
+  return { runs: runs.slice(0, first), hasNextPage: runs.length > first };
+}
+
+export function listPartitions(tx: Tx, runId: string, status: string | null): Promise<PartitionRecord[]> {
+  return tx.loadPartition.findMany({ where: { runId, ...(status ? { status } : {}) }, orderBy: { partitionId: 'asc' } });
+}
+
+export async function partitionCounts(tx: Tx, runId: string): Promise<Array<{ status: string; count: number }>> {
+  const groups = await tx.loadPartition.groupBy({ by: ['status'], where: { runId }, _count: { _all: true } });
+  return groups.map((g) => ({ status: g.status, count: g._count._all })).sort((a, b) => (a.status < b.status ? -1 : 1));
+}
+
+export function listDispatches(tx: Tx, runId: string): Promise<DispatchRecord[]> {
+  return tx.loadDispatch.findMany({ where: { runId }, orderBy: [{ createdAt: 'asc' }, { dispatchId: 'asc' }] });
+}
+
+const STAGE_ORDER = ['SOURCE', 'STAGING', 'TARGET'];
+
+/** Metrics ordered SOURCE, STAGING, TARGET, others, then by name (ref §3.20). */
+export async function listMetrics(tx: Tx, runId: string): Promise<MetricRecord[]> {
+  const rows = await tx.loadValidation.findMany({ where: { runId }, orderBy: [{ metricName: 'asc' }, { queryVersion: 'asc' }] });
+  const rank = (stage: string) => (STAGE_ORDER.includes(stage) ? STAGE_ORDER.indexOf(stage) : STAGE_ORDER.length);
+  return rows.sort((a, b) => rank(a.stage) - rank(b.stage));
+}

@@ -1,0 +1,122 @@
+// The state machines of the ledger, as data. SQL and domain code take their status sets from here.
+
+export const RUN_STATUSES = [
+  'CREATED', 'EXTRACTING', 'EXTRACTED_VALIDATED', 'STAGE_VALIDATING', 'STAGING_VALIDATED', 'PUBLISHING',
+  'PUBLISHED', 'SUCCESS', 'FAILED_MANIFEST', 'FAILED_EXTRACT', 'FAILED_STAGE_VALIDATION', 'FAILED_PUBLISH',
+  'PUBLISH_UNKNOWN', 'FAILED_TARGET_VALIDATION', 'FAILED_SNAPSHOT_EXPIRED', 'TIMED_OUT', 'CANCELLED',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** Active runs hold their job + business key (uq_load_run_active); PUBLISH_UNKNOWN stays active until resolved. */
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = [
+  'CREATED', 'EXTRACTING', 'EXTRACTED_VALIDATED', 'STAGE_VALIDATING', 'STAGING_VALIDATED', 'PUBLISHING',
+  'PUBLISHED', 'PUBLISH_UNKNOWN',
+];
+
+export const FAILED_RUN_STATUSES: readonly RunStatus[] = [
+  'FAILED_MANIFEST', 'FAILED_EXTRACT', 'FAILED_STAGE_VALIDATION', 'FAILED_PUBLISH', 'FAILED_TARGET_VALIDATION',
+  'FAILED_SNAPSHOT_EXPIRED', 'TIMED_OUT', 'CANCELLED',
+];
+
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['SUCCESS', ...FAILED_RUN_STATUSES];
+
+export function isActiveRunStatus(status: string): boolean {
+  return (ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
+}
+
+/** Every run transition the system may perform: [from, to]. */
+export const RUN_TRANSITIONS: ReadonlyArray<readonly [RunStatus, RunStatus]> = [
+  ['CREATED', 'EXTRACTING'],
+  ['CREATED', 'FAILED_MANIFEST'],
+  ['CREATED', 'TIMED_OUT'],
+  ['CREATED', 'CANCELLED'],
+  ['EXTRACTING', 'EXTRACTED_VALIDATED'],
+  ['EXTRACTING', 'FAILED_EXTRACT'],
+  ['EXTRACTING', 'FAILED_SNAPSHOT_EXPIRED'],
+  ['EXTRACTING', 'TIMED_OUT'],
+  ['EXTRACTING', 'CANCELLED'],
+  ['EXTRACTED_VALIDATED', 'STAGE_VALIDATING'],
+  ['EXTRACTED_VALIDATED', 'CANCELLED'],
+  ['STAGE_VALIDATING', 'STAGING_VALIDATED'],
+  ['STAGE_VALIDATING', 'FAILED_STAGE_VALIDATION'],
+  ['STAGE_VALIDATING', 'CANCELLED'],
+  ['STAGING_VALIDATED', 'PUBLISHING'],
+  ['STAGING_VALIDATED', 'FAILED_PUBLISH'],
+  ['STAGING_VALIDATED', 'CANCELLED'],
+  ['PUBLISHING', 'PUBLISHED'],
+  ['PUBLISHING', 'FAILED_PUBLISH'],
+  ['PUBLISHING', 'PUBLISH_UNKNOWN'],
+  ['PUBLISH_UNKNOWN', 'PUBLISHED'],
+  ['PUBLISH_UNKNOWN', 'FAILED_PUBLISH'],
+  ['PUBLISHED', 'SUCCESS'],
+  ['PUBLISHED', 'FAILED_TARGET_VALIDATION'],
+  ['PUBLISHED', 'CANCELLED'],
+];
+
+export function canTransitionRun(from: string, to: string): boolean {
+  return RUN_TRANSITIONS.some(([f, t]) => f === from && t === to);
+}
+
+/** The (expectedStatus, failStatus) pairs failRun accepts (ref §3.3). */
+export const RUN_FAILURES: ReadonlyArray<readonly [RunStatus, RunStatus]> = [
+  ['CREATED', 'FAILED_MANIFEST'],
+  ['EXTRACTING', 'FAILED_EXTRACT'],
+  ['STAGE_VALIDATING', 'FAILED_STAGE_VALIDATION'],
+  ['STAGING_VALIDATED', 'FAILED_PUBLISH'],
+  ['PUBLISHED', 'FAILED_TARGET_VALIDATION'],
+];
+
+export function isAllowedRunFailure(expected: string, fail: string): boolean {
+  return RUN_FAILURES.some(([e, f]) => e === expected && f === fail);
+}
+
+export const PARTITION_STATUSES = ['PENDING', 'RUNNING', 'RETRY', 'SUCCESS', 'FAILED', 'TIMED_OUT', 'ABANDONED'] as const;
+export type PartitionStatus = (typeof PARTITION_STATUSES)[number];
+
+/** Partitions that still wait for work; they become ABANDONED or TIMED_OUT when their run ends. */
+export const UNFINISHED_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDING', 'RUNNING', 'RETRY'];
+export const CLAIMABLE_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDING', 'RETRY'];
+
+export const PARTITION_TRANSITIONS: ReadonlyArray<readonly [PartitionStatus, PartitionStatus]> = [
+  ['PENDING', 'RUNNING'],
+  ['RETRY', 'RUNNING'],
+  ['RUNNING', 'SUCCESS'],
+  ['RUNNING', 'FAILED'],
+  ['RUNNING', 'RETRY'],
+  ['PENDING', 'RETRY'],
+  ['PENDING', 'TIMED_OUT'],
+  ['RUNNING', 'TIMED_OUT'],
+  ['RETRY', 'TIMED_OUT'],
+  ['PENDING', 'ABANDONED'],
+  ['RUNNING', 'ABANDONED'],
+  ['RETRY', 'ABANDONED'],
+];
+
+export const DISPATCH_STATUSES = ['PENDING', 'SENT', 'ACKED', 'DEAD', 'CANCELLED'] as const;
+export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
+export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION'] as const;
+export type DispatchType = (typeof DISPATCH_TYPES)[number];
+
+export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, DispatchStatus]> = [
+  ['PENDING', 'SENT'],
+  ['PENDING', 'DEAD'],
+  ['PENDING', 'ACKED'],
+  ['SENT', 'ACKED'],
+  ['DEAD', 'ACKED'],
+  ['SENT', 'PENDING'],
+  ['SENT', 'DEAD'],
+  ['DEAD', 'PENDING'],
+  ['PENDING', 'CANCELLED'],
+  ['SENT', 'CANCELLED'],
+];
+/** Dispatches not yet confirmed; they become CANCELLED when the run stops waiting for them. */
+export const UNDELIVERED_DISPATCH_STATUSES: readonly DispatchStatus[] = ['PENDING', 'SENT'];
+export const RESENDABLE_DISPATCH_STATUSES: readonly DispatchStatus[] = ['DEAD', 'SENT'];
+
+/** The run status each dispatch type waits for; when the run leaves it the call is no longer wanted. */
+export const DISPATCH_WAITING_RUN_STATUS: Record<DispatchType, RunStatus> = {
+  VALIDATE_RUN: 'EXTRACTED_VALIDATED',
+  REISSUE_PARTITION: 'EXTRACTING',
+};
+
+export const SNAPSHOT_ERROR_CODES = ['ORA-01555', 'ORA-08180'];

@@ -1,0 +1,35 @@
+import SchemaBuilder from '@pothos/core';
+import type { Role } from '../config/config.js';
+import type { Services } from '../server/services.js';
+
+export interface Actor {
+  name: string;
+  roles: readonly Role[];
+}
+
+export interface GraphQLContext {
+  actor: Actor | null;
+  requestId: string;
+  services: Services;
+}
+
+/** Root fields declare the roles that may call them; the auth plugin reads this before validation. */
+export type RootFieldExtensions = {
+  roles: readonly Role[];
+};
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  DefaultFieldNullability: false;
+  Scalars: {
+    UUID: { Input: string; Output: string };
+    Long: { Input: bigint; Output: bigint | number | string };
+    Decimal: { Input: string; Output: string };
+    DateTime: { Input: Date; Output: Date | string };
+    Date: { Input: string; Output: string };
+    JSON: { Input: Record<string, unknown>; Output: unknown };
+  };
+}>({ defaultFieldNullability: false });
+
+builder.queryType({});
+builder.mutationType({});

@@ -1,0 +1,8 @@
+import { DISPATCH_STATUSES, DISPATCH_TYPES, PARTITION_STATUSES, RUN_STATUSES } from '../domain/states.js';
+import { builder } from './builder.js';
+
+export const RunStatusEnum = builder.enumType('RunStatus', { values: RUN_STATUSES });
+export const PartitionStatusEnum = builder.enumType('PartitionStatus', { values: PARTITION_STATUSES });
+export const DispatchStatusEnum = builder.enumType('DispatchStatus', { values: DISPATCH_STATUSES });
+export const DispatchTypeEnum = builder.enumType('DispatchType', { values: DISPATCH_TYPES });
+export const EventLevelEnum = builder.enumType('EventLevel', { values: ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const });

@@ -1,0 +1,311 @@
+import { z } from 'zod';
+import type { Tx } from '../db/client.js';
+import { inTransaction } from '../db/transaction.js';
+import { DomainError } from '../domain/errors.js';
+import { createRun } from '../domain/runs/create-run.js';
+import { failRun } from '../domain/runs/fail-run.js';
+import { listRunEvents, type EventRow } from '../domain/events/events.js';
+import {
+  decodeRunCursor, encodeRunCursor, getRun, listDispatches, listMetrics, listPartitions, listRuns, partitionCounts,
+  type DispatchRecord, type MetricRecord, type PartitionRecord, type RunRecord,
+} from '../domain/runs/queries.js';
+import * as f from '../domain/fields.js';
+import { builder, type GraphQLContext } from './builder.js';
+import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
+import { ANY_ROLE, NIFI } from './roles.js';
+
+export const actorName = (ctx: GraphQLContext): string => ctx.actor?.name ?? 'anonymous';
+const reader = (ctx: GraphQLContext): Tx => ctx.services.db.prisma;
+
+export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
+  fields: (t) => ({
+    runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
+    partitionId: t.exposeString('partitionId'),
+    status: t.field({ type: PartitionStatusEnum, resolve: (p) => p.status as never }),
+    lowerBound: t.field({ type: 'Decimal', nullable: true, resolve: (p) => p.lowerBound?.toFixed() ?? null }),
+    upperBound: t.field({ type: 'Decimal', nullable: true, resolve: (p) => p.upperBound?.toFixed() ?? null }),
+    upperInclusive: t.exposeBoolean('upperInclusive'),
+    isNullPartition: t.exposeBoolean('isNullPartition'),
+    expectedRowCount: t.field({ type: 'Long', resolve: (p) => p.expectedRowCount }),
+    actualRowCount: t.field({ type: 'Long', nullable: true, resolve: (p) => p.actualRowCount }),
+    fileCount: t.exposeInt('fileCount', { nullable: true }),
+    byteCount: t.field({ type: 'Long', nullable: true, resolve: (p) => p.byteCount }),
+    receivedChunks: t.exposeInt('receivedChunks'),
+    receivedRows: t.field({ type: 'Long', resolve: (p) => p.receivedRows }),
+    reportedChunkCount: t.exposeInt('reportedChunkCount', { nullable: true }),
+    attemptCount: t.exposeInt('attemptCount'),
+    workerNode: t.exposeString('workerNode', { nullable: true }),
+    claimedBy: t.exposeString('claimedBy', { nullable: true }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.startedAt }),
+    heartbeatAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.heartbeatAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.completedAt }),
+    errorCode: t.exposeString('errorCode', { nullable: true }),
+    errorMessage: t.exposeString('errorMessage', { nullable: true }),
+  }),
+});
+
+export const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').implement({
+  fields: (t) => ({
+    dispatchId: t.field({ type: 'UUID', resolve: (d) => d.dispatchId }),
+    runId: t.field({ type: 'UUID', resolve: (d) => d.runId }),
+    dispatchType: t.field({ type: DispatchTypeEnum, resolve: (d) => d.dispatchType as never }),
+    partitionId: t.exposeString('partitionId', { nullable: true }),
+    status: t.field({ type: DispatchStatusEnum, resolve: (d) => d.status as never }),
+    attemptCount: t.exposeInt('attemptCount'),
+    nextAttemptAt: t.field({ type: 'DateTime', resolve: (d) => d.nextAttemptAt }),
+    lastHttpStatus: t.exposeInt('lastHttpStatus', { nullable: true }),
+    lastError: t.exposeString('lastError', { nullable: true }),
+    createdAt: t.field({ type: 'DateTime', resolve: (d) => d.createdAt }),
+    sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.sentAt }),
+    ackedAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.ackedAt }),
+    deadAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.deadAt }),
+    cancelledAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.cancelledAt }),
+  }),
+});
+
+export const MetricRef = builder.objectRef<MetricRecord>('Metric').implement({
+  fields: (t) => ({
+    stage: t.exposeString('stage'),
+    metricName: t.exposeString('metricName'),
+    queryVersion: t.exposeString('queryVersion'),
+    expectedValue: t.exposeString('expectedValue', { nullable: true }),
+    actualValue: t.exposeString('actualValue', { nullable: true }),
+    tolerance: t.exposeString('tolerance', { nullable: true }),
+    result: t.exposeString('result'),
+    details: t.field({ type: 'JSON', resolve: (m) => m.details }),
+    measuredAt: t.field({ type: 'DateTime', resolve: (m) => m.measuredAt }),
+  }),
+});
+
+export const EventRef = builder.objectRef<EventRow>('Event').implement({
+  fields: (t) => ({
+    eventId: t.field({ type: 'UUID', resolve: (e) => e.eventId }),
+    eventTime: t.field({ type: 'DateTime', resolve: (e) => e.eventTime }),
+    level: t.exposeString('level'),
+    name: t.exposeString('name'),
+    partitionId: t.exposeString('partitionId', { nullable: true }),
+    chunkIndex: t.exposeInt('chunkIndex', { nullable: true }),
+    processGroup: t.exposeString('processGroup', { nullable: true }),
+    processorName: t.exposeString('processorName', { nullable: true }),
+    nodeId: t.exposeString('nodeId', { nullable: true }),
+    errorClass: t.exposeString('errorClass', { nullable: true }),
+    errorCode: t.exposeString('errorCode', { nullable: true }),
+    message: t.exposeString('message', { nullable: true }),
+    details: t.field({ type: 'JSON', resolve: (e) => e.details }),
+    actor: t.exposeString('actor', { nullable: true }),
+  }),
+});
+
+const StatusCount = builder.objectRef<{ status: string; count: number }>('StatusCount').implement({
+  fields: (t) => ({ status: t.exposeString('status'), count: t.exposeInt('count') }),
+});
+
+export const RunRef = builder.objectRef<RunRecord>('Run').implement({
+  fields: (t) => ({
+    runId: t.field({ type: 'UUID', resolve: (r) => r.runId }),
+    jobKey: t.exposeString('jobKey'),
+    businessKey: t.exposeString('businessKey'),
+    status: t.field({ type: RunStatusEnum, resolve: (r) => r.status as never }),
+    snapshotScn: t.field({ type: 'Decimal', nullable: true, resolve: (r) => r.snapshotScn?.toFixed() ?? null }),
+    sourceCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceCount }),
+    sourceNullSplitCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceNullSplitCount }),
+    sourceMinSplit: t.field({ type: 'Decimal', nullable: true, resolve: (r) => r.sourceMinSplit?.toFixed() ?? null }),
+    sourceMaxSplit: t.field({ type: 'Decimal', nullable: true, resolve: (r) => r.sourceMaxSplit?.toFixed() ?? null }),
+    expectedPartitionCount: t.exposeInt('expectedPartitionCount', { nullable: true }),
+    successPartitionCount: t.exposeInt('successPartitionCount'),
+    failedPartitionCount: t.exposeInt('failedPartitionCount'),
+    extractedCount: t.field({ type: 'Long', resolve: (r) => r.extractedCount }),
+    stagingCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.stagingCount }),
+    targetCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.targetCount }),
+    hdfsRunPath: t.exposeString('hdfsRunPath', { nullable: true }),
+    stageTable: t.exposeString('stageTableName', { nullable: true }),
+    parameters: t.field({ type: 'JSON', resolve: (r) => r.parameters }),
+    idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
+    createdBy: t.exposeString('createdBy', { nullable: true }),
+    startedAt: t.field({ type: 'DateTime', resolve: (r) => r.startedAt }),
+    heartbeatAt: t.field({ type: 'DateTime', resolve: (r) => r.heartbeatAt }),
+    extractCompletedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.extractCompletedAt }),
+    publishStartedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.publishStartedAt }),
+    publishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.publishedAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.completedAt }),
+    cleanedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.cleanedAt }),
+    errorStage: t.exposeString('errorStage', { nullable: true }),
+    errorCode: t.exposeString('errorCode', { nullable: true }),
+    errorMessage: t.exposeString('errorMessage', { nullable: true }),
+    partitionCounts: t.field({ type: [StatusCount], resolve: (r, _a, ctx) => partitionCounts(reader(ctx), r.runId) }),
+    partitions: t.field({
+      type: [PartitionRef],
+      args: { status: t.arg({ type: PartitionStatusEnum }) },
+      resolve: (r, args, ctx) => listPartitions(reader(ctx), r.runId, args.status ?? null),
+    }),
+    dispatches: t.field({ type: [DispatchRef], resolve: (r, _a, ctx) => listDispatches(reader(ctx), r.runId) }),
+    metrics: t.field({ type: [MetricRef], resolve: (r, _a, ctx) => listMetrics(reader(ctx), r.runId) }),
+    events: t.field({
+      type: [EventRef],
+      args: { last: t.arg({ type: 'Int', defaultValue: 200 }) },
+      resolve: (r, args, ctx) => {
+        const last = f.parseCommand(z.number().int().min(1).max(1000), args.last, 'last');
+        return listRunEvents(reader(ctx), r.runId, last);
+      },
+    }),
+  }),
+});
+
+const RunEdge = builder.objectRef<RunRecord>('RunEdge').implement({
+  fields: (t) => ({
+    cursor: t.string({ resolve: (r) => encodeRunCursor(r) }),
+    node: t.field({ type: RunRef, resolve: (r) => r }),
+  }),
+});
+
+const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
+  fields: (t) => ({ hasNextPage: t.exposeBoolean('hasNextPage'), endCursor: t.exposeString('endCursor', { nullable: true }) }),
+});
+
+const RunConnection = builder.objectRef<{ runs: RunRecord[]; hasNextPage: boolean }>('RunConnection').implement({
+  fields: (t) => ({
+    edges: t.field({ type: [RunEdge], resolve: (c) => c.runs }),
+    nodes: t.field({ type: [RunRef], resolve: (c) => c.runs }),
+    pageInfo: t.field({
+      type: PageInfo,
+      resolve: (c) => ({ hasNextPage: c.hasNextPage, endCursor: c.runs.length ? encodeRunCursor(c.runs[c.runs.length - 1]!) : null }),
+    }),
+  }),
+});
+
+const RunFilterInput = builder.inputType('RunFilter', {
+  fields: (t) => ({
+    jobKey: t.string(),
+    businessKey: t.string(),
+    status: t.field({ type: RunStatusEnum }),
+    activeOnly: t.boolean(),
+  }),
+});
+
+builder.queryField('run', (t) =>
+  t.field({
+    type: RunRef,
+    nullable: true,
+    extensions: ANY_ROLE,
+    args: { runId: t.arg({ type: 'UUID', required: true }) },
+    resolve: (_root, args, ctx) => getRun(reader(ctx), args.runId),
+  }),
+);
+
+const listRunsArgs = z.object({
+  filter: z.object({ jobKey: f.text(200).nullish(), businessKey: f.text(200).nullish() }).passthrough().nullish(),
+  first: z.number().int().min(1).max(500),
+  after: z.string().max(200).nullish(),
+});
+
+builder.queryField('runs', (t) =>
+  t.field({
+    type: RunConnection,
+    nullable: true,
+    extensions: ANY_ROLE,
+    args: {
+      filter: t.arg({ type: RunFilterInput }),
+      first: t.arg({ type: 'Int', defaultValue: 50 }),
+      after: t.arg.string(),
+    },
+    resolve: (_root, args, ctx) => {
+      const parsed = f.parseCommand(listRunsArgs, args, 'args');
+      const after = parsed.after ? decodeRunCursor(parsed.after) : null;
+      if (parsed.after && !after) throw new DomainError('INVALID_INPUT', { field: 'after', reason: 'not a cursor from this API' });
+      return listRuns(reader(ctx), args.filter ?? {}, parsed.first, after);
+    },
+  }),
+);
+
+// ---- createRun ----
+
+const CreateRunInput = builder.inputType('CreateRunInput', {
+  fields: (t) => ({
+    jobKey: t.string({ required: true }),
+    businessKey: t.string({ required: true }),
+    hdfsRoot: t.string({ required: true }),
+    stageTablePrefix: t.string({ required: true }),
+    allowEmptySource: t.boolean({ defaultValue: false }),
+    parameters: t.field({ type: 'JSON' }),
+    idempotencyKey: t.string({ description: 'NiFi: the FlowFile uuid. Same key and fields → the existing run.' }),
+  }),
+});
+
+const createRunSchema = z.object({
+  jobKey: f.jobKey,
+  businessKey: f.businessKey,
+  hdfsRoot: z.string().regex(/^\/[A-Za-z0-9_.=/-]{0,999}$/, 'must be an absolute path of [A-Za-z0-9_.=/-], at most 1000 characters'),
+  stageTablePrefix: f.tablePrefix,
+  allowEmptySource: z.boolean().nullish().transform((v) => v ?? false),
+  parameters: f.jsonObject.nullish().transform((v) => v ?? {})
+    .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KiB of JSON'),
+  idempotencyKey: f.requiredText(200).nullish().transform((v) => v ?? null),
+});
+
+const CreateRunPayload = builder.objectRef<{ runId: string; status: string; hdfsRunPath: string; stageTable: string; created: boolean }>(
+  'CreateRunPayload',
+).implement({
+  fields: (t) => ({
+    runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
+    status: t.field({ type: RunStatusEnum, resolve: (p) => p.status as never }),
+    hdfsRunPath: t.exposeString('hdfsRunPath'),
+    stageTable: t.exposeString('stageTable'),
+    created: t.exposeBoolean('created'),
+  }),
+});
+
+builder.mutationField('createRun', (t) =>
+  t.field({
+    type: CreateRunPayload,
+    nullable: true,
+    extensions: NIFI,
+    args: { input: t.arg({ type: CreateRunInput, required: true }) },
+    resolve: (_root, args, ctx) => {
+      const cmd = { ...f.parseCommand(createRunSchema, args.input), actor: actorName(ctx) };
+      return inTransaction(ctx.services.db, (tx) => createRun(tx, cmd));
+    },
+  }),
+);
+
+// ---- failRun ----
+
+const FailRunInput = builder.inputType('FailRunInput', {
+  fields: (t) => ({
+    runId: t.field({ type: 'UUID', required: true }),
+    expectedStatus: t.field({ type: RunStatusEnum, required: true }),
+    failStatus: t.field({ type: RunStatusEnum, required: true }),
+    errorStage: t.string({ required: true }),
+    errorCode: t.string({ required: true }),
+    message: t.string(),
+  }),
+});
+
+const failRunSchema = z.object({
+  runId: z.string(),
+  expectedStatus: f.runStatus,
+  failStatus: f.runStatus,
+  errorStage: f.requiredText(80),
+  errorCode: f.requiredText(100),
+  message: f.text(2000).nullish().transform((v) => v ?? ''),
+});
+
+const FailRunPayload = builder.objectRef<{ runId: string; runStatus: string; changed: boolean }>('FailRunPayload').implement({
+  fields: (t) => ({
+    runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    changed: t.exposeBoolean('changed'),
+  }),
+});
+
+builder.mutationField('failRun', (t) =>
+  t.field({
+    type: FailRunPayload,
+    nullable: true,
+    extensions: NIFI,
+    args: { input: t.arg({ type: FailRunInput, required: true }) },
+    resolve: (_root, args, ctx) => {
+      const cmd = { ...f.parseCommand(failRunSchema, args.input), actor: actorName(ctx) };
+      return inTransaction(ctx.services.db, (tx) => failRun(tx, cmd));
+    },
+  }),
+);

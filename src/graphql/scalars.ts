@@ -1,0 +1,148 @@
+import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { builder } from './builder.js';
+
+// Scalar failures are input errors: 422 INVALID_INPUT, never a schema-level 400.
+function invalid(scalar: string, reason: string): GraphQLError {
+  return new GraphQLError(`${scalar}: ${reason}`, { extensions: { code: 'INVALID_INPUT', details: { field: scalar, reason } } });
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LONG_PATTERN = /^-?[0-9]{1,19}$/;
+const DECIMAL_PATTERN = /^-?[0-9]{1,38}$/;
+const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATETIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+const LONG_MIN = -(2n ** 63n);
+const LONG_MAX = 2n ** 63n - 1n;
+
+function literalValue(node: ValueNode): unknown {
+  switch (node.kind) {
+    case Kind.STRING:
+    case Kind.ENUM:
+      return node.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(node.value);
+    case Kind.BOOLEAN:
+      return node.value;
+    case Kind.NULL:
+      return null;
+    case Kind.LIST:
+      return node.values.map(literalValue);
+    case Kind.OBJECT:
+      return Object.fromEntries(node.fields.map((f) => [f.name.value, literalValue(f.value)]));
+    default:
+      throw invalid('JSON', 'variables are not allowed inside a JSON literal');
+  }
+}
+
+export function parseUuid(value: unknown): string {
+  if (typeof value !== 'string' || !UUID_PATTERN.test(value)) throw invalid('UUID', 'must be a canonical hyphenated UUID');
+  return value.toLowerCase();
+}
+
+export function parseLong(value: unknown): bigint {
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw invalid('Long', 'must be an integer (use a string of digits beyond 2^53)');
+    text = String(value);
+  } else if (typeof value === 'string') {
+    text = value.trim();
+  } else {
+    throw invalid('Long', 'must be an integer or a string of digits');
+  }
+  if (!LONG_PATTERN.test(text)) throw invalid('Long', 'must be an integer or a string of digits');
+  const n = BigInt(text);
+  if (n < LONG_MIN || n > LONG_MAX) throw invalid('Long', 'out of the 64-bit range');
+  return n;
+}
+
+export function parseDecimal(value: unknown): string {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw invalid('Decimal', 'must be an integer of up to 38 digits');
+    return String(value);
+  }
+  if (typeof value !== 'string' || !DECIMAL_PATTERN.test(value.trim())) {
+    throw invalid('Decimal', 'must be an integer of up to 38 digits with an optional sign');
+  }
+  return value.trim().replace(/^(-?)0+(?=\d)/, '$1');
+}
+
+export function parseDate(value: unknown): string {
+  const match = typeof value === 'string' ? DATE_PATTERN.exec(value) : null;
+  if (!match) throw invalid('Date', 'must be YYYY-MM-DD');
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (year < 1 || date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) {
+    throw invalid('Date', `${String(value)} is not a calendar date`);
+  }
+  return value as string;
+}
+
+export function parseDateTime(value: unknown): Date {
+  if (typeof value !== 'string' || !DATETIME_PATTERN.test(value)) {
+    throw invalid('DateTime', 'must be ISO-8601 with a UTC offset, e.g. 2026-10-23T06:30:00+09:00');
+  }
+  parseDate(value.slice(0, 10));
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw invalid('DateTime', 'is not a valid instant');
+  return date;
+}
+
+function parseJsonObject(value: unknown): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('JSON', 'must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function serializeLong(value: unknown): number | string {
+  const n = typeof value === 'bigint' ? value : BigInt(value as string | number);
+  // Contract: Long is a JSON number. Beyond 2^53 a number would lose digits, so those go out as strings.
+  return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString();
+}
+
+builder.scalarType('UUID', {
+  description: 'Canonical hyphenated UUID.',
+  serialize: (value) => String(value),
+  parseValue: parseUuid,
+  parseLiteral: (node) => parseUuid(node.kind === Kind.STRING ? node.value : undefined),
+});
+
+builder.scalarType('Long', {
+  description: '64-bit integer. Input: a JSON number or a string of digits. Output: a JSON number.',
+  serialize: serializeLong,
+  parseValue: parseLong,
+  parseLiteral: (node) => parseLong(node.kind === Kind.INT || node.kind === Kind.STRING ? node.value : undefined),
+});
+
+// Prisma returns NUMERIC as a decimal.js value, whose toString() switches to exponent notation.
+function serializeDecimal(value: unknown): string {
+  if (value !== null && typeof value === 'object' && 'toFixed' in value) return (value as { toFixed(): string }).toFixed();
+  return String(value);
+}
+
+builder.scalarType('Decimal', {
+  description: 'Integer of up to 38 digits with optional sign, carried as a string (SCNs, split bounds).',
+  serialize: serializeDecimal,
+  parseValue: parseDecimal,
+  parseLiteral: (node) => parseDecimal(node.kind === Kind.INT || node.kind === Kind.STRING ? node.value : undefined),
+});
+
+builder.scalarType('DateTime', {
+  description: 'ISO-8601 instant with offset; output in UTC.',
+  serialize: (value) => (value instanceof Date ? value : new Date(String(value))).toISOString(),
+  parseValue: parseDateTime,
+  parseLiteral: (node) => parseDateTime(node.kind === Kind.STRING ? node.value : undefined),
+});
+
+builder.scalarType('Date', {
+  description: 'Calendar date YYYY-MM-DD.',
+  serialize: (value) => String(value),
+  parseValue: parseDate,
+  parseLiteral: (node) => parseDate(node.kind === Kind.STRING ? node.value : undefined),
+});
+
+builder.scalarType('JSON', {
+  description: 'A JSON object.',
+  serialize: (value) => value,
+  parseValue: parseJsonObject,
+  parseLiteral: (node) => parseJsonObject(literalValue(node)),
+});

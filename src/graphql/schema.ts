@@ -1,0 +1,19 @@
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { builder } from './builder.js';
+import './scalars.js';
+import './runs.js';
+import './manifest.js';
+import './partitions.js';
+import './events.js';
+
+let schema: GraphQLSchema | undefined;
+
+export function buildSchema(): GraphQLSchema {
+  schema ??= builder.toSchema({ sortSchema: false });
+  return schema;
+}
+
+/** The SDL committed as schema/schema.graphql. */
+export function printSchemaSdl(): string {
+  return `${printSchema(lexicographicSortSchema(buildSchema()))}\n`;
+}

@@ -1,0 +1,144 @@
+import http from 'node:http';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { getOperationAST, type OperationDefinitionNode } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/client.js';
+import type { GraphQLContext } from '../graphql/builder.js';
+import { buildSchema } from '../graphql/schema.js';
+import { actorOf, createAuthenticator, useRootFieldAuth } from './auth.js';
+import { useErrorEnvelope } from './error-envelope.js';
+import type { Logger } from './logger.js';
+import type { ApiMetrics } from './metrics.js';
+import { requestIdOf, useRequestId } from './request-id.js';
+import type { Services } from './services.js';
+
+export interface ApiServerOptions {
+  config: Config;
+  db: Db;
+  log: Logger;
+  metrics: ApiMetrics;
+  /** Extra readiness checks (e.g. the LISTEN connection); the database is always checked. */
+  readinessChecks?: Array<() => boolean | Promise<boolean>>;
+}
+
+export interface ApiServer {
+  server: http.Server;
+  listen(port: number, host: string): Promise<{ port: number }>;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+function rootField(operation: OperationDefinitionNode | null | undefined): string {
+  const first = operation?.selectionSet.selections[0];
+  return first?.kind === 'Field' ? first.name.value : 'unknown';
+}
+
+function useRequestMetrics(metrics: ApiMetrics): Plugin {
+  const operations = new WeakMap<Request, string>();
+  const started = new WeakMap<Request, number>();
+  return {
+    onRequest({ request }) {
+      started.set(request, performance.now());
+    },
+    onValidate({ params, context }) {
+      const ctx = context as { request: Request; params?: { operationName?: string } };
+      operations.set(ctx.request, rootField(getOperationAST(params.documentAST, ctx.params?.operationName)));
+    },
+    onResponse({ request, response }) {
+      const operation = operations.get(request) ?? 'none';
+      metrics.requests.inc({ operation, status: String(response.status) });
+      metrics.requestSeconds.observe({ operation }, (performance.now() - (started.get(request) ?? performance.now())) / 1000);
+    },
+  };
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export function createApiServer(options: ApiServerOptions): ApiServer {
+  const { config, db, log, metrics } = options;
+  const authenticate = createAuthenticator(config.auth.tokens);
+  const services: Services = { db, config, metrics };
+
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+    schema: buildSchema(),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    maskedErrors: false,
+    logging: false,
+    graphiql: { title: 'Load Control', defaultQuery: '{ runs(first: 10) { nodes { runId jobKey businessKey status } } }' },
+    renderGraphiQL,
+    context: ({ request }) => ({ actor: actorOf(request, authenticate), requestId: requestIdOf(request), services }),
+    plugins: [
+      useRequestId(),
+      useRequestMetrics(metrics),
+      maxTokensPlugin({ n: 5000 }),
+      maxDepthPlugin({ n: 12, ignoreIntrospection: true, flattenFragments: true }),
+      maxAliasesPlugin({ n: 20 }),
+      useRootFieldAuth(authenticate),
+      useErrorEnvelope(log),
+    ],
+  });
+
+  async function ready(): Promise<boolean> {
+    try {
+      await db.pool.query('SELECT 1');
+      for (const check of options.readinessChecks ?? []) if (!(await check())) return false;
+      return true;
+    } catch (error) {
+      log.warn({ err: error }, 'readyz_failed');
+      return false;
+    }
+  }
+
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/graphql') {
+      if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
+        sendJson(res, 413, { code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` });
+        return;
+      }
+      void yoga.handle(req, res);
+      return;
+    }
+    if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (path === '/readyz') {
+      void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));
+      return;
+    }
+    if (path === '/metrics') {
+      void metrics.registry.metrics().then((text) => {
+        res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
+        res.end(text);
+      });
+      return;
+    }
+    sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not Found' });
+  });
+
+  return {
+    server,
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          const address = server.address();
+          resolve({ port: typeof address === 'object' && address ? address.port : port });
+        });
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

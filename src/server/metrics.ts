@@ -1,0 +1,36 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/** This process's Prometheus metrics (ref §9.1, with an lc_ prefix). */
+export interface ApiMetrics {
+  registry: Registry;
+  requests: Counter<'operation' | 'status'>;
+  requestSeconds: Histogram<'operation'>;
+  chunkReports: Counter<'result'>;
+}
+
+export function createApiMetrics(): ApiMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'lc_' });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'lc_requests_total',
+      help: 'GraphQL requests by root field and HTTP status',
+      labelNames: ['operation', 'status'],
+      registers: [registry],
+    }),
+    requestSeconds: new Histogram({
+      name: 'lc_request_seconds',
+      help: 'GraphQL request duration by root field',
+      labelNames: ['operation'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    chunkReports: new Counter({
+      name: 'lc_chunk_reports_total',
+      help: 'Chunk reports by effect: progress, ignored, partition_success, partition_failed, run_complete',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+  };
+}
