@@ -1,0 +1,104 @@
+// A real API server on loopback, on a fresh database cloned from the migrated template.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { hashToken } from '../../src/auth/tokens.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createDb, type Db } from '../../src/db/client.js';
+import { createApiServer } from '../../src/server/app.js';
+import { createLogger } from '../../src/server/logger.js';
+import { createApiMetrics } from '../../src/server/metrics.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export const TOKENS = {
+  nifi: 'test-nifi-token',
+  operator: 'test-operator-token',
+  viewer: 'test-viewer-token',
+} as const;
+export type TokenName = keyof typeof TOKENS;
+
+export interface GqlResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: { data?: T | null; errors?: Array<{ message: string; path?: string[]; extensions?: Record<string, unknown> }> };
+  /** The first error's extensions.code, if any. */
+  code: string | undefined;
+  details: Record<string, unknown> | undefined;
+}
+
+export interface TestApi {
+  url: string;
+  config: Config;
+  database: TestDatabase;
+  db: Db;
+  /** Direct SQL for assertions and for ageing timestamps; fixtures otherwise go through the API. */
+  sql: pg.Pool;
+  gql<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, options?: { token?: TokenName | null; headers?: Record<string, string> }): Promise<GqlResponse<T>>;
+  close(): Promise<void>;
+}
+
+export type ConfigOverrides = { [S in keyof Config]?: Partial<Config[S]> };
+
+export function testConfig(overrides: ConfigOverrides = {}): Config {
+  const base = loadConfig({ env: {} });
+  const config = { ...base } as Config;
+  for (const [section, values] of Object.entries(overrides)) {
+    (config as Record<string, unknown>)[section] = { ...(base as Record<string, object>)[section], ...values };
+  }
+  config.auth = {
+    tokens: [
+      { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
+      { name: 'alice-operator', sha256: hashToken(TOKENS.operator), roles: ['operator'] },
+      { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
+      ...(overrides.auth?.tokens ?? []),
+    ],
+  };
+  config.logging = { ...config.logging, level: 'fatal' };
+  return config;
+}
+
+export async function startTestApi(overrides: ConfigOverrides = {}): Promise<TestApi> {
+  const database = await createTestDatabase();
+  const config = testConfig({ ...overrides, database: { ...overrides.database, url: database.url } });
+  const db = createDb(database.url, { poolSize: 20 });
+  const sql = new pg.Pool({ connectionString: database.url, max: 4 });
+  const api = createApiServer({ config, db, log: createLogger(config.logging, 'test'), metrics: createApiMetrics() });
+  const { port } = await api.listen(0, '127.0.0.1');
+  const url = `http://127.0.0.1:${port}`;
+
+  return {
+    url,
+    config,
+    database,
+    db,
+    sql,
+    async gql(query, variables = {}, options = {}) {
+      const token = options.token === undefined ? 'nifi' : options.token;
+      const response = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          ...(token ? { Authorization: `Bearer ${TOKENS[token]}` } : {}),
+          ...options.headers,
+        },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await response.json()) as GqlResponse['body'];
+      const first = body.errors?.[0]?.extensions;
+      return {
+        status: response.status,
+        headers: response.headers,
+        body,
+        code: first?.code as string | undefined,
+        details: first?.details as Record<string, unknown> | undefined,
+      } as GqlResponse<never>;
+    },
+    async close() {
+      await api.close();
+      await sql.end();
+      await db.close();
+      await database.drop();
+    },
+  };
+}
+
+export const newToken = (): string => randomUUID();

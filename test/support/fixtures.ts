@@ -1,0 +1,138 @@
+// Fixtures built through the public operations (ref §10 helpers, re-expressed for GraphQL).
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import type { TestApi } from './api.js';
+
+export const JOB = 'ORACLE_INSP_DTL_DAILY';
+export const HDFS_ROOT = '/data/nifi/stage';
+
+export const CREATE_RUN = `mutation($input: CreateRunInput!) {
+  createRun(input: $input) { runId status hdfsRunPath stageTable created } }`;
+export const REGISTER_MANIFEST = `mutation($input: RegisterManifestInput!) {
+  registerManifest(input: $input) {
+    runId status emptyPartitionCount validationScheduled
+    dispatchPartitions { partitionId lowerBound upperBound upperInclusive isNullPartition expectedRowCount } } }`;
+export const CLAIM = `mutation($input: ClaimPartitionInput!) {
+  claimPartition(input: $input) { claimed runStatus partitionStatus attempt } }`;
+export const REPORT = `mutation($input: ReportChunkInput!) {
+  reportChunk(input: $input) { recorded partitionStatus runStatus receivedChunks chunkCount validationScheduled } }`;
+export const FAIL_PARTITION = `mutation($input: FailPartitionInput!) {
+  failPartition(input: $input) { partitionStatus runStatus changed } }`;
+export const FAIL_RUN = `mutation($input: FailRunInput!) { failRun(input: $input) { runId runStatus changed } }`;
+export const RUN = `query($runId: UUID!) { run(runId: $runId) {
+  runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount
+  failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable errorStage errorCode errorMessage
+  partitionCounts { status count }
+  partitions { partitionId status expectedRowCount actualRowCount fileCount attemptCount workerNode errorCode }
+  dispatches { dispatchId dispatchType partitionId status attemptCount }
+  events(last: 50) { name level partitionId errorCode message actor } } }`;
+
+export interface PartitionSpec {
+  partitionId: string;
+  lowerBound: string | null;
+  upperBound: string | null;
+  upperInclusive: boolean;
+  isNullPartition: boolean;
+  expectedRowCount: string;
+}
+
+/** Contiguous ranges [1+i*1000, 1+(i+1)*1000), the last inclusive, plus an optional NULL partition. */
+export function partitionsFor(counts: number[], nullCount?: number): PartitionSpec[] {
+  const parts: PartitionSpec[] = counts.map((count, i) => ({
+    partitionId: String(i).padStart(4, '0'),
+    lowerBound: String(1 + i * 1000),
+    upperBound: String(1 + (i + 1) * 1000),
+    upperInclusive: i === counts.length - 1,
+    isNullPartition: false,
+    expectedRowCount: String(count),
+  }));
+  if (nullCount !== undefined) {
+    parts.push({ partitionId: 'NULL', lowerBound: null, upperBound: null, upperInclusive: false, isNullPartition: true, expectedRowCount: String(nullCount) });
+  }
+  return parts;
+}
+
+export function manifestInput(runId: string, counts: number[], options: { nullCount?: number } = {}): Record<string, unknown> {
+  const partitions = partitionsFor(counts, options.nullCount);
+  const total = counts.reduce((a, b) => a + b, 0) + (options.nullCount ?? 0);
+  return {
+    runId,
+    snapshotScn: '1234567890',
+    sourceCount: String(total),
+    sourceNullSplitCount: String(options.nullCount ?? 0),
+    sourceMinSplit: '1',
+    sourceMaxSplit: String(1 + counts.length * 1000),
+    plannedPartitionCount: String(partitions.length),
+    sourceMetrics: { AMOUNT_SUM: '123.45' },
+    partitions,
+  };
+}
+
+export interface CreatedRun {
+  runId: string;
+  hdfsRunPath: string;
+  stageTable: string;
+  businessKey: string;
+}
+
+export async function createRun(api: TestApi, overrides: Record<string, unknown> = {}): Promise<CreatedRun> {
+  const businessKey = (overrides.businessKey as string) ?? `BK_${randomUUID().slice(0, 8)}`;
+  const res = await api.gql<{ createRun: CreatedRun }>(CREATE_RUN, {
+    input: { jobKey: JOB, businessKey, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_INSP_DTL_', ...overrides },
+  });
+  expect(res.body.errors).toBeUndefined();
+  return { ...res.body.data!.createRun, businessKey };
+}
+
+/** A run in EXTRACTING with the given partition row counts. */
+export async function startRun(api: TestApi, counts: number[], options: { nullCount?: number; create?: Record<string, unknown> } = {}): Promise<CreatedRun> {
+  const run = await createRun(api, options.create);
+  const res = await api.gql(REGISTER_MANIFEST, { input: manifestInput(run.runId, counts, options) });
+  expect(res.body.errors).toBeUndefined();
+  return run;
+}
+
+export async function claim(api: TestApi, runId: string, partitionId: string, claimToken = randomUUID(), workerNode = 'nifi-01') {
+  const res = await api.gql<{ claimPartition: { claimed: boolean; runStatus: string; partitionStatus: string; attempt: number } }>(
+    CLAIM, { input: { runId, partitionId, claimToken, workerNode } },
+  );
+  return { ...res, claimToken, result: res.body.data?.claimPartition };
+}
+
+export function chunkInput(run: CreatedRun, partitionId: string, claimToken: string, chunkIndex: number, chunkCount: number, recordCount: number) {
+  return {
+    runId: run.runId,
+    partitionId,
+    claimToken,
+    chunkIndex: String(chunkIndex),
+    chunkCount: String(chunkCount),
+    fragmentIdentifier: `frag-${partitionId}`,
+    hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${String(chunkIndex).padStart(6, '0')}.parquet`,
+    recordCount: String(recordCount),
+    byteCount: String(recordCount * 10),
+  };
+}
+
+export type ChunkResult = { recorded: boolean; partitionStatus: string; runStatus: string; receivedChunks: number; chunkCount: number; validationScheduled: boolean };
+
+export async function report(api: TestApi, input: Record<string, unknown>) {
+  const res = await api.gql<{ reportChunk: ChunkResult }>(REPORT, { input });
+  return { ...res, result: res.body.data?.reportChunk };
+}
+
+/** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
+export async function completeRun(api: TestApi, counts: number[] = [3, 4], options: { create?: Record<string, unknown> } = {}) {
+  const run = await startRun(api, counts, options);
+  for (const [i, count] of counts.entries()) {
+    if (count === 0) continue;
+    const pid = String(i).padStart(4, '0');
+    const { claimToken } = await claim(api, run.runId, pid);
+    const r = await report(api, chunkInput(run, pid, claimToken, 0, 1, count));
+    expect(r.body.errors).toBeUndefined();
+  }
+  const { rows } = await api.sql.query<{ dispatch_id: string; status: string }>(
+    `SELECT dispatch_id::text, r.status FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r USING (run_id)
+      WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`, [run.runId]);
+  expect(rows[0]?.status).toBe('EXTRACTED_VALIDATED');
+  return { ...run, dispatchId: rows[0]!.dispatch_id };
+}
