@@ -80,7 +80,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       useRequestId(),
       useRequestMetrics(metrics),
       maxTokensPlugin({ n: 5000 }),
-      maxDepthPlugin({ n: 12, ignoreIntrospection: true, flattenFragments: true }),
+      // introspection counts too: GraphiQL's own introspection query is 13 levels deep
+      maxDepthPlugin({ n: 20, ignoreIntrospection: false, flattenFragments: true }),
       maxAliasesPlugin({ n: 20 }),
       useRootFieldAuth(authenticate),
       useErrorEnvelope(log),
