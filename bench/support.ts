@@ -1,0 +1,184 @@
+// Shared by the benchmarks: a database (DATABASE_URL or an embedded PostgreSQL), a served API as a child
+// process, and an HTTP/1.1 keep-alive GraphQL client with latency recording.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { hashToken } from '../src/auth/tokens.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrate } from '../src/db/migrate.js';
+
+export const BENCH_TOKEN = 'bench-nifi-token';
+const ROOT = new URL('..', import.meta.url).pathname;
+
+export interface BenchDatabase {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated database on DATABASE_URL's server, or on an embedded PostgreSQL in a temp dir. */
+export async function benchDatabase(): Promise<BenchDatabase> {
+  let adminUrl = process.env.DATABASE_URL;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  let dataDir: string | undefined;
+  if (!adminUrl) {
+    dataDir = mkdtempSync(join(tmpdir(), 'lc-bench-pg-'));
+    const embedded = await startEmbeddedPostgres({ dataDir });
+    adminUrl = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  const name = `lc_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  await migrate(url.toString());
+  return {
+    url: url.toString(),
+    async close() {
+      const drop = new pg.Client({ connectionString: adminUrl });
+      await drop.connect();
+      await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await drop.end();
+      await stopEmbedded?.();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServedApi {
+  url: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** `load-control <command>` from the build, as a separate process, like production. */
+export async function startCli(command: 'serve' | 'work' | 'start', databaseUrl: string, env: Record<string, string> = {}): Promise<ServedApi> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, 'dist/cli.js'), command], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      LC_SERVER__HOST: '127.0.0.1',
+      LC_LOGGING__LEVEL: 'warn',
+      LC_AUTH__TOKENS: JSON.stringify([{ name: 'bench', sha256: hashToken(BENCH_TOKEN), roles: ['nifi', 'operator'] }]),
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  if (command !== 'work') {
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${url}/readyz`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (i > 300) throw new Error(`${command} did not become ready`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    process: child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+export interface GqlResult {
+  status: number;
+  body: any;
+}
+
+export function gql(url: string, query: string, variables: unknown): Promise<GqlResult> {
+  const payload = JSON.stringify({ query, variables });
+  const target = new URL('/graphql', url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          authorization: `Bearer ${BENCH_TOKEN}`,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export interface Measured {
+  count: number;
+  seconds: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+/** Runs `count` operations with `concurrency` clients; latency in ms per operation. */
+export async function measure(count: number, concurrency: number, op: (i: number) => Promise<void>): Promise<Measured> {
+  const latencies = new Float64Array(count);
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const t0 = performance.now();
+        await op(i);
+        latencies[i] = performance.now() - t0;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort();
+  return {
+    count,
+    seconds,
+    perSecond: count / seconds,
+    p50: latencies[Math.floor(count * 0.5)]!,
+    p99: latencies[Math.min(count - 1, Math.floor(count * 0.99))]!,
+  };
+}
+
+export function printTable(title: string, rows: Array<Record<string, string | number>>): void {
+  console.log(`\n${title}`);
+  console.table(rows);
+}
+
+export const fmt = (n: number, digits = 1) => Number(n.toFixed(digits));
