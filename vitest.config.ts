@@ -15,5 +15,6 @@ export default defineConfig({
     testTimeout: 30000,
     hookTimeout: 120000,
     pool: 'forks',
+    reporters: ['default', ['json', { outputFile: 'test-artifacts/vitest.json' }]],
   },
 });

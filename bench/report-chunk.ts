@@ -3,7 +3,7 @@
 // Usage: npm run build && npx tsx bench/report-chunk.ts   (DATABASE_URL optional; embedded otherwise)
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { benchDatabase, fmt, gql, measure, printTable, startCli, type Measured } from './support.js';
+import { benchDatabase, fmt, gql, measure, postgresCpuSeconds, printTable, processCpuSeconds, startCli, type Measured } from './support.js';
 
 const CLIENTS = 32;
 const REPORTS = Number(process.env.BENCH_REPORTS ?? 20_000);
@@ -20,7 +20,16 @@ interface Scenario {
   chunksPerPartition: number;
 }
 
-async function runScenario(url: string, scenario: Scenario): Promise<{ claims: Measured; reports: Measured; validationScheduled: number }> {
+interface ScenarioResult {
+  claims: Measured;
+  reports: Measured;
+  validationScheduled: number;
+  /** CPU microseconds per report: the API process and all PostgreSQL processes. */
+  apiCpuUs: number;
+  pgCpuUs: number;
+}
+
+async function runScenario(url: string, apiPid: number, scenario: Scenario): Promise<ScenarioResult> {
   const { partitions, chunksPerPartition } = scenario;
   const created = await gql(url, CREATE, {
     i: { jobKey: 'BENCH_JOB', businessKey: `${scenario.name}_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
@@ -48,6 +57,7 @@ async function runScenario(url: string, scenario: Scenario): Promise<{ claims: M
 
   // chunk k of partition p at position k * partitions + p: partitions are interleaved as NiFi's workers would
   let validationScheduled = 0;
+  const cpu0 = { api: processCpuSeconds(apiPid), pg: postgresCpuSeconds() };
   const reports = await measure(partitions * chunksPerPartition, CLIENTS, async (n) => {
     const p = n % partitions;
     const chunk = Math.floor(n / partitions);
@@ -61,7 +71,12 @@ async function runScenario(url: string, scenario: Scenario): Promise<{ claims: M
     if (!result?.recorded) throw new Error(JSON.stringify(res.body));
     if (result.validationScheduled) validationScheduled++;
   });
-  return { claims, reports, validationScheduled };
+  const n = partitions * chunksPerPartition;
+  return {
+    claims, reports, validationScheduled,
+    apiCpuUs: ((processCpuSeconds(apiPid) - cpu0.api) / n) * 1e6,
+    pgCpuUs: ((postgresCpuSeconds() - cpu0.pg) / n) * 1e6,
+  };
 }
 
 async function main(): Promise<void> {
@@ -69,16 +84,16 @@ async function main(): Promise<void> {
   const api = await startCli('serve', database.url, { LC_DATABASE__POOLSIZE: '32' });
   try {
     // warm up: JIT, connection pool, plan caches
-    await runScenario(api.url, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
-    const small = await runScenario(api.url, { name: 'p8', partitions: 8, chunksPerPartition: REPORTS / 8 });
-    const large = await runScenario(api.url, { name: 'p10000', partitions: 10_000, chunksPerPartition: REPORTS / 10_000 });
+    await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
+    const small = await runScenario(api.url, api.process.pid!, { name: 'p8', partitions: 8, chunksPerPartition: REPORTS / 8 });
+    const large = await runScenario(api.url, api.process.pid!, { name: 'p10000', partitions: 10_000, chunksPerPartition: REPORTS / 10_000 });
     const sql = new pg.Client({ connectionString: database.url });
     await sql.connect();
     const { rows } = await sql.query(`SELECT count(*)::int AS runs FROM nifi_ops.load_run WHERE status = 'EXTRACTED_VALIDATED'`);
     await sql.end();
     printTable(`reportChunk over HTTP, ${CLIENTS} clients, ${REPORTS} reports per run`, [
-      { run: '8 partitions', 'reports/s': fmt(small.reports.perSecond, 0), 'p50 ms': fmt(small.reports.p50, 2), 'p99 ms': fmt(small.reports.p99, 2), 'validation scheduled': small.validationScheduled },
-      { run: '10,000 partitions', 'reports/s': fmt(large.reports.perSecond, 0), 'p50 ms': fmt(large.reports.p50, 2), 'p99 ms': fmt(large.reports.p99, 2), 'validation scheduled': large.validationScheduled },
+      { run: '8 partitions', 'reports/s': fmt(small.reports.perSecond, 0), 'p50 ms': fmt(small.reports.p50, 2), 'p99 ms': fmt(small.reports.p99, 2), 'validation scheduled': small.validationScheduled, 'API CPU µs/report': fmt(small.apiCpuUs, 0), 'PG CPU µs/report': fmt(small.pgCpuUs, 0) },
+      { run: '10,000 partitions', 'reports/s': fmt(large.reports.perSecond, 0), 'p50 ms': fmt(large.reports.p50, 2), 'p99 ms': fmt(large.reports.p99, 2), 'validation scheduled': large.validationScheduled, 'API CPU µs/report': fmt(large.apiCpuUs, 0), 'PG CPU µs/report': fmt(large.pgCpuUs, 0) },
     ]);
     printTable('claimPartition, 10,000 partitions', [
       { 'claims/s': fmt(large.claims.perSecond, 0), 'p50 ms': fmt(large.claims.p50, 2), 'p99 ms': fmt(large.claims.p99, 2) },

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,3 +182,25 @@ export function printTable(title: string, rows: Array<Record<string, string | nu
 }
 
 export const fmt = (n: number, digits = 1) => Number(n.toFixed(digits));
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+}
+
+/** CPU seconds used by all PostgreSQL server processes on this machine. */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+      if (comm === 'postgres' || comm.startsWith('postgres')) total += processCpuSeconds(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return total;
+}
