@@ -406,6 +406,57 @@ const event = {
   actor: 'nifi-prod',
 } satisfies Prisma.LoadEventUncheckedCreateInput;
 
+const businessDate = at('2026-10-23T00:00:00.000Z'); // a date column: midnight UTC
+
+const observation = {
+  jobId: 'dim_customer',
+  businessDate,
+  attempt: 2_147_483_647,
+  runId: 'databricks:881',
+  state: 'SUCCEEDED',
+  startedAt: at('2026-10-22T22:30:00.000Z'),
+  firstObservedAt: at('2026-10-22T22:30:05.000Z'),
+  observedAt: at('2026-10-23T01:00:00.000Z'),
+  observedBy: 'nifi-prod',
+} satisfies Prisma.GateObservationUncheckedCreateInput;
+
+const gate = {
+  consumer: 'daily_sales',
+  boundJobKey: 'SALES_DAILY',
+  definedAt: at('2026-10-01T09:00:00.000Z'),
+  definedBy: 'alice-operator',
+} satisfies Prisma.GateUncheckedCreateInput;
+
+const requiredJob = { consumer: gate.consumer, jobId: observation.jobId } satisfies Prisma.GateRequiredJobUncheckedCreateInput;
+
+const publication = {
+  consumer: gate.consumer,
+  businessDate,
+  output: { totalCents: 17_500, lines: [{ sku: 'ü', cents: 1 }] },
+  outputHash: 'c'.repeat(64),
+  publishedBy: 'nifi-prod',
+  publishedAt: at('2026-10-23T07:03:00.000Z'),
+} satisfies Prisma.GatePublicationUncheckedCreateInput;
+
+const publicationEvidence = {
+  consumer: gate.consumer,
+  businessDate,
+  jobId: observation.jobId,
+  attempt: observation.attempt,
+  runId: observation.runId,
+} satisfies Prisma.GatePublicationEvidenceUncheckedCreateInput;
+
+const publishClaimEvidence = {
+  runId,
+  jobId: observation.jobId,
+  consumer: gate.consumer,
+  businessDate,
+  publishToken: randomUUID(),
+  attempt: 1,
+  upstreamRunId: 'databricks:881',
+  recordedAt: at('2026-10-23T07:01:00.000Z'),
+} satisfies Prisma.GatePublishClaimEvidenceUncheckedCreateInput;
+
 // In foreign-key order. Keyed by model so a model added to schema.prisma fails the coverage test
 // until it gets a round trip here.
 const roundTrips: [ModelName, RoundTrip][] = [
@@ -445,6 +496,49 @@ const roundTrips: [ModelName, RoundTrip][] = [
   [
     'LoadEvent',
     { data: event, write: (p) => p.loadEvent.create({ data: event }), read: (p) => p.loadEvent.findUniqueOrThrow({ where: { eventId: event.eventId } }) },
+  ],
+  [
+    'GateObservation',
+    {
+      data: observation,
+      write: (p) => p.gateObservation.create({ data: observation }),
+      read: (p) => p.gateObservation.findUniqueOrThrow({ where: { jobId_businessDate_attempt: { jobId: observation.jobId, businessDate, attempt: observation.attempt } } }),
+    },
+  ],
+  ['Gate', { data: gate, write: (p) => p.gate.create({ data: gate }), read: (p) => p.gate.findUniqueOrThrow({ where: { consumer: gate.consumer } }) }],
+  [
+    'GateRequiredJob',
+    {
+      data: requiredJob,
+      write: (p) => p.gateRequiredJob.create({ data: requiredJob }),
+      read: (p) => p.gateRequiredJob.findUniqueOrThrow({ where: { consumer_jobId: requiredJob } }),
+    },
+  ],
+  [
+    'GatePublication',
+    {
+      data: publication,
+      write: (p) => p.gatePublication.create({ data: publication }),
+      read: (p) => p.gatePublication.findUniqueOrThrow({ where: { consumer_businessDate: { consumer: gate.consumer, businessDate } } }),
+    },
+  ],
+  [
+    'GatePublicationEvidence',
+    {
+      data: publicationEvidence,
+      write: (p) => p.gatePublicationEvidence.create({ data: publicationEvidence }),
+      read: (p) => p.gatePublicationEvidence.findUniqueOrThrow({
+        where: { consumer_businessDate_jobId: { consumer: gate.consumer, businessDate, jobId: observation.jobId } },
+      }),
+    },
+  ],
+  [
+    'GatePublishClaimEvidence',
+    {
+      data: publishClaimEvidence,
+      write: (p) => p.gatePublishClaimEvidence.create({ data: publishClaimEvidence }),
+      read: (p) => p.gatePublishClaimEvidence.findUniqueOrThrow({ where: { runId_jobId: { runId, jobId: observation.jobId } } }),
+    },
   ],
 ];
 

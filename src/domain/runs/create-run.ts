@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
 import { DomainError, invalidInput } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
+import { assertRunGateReady } from '../gate/run-gate.js';
 import { ACTIVE_RUN_STATUSES } from '../states.js';
 
 export interface CreateRunCommand {
@@ -94,6 +95,9 @@ export async function createRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRu
       activeRunId: active[0]?.run_id ?? null,
     });
   }
+
+  // after the insert, so that replays and duplicates are answered as before; a refusal rolls the run back
+  await assertRunGateReady(tx, { jobKey: cmd.jobKey, businessKey: cmd.businessKey, runId: null, actor: cmd.actor });
 
   await recordApiEvent(tx, {
     level: 'INFO',

@@ -1,0 +1,23 @@
+// A business date is a real calendar date written YYYY-MM-DD. It is always given explicitly: nothing in
+// the gate derives it from a start time or from the clock.
+
+const PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** The text when it is a calendar date (2026-02-30 is not), else null. */
+export function calendarDate(text: string): string | null {
+  const match = PATTERN.exec(text);
+  if (!match) return null;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const real = year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+  return real ? text : null;
+}
+
+/** A `date` column as Prisma reads it (midnight UTC) written as the calendar date it stands for. */
+export function dateOfColumn(value: Date): string {
+  return value.toISOString().slice(0, 10);
+}
