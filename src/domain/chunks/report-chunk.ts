@@ -54,9 +54,11 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promis
       throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
     case 'PARTITION_NOT_FOUND':
       throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
+    case 'CHUNK_CONFLICT':
+      await recordChunkConflict(sql, cmd);
+      throw new DomainError(row!.outcome, { partitionStatus: row!.partition_status, runStatus: row!.run_status });
     case 'CLAIM_MISMATCH':
     case 'HDFS_PATH_OUTSIDE_RUN':
-    case 'CHUNK_CONFLICT':
       throw new DomainError(row!.outcome, { partitionStatus: row!.partition_status, runStatus: row!.run_status });
   }
   if (row!.validation_scheduled) await wakeDispatcher(sql, cmd.runId);
@@ -69,4 +71,23 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promis
     validationScheduled: row!.validation_scheduled,
     effect: row!.outcome,
   };
+}
+
+/**
+ * A changed chunk of an already-successful partition must be investigated, so it is an alert. The refusing
+ * statement wrote nothing (it is all or nothing), so the event is written by a statement of its own.
+ */
+async function recordChunkConflict(sql: pg.Pool, cmd: ReportChunkCommand): Promise<void> {
+  await sql.query(
+    `SELECT nifi_ops.record_api_event('WARN', 'CHUNK_CONFLICT', $1::uuid, $2, $3,
+        p_error_code => 'CHUNK_CONFLICT', p_message => $4, p_details => $5::jsonb)`,
+    [
+      cmd.runId, cmd.partitionId, cmd.actor,
+      `chunk ${cmd.chunkIndex} of partition ${cmd.partitionId} changed after the partition succeeded`,
+      JSON.stringify({
+        chunkIndex: cmd.chunkIndex, chunkCount: cmd.chunkCount, hdfsPath: cmd.hdfsPath,
+        recordCount: cmd.recordCount.toString(), byteCount: cmd.byteCount?.toString() ?? null,
+      }),
+    ],
+  );
 }

@@ -127,7 +127,9 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand): Pr
            heartbeat_at = clock_timestamp(), version_no = version_no + 1
      WHERE run_id = ${cmd.runId}::uuid AND status = 'CREATED'`;
 
-  const metrics = [['SOURCE_COUNT', cmd.sourceCount.toString()], ...Object.entries(cmd.sourceMetrics)];
+  // one row per name (a single upsert may not touch a row twice): a SOURCE_COUNT entry of sourceMetrics
+  // replaces the API's own, as the reference's one-by-one upserts did
+  const metrics = [...new Map([['SOURCE_COUNT', cmd.sourceCount.toString()], ...Object.entries(cmd.sourceMetrics)])];
   await tx.$executeRaw`
     INSERT INTO nifi_ops.load_validation (run_id, stage, metric_name, actual_value, result, query_version)
     SELECT ${cmd.runId}::uuid, 'SOURCE', m.name, m.value, 'PASS', ${cmd.sourceMetricsVersion}

@@ -1,0 +1,38 @@
+import type { Tx } from '../../db/client.js';
+import { DomainError } from '../errors.js';
+import { recordApiEvent } from '../events/events.js';
+import { cleanupDue, type Retention } from './retention.js';
+
+export interface RecordCleanupCommand {
+  runId: string;
+  droppedTable: string | null;
+  deletedPath: string | null;
+  retention: Retention;
+  actor: string;
+}
+
+export interface RecordCleanupResult {
+  runStatus: string;
+  changed: boolean;
+}
+
+/**
+ * recordCleanup (ref §3.18): NiFi (or an operator) dropped the staging table and deleted the run path; the
+ * API only records it, once. Reporting a run that is not due is a 409: nothing may be deleted for it.
+ */
+export async function recordCleanup(tx: Tx, cmd: RecordCleanupCommand): Promise<RecordCleanupResult> {
+  const [run] = await tx.$queryRaw<Array<{ status: string; cleaned: boolean; due: boolean }>>`
+    SELECT r.status, r.cleaned_at IS NOT NULL AS cleaned, ${cleanupDue(cmd.retention)} AS due
+      FROM nifi_ops.load_run r WHERE r.run_id = ${cmd.runId}::uuid FOR UPDATE`;
+  if (!run) throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
+  if (run.cleaned) return { runStatus: run.status, changed: false };
+  if (!run.due) throw new DomainError('CLEANUP_NOT_DUE', { runStatus: run.status });
+
+  await tx.$executeRaw`
+    UPDATE nifi_ops.load_run SET cleaned_at = clock_timestamp() WHERE run_id = ${cmd.runId}::uuid AND cleaned_at IS NULL`;
+  await recordApiEvent(tx, {
+    level: 'INFO', name: 'RUN_CLEANED', runId: cmd.runId, actor: cmd.actor,
+    details: { droppedTable: cmd.droppedTable, deletedPath: cmd.deletedPath },
+  });
+  return { runStatus: run.status, changed: true };
+}

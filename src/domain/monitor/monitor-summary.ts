@@ -1,0 +1,190 @@
+import type { Tx } from '../../db/client.js';
+import { cleanupDue, type Retention } from '../cleanup/retention.js';
+import {
+  ACTIVE_RUN_STATUSES, FAILED_RUN_STATUSES, RUN_STATUSES, UNDELIVERED_DISPATCH_STATUSES, type DispatchStatus, type RunStatus,
+} from '../states.js';
+
+export const ALERT_KINDS = [
+  'PUBLISH_UNKNOWN', 'DISPATCH_DEAD', 'RUN_FAILED', 'RUN_STALE', 'CLEANUP_FAILED', 'DEPENDENCIES_NOT_READY', 'CHUNK_CONFLICT',
+] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
+
+export const RECENT_WINDOW_HOURS = 24;
+const MESSAGE_MAX = 500;
+/** The outbox backlog: calls still to be delivered and calls that gave up. */
+const SUMMARY_DISPATCH_STATUSES: readonly DispatchStatus[] = [...UNDELIVERED_DISPATCH_STATUSES, 'DEAD'];
+// An operator's cancellation is deliberate, not a failure to alert on.
+const ALERTING_FAILED_STATUSES = FAILED_RUN_STATUSES.filter((s) => s !== 'CANCELLED');
+
+/** config.recovery thresholds in milliseconds. */
+export interface StaleThresholds {
+  stale: number;
+  validationStale: number;
+  publishStale: number;
+}
+
+/**
+ * How long each active status may go without moving before it is stale (deviation 5): extraction by
+ * recovery.stale, publishing by recovery.publishStale, every waiting status by recovery.validationStale.
+ * PUBLISH_UNKNOWN is left out: it is an ERROR alert of its own for as long as it lasts.
+ */
+export function staleThresholds(recovery: StaleThresholds): Array<[RunStatus, number]> {
+  return ACTIVE_RUN_STATUSES.filter((status) => status !== 'PUBLISH_UNKNOWN').map((status) => {
+    switch (status) {
+      case 'CREATED':
+      case 'EXTRACTING':
+        return [status, recovery.stale];
+      case 'PUBLISHING':
+        return [status, recovery.publishStale];
+      default:
+        return [status, recovery.validationStale];
+    }
+  });
+}
+
+export interface MonitorSummaryQuery {
+  alertLimit: number;
+  recovery: StaleThresholds;
+  retention: Retention;
+  maxBatch: number;
+}
+
+export interface StatusCount {
+  status: string;
+  count: number;
+}
+
+export interface Alert {
+  kind: AlertKind;
+  severity: (typeof ALERT_SEVERITIES)[number];
+  runId: string | null;
+  jobKey: string | null;
+  businessKey: string | null;
+  status: string | null;
+  at: Date | null;
+  message: string | null;
+  dispatchId: string | null;
+  partitionId: string | null;
+}
+
+export interface MonitorSummary {
+  serverTime: Date;
+  activeRuns: StatusCount[];
+  recentRuns: StatusCount[];
+  recentWindowHours: number;
+  dispatches: StatusCount[];
+  cleanupDue: number;
+  alerts: Alert[];
+}
+
+const byRunStatusOrder = (a: StatusCount, b: StatusCount) =>
+  RUN_STATUSES.indexOf(a.status as RunStatus) - RUN_STATUSES.indexOf(b.status as RunStatus);
+
+/** monitorSummary (ref §3.19): what is running, what ended lately, the outbox backlog and what needs a person. */
+export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promise<MonitorSummary> {
+  const [now] = await tx.$queryRaw<Array<{ server_time: Date }>>`SELECT clock_timestamp() AS server_time`;
+  const window = `${RECENT_WINDOW_HOURS} hours`;
+  const [activeRuns, recentRuns, dispatchRows, due, alerts] = await Promise.all([
+    tx.$queryRaw<StatusCount[]>`
+      SELECT status, count(*)::int AS count FROM nifi_ops.load_run
+       WHERE status = ANY(${ACTIVE_RUN_STATUSES}::text[]) GROUP BY status`,
+    tx.$queryRaw<StatusCount[]>`
+      SELECT status, count(*)::int AS count FROM nifi_ops.load_run
+       WHERE NOT status = ANY(${ACTIVE_RUN_STATUSES}::text[])
+         AND COALESCE(completed_at, heartbeat_at) >= clock_timestamp() - ${window}::interval
+       GROUP BY status`,
+    tx.$queryRaw<StatusCount[]>`
+      SELECT status, count(*)::int AS count FROM nifi_ops.load_dispatch
+       WHERE status = ANY(${SUMMARY_DISPATCH_STATUSES}::text[]) GROUP BY status`,
+    tx.$queryRaw<Array<{ count: number }>>`
+      SELECT count(*)::int AS count FROM (SELECT 1 FROM nifi_ops.load_run r WHERE ${cleanupDue(query.retention)} LIMIT ${query.maxBatch}) due`,
+    listAlerts(tx, query, window),
+  ]);
+  return {
+    serverTime: now!.server_time,
+    activeRuns: activeRuns.sort(byRunStatusOrder),
+    recentRuns: recentRuns.sort(byRunStatusOrder),
+    recentWindowHours: RECENT_WINDOW_HOURS,
+    dispatches: SUMMARY_DISPATCH_STATUSES.map((status) => ({ status, count: dispatchRows.find((d) => d.status === status)?.count ?? 0 })),
+    cleanupDue: due[0]!.count,
+    alerts,
+  };
+}
+
+/**
+ * Every alert kind as one UNION ALL, ERROR before WARN, newest first. Event-based kinds (CLEANUP_FAILED,
+ * DEPENDENCIES_NOT_READY, CHUNK_CONFLICT) look back over the recent window and show the latest event per
+ * subject, and disappear once the subject moved on (cleaned, or the refused step happened since).
+ */
+function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise<Alert[]> {
+  const thresholds = staleThresholds(query.recovery);
+  return tx.$queryRaw<Alert[]>`
+    WITH thresholds AS (
+      SELECT * FROM unnest(${thresholds.map(([s]) => s)}::text[], ${thresholds.map(([, ms]) => ms)}::double precision[])
+          AS t(status, ms)
+    ), stale AS (
+      SELECT r.*, t.ms,
+             CASE r.status
+               -- extraction moves through its partitions: chunk reports touch only the partition rows
+               WHEN 'EXTRACTING' THEN GREATEST(r.heartbeat_at,
+                 (SELECT max(p.heartbeat_at) FROM nifi_ops.load_partition p WHERE p.run_id = r.run_id))
+               WHEN 'PUBLISHING' THEN COALESCE(r.publish_started_at, r.heartbeat_at)
+               ELSE r.heartbeat_at
+             END AS moved_at
+        FROM nifi_ops.load_run r JOIN thresholds t ON t.status = r.status
+    ), alerts AS (
+      SELECT 'PUBLISH_UNKNOWN' AS kind, 'ERROR' AS severity, r.run_id, r.job_key, r.business_key, r.status,
+             r.heartbeat_at AS at, r.error_message AS message, NULL::uuid AS dispatch_id, NULL::text AS partition_id
+        FROM nifi_ops.load_run r WHERE r.status = 'PUBLISH_UNKNOWN'
+      UNION ALL
+      SELECT 'DISPATCH_DEAD', 'ERROR', r.run_id, r.job_key, r.business_key, r.status, d.dead_at,
+             d.dispatch_type || ': ' || COALESCE(d.last_error, ''), d.dispatch_id, d.partition_id
+        FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r ON r.run_id = d.run_id WHERE d.status = 'DEAD'
+      UNION ALL
+      SELECT 'RUN_FAILED', 'ERROR', r.run_id, r.job_key, r.business_key, r.status, COALESCE(r.completed_at, r.heartbeat_at),
+             concat_ws(' ', r.error_code, r.error_message), NULL, NULL
+        FROM nifi_ops.load_run r
+       WHERE r.status = ANY(${ALERTING_FAILED_STATUSES}::text[])
+         AND COALESCE(r.completed_at, r.heartbeat_at) >= clock_timestamp() - ${window}::interval
+      UNION ALL
+      SELECT 'RUN_STALE', 'WARN', s.run_id, s.job_key, s.business_key, s.status, s.moved_at,
+             'no progress in ' || s.status || ' since ' || to_char(s.moved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+             NULL, NULL
+        FROM stale s WHERE s.moved_at < clock_timestamp() - s.ms * interval '1 millisecond'
+      UNION ALL
+      SELECT * FROM (
+        SELECT DISTINCT ON (e.run_id) 'CLEANUP_FAILED', 'WARN', r.run_id, r.job_key, r.business_key, NULL::text,
+               e.event_time, e.message, NULL::uuid, NULL::text
+          FROM nifi_ops.load_event e JOIN nifi_ops.load_run r ON r.run_id = e.run_id
+         WHERE e.event_name = 'CLEANUP_FAILED' AND e.event_time >= clock_timestamp() - ${window}::interval
+           AND r.cleaned_at IS NULL
+         ORDER BY e.run_id, e.event_time DESC) cleanup_failed
+      UNION ALL
+      SELECT * FROM (
+        SELECT DISTINCT ON (e.job_key, e.business_key) 'DEPENDENCIES_NOT_READY', 'WARN', e.run_id, e.job_key,
+               e.business_key, r.status, e.event_time, e.message, NULL::uuid, NULL::text
+          FROM nifi_ops.load_event e LEFT JOIN nifi_ops.load_run r ON r.run_id = e.run_id
+         WHERE e.event_name = 'DEPENDENCIES_NOT_READY' AND e.event_time >= clock_timestamp() - ${window}::interval
+         ORDER BY e.job_key, e.business_key, e.event_time DESC) gated
+       -- until the refused step happened since (a run was started or began publishing), or the refused run ended
+       WHERE NOT EXISTS (
+               SELECT 1 FROM nifi_ops.load_run m
+                WHERE m.job_key = gated.job_key AND m.business_key = gated.business_key
+                  AND (m.started_at > gated.event_time OR m.publish_started_at > gated.event_time))
+         AND (gated.run_id IS NULL OR gated.status = ANY(${ACTIVE_RUN_STATUSES}::text[]))
+      UNION ALL
+      SELECT * FROM (
+        SELECT DISTINCT ON (e.run_id, e.partition_id) 'CHUNK_CONFLICT', 'WARN', e.run_id, r.job_key, r.business_key,
+               r.status, e.event_time, e.message, NULL::uuid, e.partition_id
+          FROM nifi_ops.load_event e LEFT JOIN nifi_ops.load_run r ON r.run_id = e.run_id
+         WHERE e.event_name = 'CHUNK_CONFLICT' AND e.event_time >= clock_timestamp() - ${window}::interval
+         ORDER BY e.run_id, e.partition_id, e.event_time DESC) conflicts
+    )
+    SELECT kind, severity, run_id::text AS "runId", job_key AS "jobKey", business_key AS "businessKey", status, at,
+           NULLIF(left(btrim(message), ${MESSAGE_MAX}), '') AS message, dispatch_id::text AS "dispatchId",
+           partition_id AS "partitionId"
+      FROM alerts
+     ORDER BY severity = 'ERROR' DESC, at DESC NULLS LAST, kind, run_id
+     LIMIT ${query.alertLimit}`;
+}

@@ -1,0 +1,62 @@
+import type { Tx } from '../../db/client.js';
+import { DomainError } from '../errors.js';
+import { recordApiEvent } from '../events/events.js';
+import { lockRun } from '../runs/lock-run.js';
+import { canTransitionRun, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES } from '../states.js';
+
+export interface CancelRunCommand {
+  runId: string;
+  reason: string;
+  actor: string;
+}
+
+export interface CancelRunResult {
+  runStatus: string;
+  changed: boolean;
+  abandonedPartitions: number;
+  cancelledDispatches: number;
+}
+
+/**
+ * cancelRun (deviation 4): an operator ends an active run that has not started publishing. PUBLISHING and
+ * PUBLISH_UNKNOWN are refused (the target may be half-written: that needs resolveUnknown); a PUBLISHED
+ * run may be cancelled and its events say it was published first. In the same transaction (deviation 6)
+ * the run's unfinished partitions become ABANDONED and its undelivered dispatches CANCELLED.
+ */
+export async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRunResult> {
+  // Lock order: partition rows (ascending id), then the run row, then dispatch rows. A manifest that
+  // commits between the two locks adds partitions this transaction then locks out of order; the
+  // deadlock that may cause (with a claim of one of them) is retried by the transaction helper.
+  await tx.$queryRaw`
+    SELECT partition_id FROM nifi_ops.load_partition
+     WHERE run_id = ${cmd.runId}::uuid AND status = ANY(${UNFINISHED_PARTITION_STATUSES}::text[])
+     ORDER BY partition_id FOR UPDATE`;
+  const run = await lockRun(tx, cmd.runId);
+  if (run.status === 'CANCELLED') return { runStatus: run.status, changed: false, abandonedPartitions: 0, cancelledDispatches: 0 };
+  if (!canTransitionRun(run.status, 'CANCELLED')) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
+
+  await tx.$executeRaw`
+    UPDATE nifi_ops.load_run
+       SET status = 'CANCELLED', error_stage = 'OPERATOR', error_code = 'RUN_CANCELLED', error_message = ${cmd.reason},
+           completed_at = clock_timestamp(), heartbeat_at = clock_timestamp(), version_no = version_no + 1
+     WHERE run_id = ${cmd.runId}::uuid AND status = ${run.status}`;
+  const abandonedPartitions = await tx.$executeRaw`
+    UPDATE nifi_ops.load_partition
+       SET status = 'ABANDONED', error_code = 'RUN_CANCELLED', completed_at = clock_timestamp()
+     WHERE run_id = ${cmd.runId}::uuid AND status = ANY(${UNFINISHED_PARTITION_STATUSES}::text[])`;
+  const cancelledDispatches = await tx.$executeRaw`
+    UPDATE nifi_ops.load_dispatch SET status = 'CANCELLED', cancelled_at = clock_timestamp()
+     WHERE run_id = ${cmd.runId}::uuid AND status = ANY(${UNDELIVERED_DISPATCH_STATUSES}::text[])`;
+
+  const publishedThenCancelled = run.status === 'PUBLISHED';
+  await recordApiEvent(tx, {
+    level: 'WARN',
+    name: 'RUN_CANCELLED',
+    runId: cmd.runId,
+    actor: cmd.actor,
+    errorCode: 'RUN_CANCELLED',
+    message: publishedThenCancelled ? `published, then cancelled: ${cmd.reason}` : cmd.reason,
+    details: { from: run.status, reason: cmd.reason, publishedThenCancelled, abandonedPartitions, cancelledDispatches },
+  });
+  return { runStatus: 'CANCELLED', changed: true, abandonedPartitions, cancelledDispatches };
+}

@@ -1,0 +1,44 @@
+import type { Tx } from '../../db/client.js';
+import { DomainError } from '../errors.js';
+import { recordApiEvent } from '../events/events.js';
+import { lockRun } from '../runs/lock-run.js';
+import { RESENDABLE_DISPATCH_STATUSES } from '../states.js';
+
+export interface ResendDispatchCommand {
+  runId: string;
+  dispatchId: string;
+  reason: string | null;
+  actor: string;
+}
+
+export interface ResendDispatchResult {
+  runId: string;
+  dispatchId: string;
+  status: string;
+}
+
+/**
+ * resendDispatch (ref §3.15): a DEAD call, or a SENT one never acknowledged, goes back to PENDING with a
+ * fresh attempt budget. The caller wakes the dispatcher after commit.
+ */
+export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand): Promise<ResendDispatchResult> {
+  await lockRun(tx, cmd.runId);
+  const [dispatch] = await tx.$queryRaw<Array<{ status: string; dispatch_type: string; partition_id: string | null }>>`
+    SELECT status, dispatch_type, partition_id FROM nifi_ops.load_dispatch
+     WHERE dispatch_id = ${cmd.dispatchId}::uuid AND run_id = ${cmd.runId}::uuid FOR UPDATE`;
+  if (!dispatch) throw new DomainError('DISPATCH_NOT_FOUND', { dispatchId: cmd.dispatchId });
+  if (!(RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(dispatch.status)) {
+    throw new DomainError('DISPATCH_STATUS_MISMATCH', { status: dispatch.status });
+  }
+
+  await tx.$executeRaw`
+    UPDATE nifi_ops.load_dispatch
+       SET status = 'PENDING', attempt_count = 0, next_attempt_at = clock_timestamp(), last_error = NULL, dead_at = NULL
+     WHERE dispatch_id = ${cmd.dispatchId}::uuid AND status = ${dispatch.status}`;
+  await recordApiEvent(tx, {
+    level: 'WARN', name: 'DISPATCH_RESENT', runId: cmd.runId, partitionId: dispatch.partition_id, actor: cmd.actor,
+    message: cmd.reason,
+    details: { dispatchId: cmd.dispatchId, dispatchType: dispatch.dispatch_type, previousStatus: dispatch.status, reason: cmd.reason },
+  });
+  return { runId: cmd.runId, dispatchId: cmd.dispatchId, status: 'PENDING' };
+}

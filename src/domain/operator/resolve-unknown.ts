@@ -1,0 +1,48 @@
+import type { Tx } from '../../db/client.js';
+import { DomainError } from '../errors.js';
+import { recordApiEvent } from '../events/events.js';
+import { lockRun } from '../runs/lock-run.js';
+
+export const UNKNOWN_RESOLUTIONS = ['PUBLISHED', 'FAILED_PUBLISH'] as const;
+export type UnknownResolution = (typeof UNKNOWN_RESOLUTIONS)[number];
+
+export interface ResolveUnknownCommand {
+  runId: string;
+  resolution: UnknownResolution;
+  reason: string;
+  actor: string;
+}
+
+export interface ResolveUnknownResult {
+  runStatus: string;
+  changed: boolean;
+}
+
+/**
+ * resolveUnknown (ref §3.16): an operator, having checked the target, says how a PUBLISH_UNKNOWN ended.
+ * PUBLISHED clears the publish error (target validation still has to run); FAILED_PUBLISH ends the run.
+ */
+export async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promise<ResolveUnknownResult> {
+  const run = await lockRun(tx, cmd.runId);
+  if (run.status === cmd.resolution) return { runStatus: run.status, changed: false };
+  if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
+
+  if (cmd.resolution === 'PUBLISHED') {
+    await tx.$executeRaw`
+      UPDATE nifi_ops.load_run
+         SET status = 'PUBLISHED', published_at = clock_timestamp(), error_stage = NULL, error_code = NULL,
+             error_message = NULL, heartbeat_at = clock_timestamp(), version_no = version_no + 1
+       WHERE run_id = ${cmd.runId}::uuid AND status = 'PUBLISH_UNKNOWN'`;
+  } else {
+    await tx.$executeRaw`
+      UPDATE nifi_ops.load_run
+         SET status = 'FAILED_PUBLISH', error_code = 'PUBLISH_UNKNOWN_RESOLVED', error_message = ${cmd.reason},
+             completed_at = clock_timestamp(), heartbeat_at = clock_timestamp(), version_no = version_no + 1
+       WHERE run_id = ${cmd.runId}::uuid AND status = 'PUBLISH_UNKNOWN'`;
+  }
+  await recordApiEvent(tx, {
+    level: 'WARN', name: 'PUBLISH_UNKNOWN_RESOLVED', runId: cmd.runId, actor: cmd.actor, message: cmd.reason,
+    details: { resolution: cmd.resolution, reason: cmd.reason },
+  });
+  return { runStatus: cmd.resolution, changed: true };
+}

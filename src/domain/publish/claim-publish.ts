@@ -1,0 +1,41 @@
+import type { Tx } from '../../db/client.js';
+import { recordApiEvent } from '../events/events.js';
+import { authorisePublishClaim } from '../gate/publish-claim.js';
+import { lockRun } from '../runs/lock-run.js';
+
+export interface ClaimPublishCommand {
+  runId: string;
+  publishToken: string;
+  actor: string;
+}
+
+export interface ClaimPublishResult {
+  claimed: boolean;
+  runStatus: string;
+}
+
+/**
+ * claimPublish (ref §3.12): one owner per publication. STAGING_VALIDATED → PUBLISHING stores the token;
+ * the same token again is a replay (claimed), any other token or status is claimed=false. Only a
+ * claimed caller may run the INSERT OVERWRITE.
+ */
+export async function claimPublish(tx: Tx, cmd: ClaimPublishCommand): Promise<ClaimPublishResult> {
+  const run = await lockRun(tx, cmd.runId);
+  if (run.status === 'PUBLISHING') return { claimed: run.publishToken === cmd.publishToken, runStatus: run.status };
+
+  const claimed = await tx.$executeRaw`
+    UPDATE nifi_ops.load_run
+       SET status = 'PUBLISHING', publish_token = ${cmd.publishToken}::uuid, publish_started_at = clock_timestamp(),
+           heartbeat_at = clock_timestamp(), version_no = version_no + 1
+     WHERE run_id = ${cmd.runId}::uuid AND status = 'STAGING_VALIDATED'`;
+  if (claimed === 0) return { claimed: false, runStatus: run.status };
+  // a gated job publishes only on ready upstream runs, whose evidence is stored with the claim (or all rolls back)
+  await authorisePublishClaim(tx, {
+    runId: cmd.runId, jobKey: run.jobKey, businessKey: run.businessKey, publishToken: cmd.publishToken, actor: cmd.actor,
+  });
+
+  await recordApiEvent(tx, {
+    level: 'INFO', name: 'PUBLISH_STARTED', runId: cmd.runId, actor: cmd.actor, details: { publishToken: cmd.publishToken },
+  });
+  return { claimed: true, runStatus: 'PUBLISHING' };
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import * as f from '../domain/fields.js';
+import {
+  ALERT_KINDS, ALERT_SEVERITIES, monitorSummary, type Alert, type MonitorSummary, type StatusCount,
+} from '../domain/monitor/monitor-summary.js';
+import { builder } from './builder.js';
+import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
+import { ANY_ROLE } from './roles.js';
+
+export const AlertKindEnum = builder.enumType('AlertKind', { values: ALERT_KINDS });
+export const AlertSeverityEnum = builder.enumType('AlertSeverity', { values: ALERT_SEVERITIES });
+
+const RunStatusCount = builder.objectRef<StatusCount>('RunStatusCount').implement({
+  fields: (t) => ({
+    status: t.field({ type: RunStatusEnum, resolve: (c) => c.status as never }),
+    count: t.exposeInt('count'),
+  }),
+});
+
+const DispatchStatusCount = builder.objectRef<StatusCount>('DispatchStatusCount').implement({
+  fields: (t) => ({
+    status: t.field({ type: DispatchStatusEnum, resolve: (c) => c.status as never }),
+    count: t.exposeInt('count'),
+  }),
+});
+
+export const AlertRef = builder.objectRef<Alert>('Alert').implement({
+  fields: (t) => ({
+    kind: t.field({ type: AlertKindEnum, resolve: (a) => a.kind }),
+    severity: t.field({ type: AlertSeverityEnum, resolve: (a) => a.severity }),
+    runId: t.field({ type: 'UUID', nullable: true, resolve: (a) => a.runId }),
+    jobKey: t.exposeString('jobKey', { nullable: true }),
+    businessKey: t.exposeString('businessKey', { nullable: true }),
+    status: t.field({ type: RunStatusEnum, nullable: true, resolve: (a) => a.status as never }),
+    at: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.at }),
+    message: t.exposeString('message', { nullable: true }),
+    dispatchId: t.field({ type: 'UUID', nullable: true, description: 'DISPATCH_DEAD only.', resolve: (a) => a.dispatchId }),
+    partitionId: t.exposeString('partitionId', { nullable: true }),
+  }),
+});
+
+export const MonitorSummaryRef = builder.objectRef<MonitorSummary>('MonitorSummary').implement({
+  fields: (t) => ({
+    serverTime: t.field({ type: 'DateTime', resolve: (s) => s.serverTime }),
+    activeRuns: t.field({ type: [RunStatusCount], description: 'Active runs by status (present statuses only).', resolve: (s) => s.activeRuns }),
+    recentRuns: t.field({ type: [RunStatusCount], description: 'Runs that ended within the recent window, by status.', resolve: (s) => s.recentRuns }),
+    recentWindowHours: t.exposeInt('recentWindowHours'),
+    dispatches: t.field({ type: [DispatchStatusCount], description: 'The outbox backlog: PENDING, SENT and DEAD.', resolve: (s) => s.dispatches }),
+    cleanupDue: t.exposeInt('cleanupDue', { description: 'Runs due for cleanup, at most cleanup.maxBatch.' }),
+    alerts: t.field({ type: [AlertRef], description: 'ERROR before WARN, newest first.', resolve: (s) => s.alerts }),
+  }),
+});
+
+const alertLimit = z.number().int().min(1, 'must be >= 1').max(500, 'must be <= 500');
+
+builder.queryField('monitorSummary', (t) =>
+  t.field({
+    type: MonitorSummaryRef,
+    nullable: true,
+    extensions: ANY_ROLE,
+    args: { alertLimit: t.arg({ type: 'Int', defaultValue: 100 }) },
+    resolve: (_root, args, ctx) => {
+      const { config } = ctx.services;
+      return monitorSummary(ctx.services.db.prisma, {
+        alertLimit: f.parseCommand(alertLimit, args.alertLimit, 'alertLimit'),
+        recovery: config.recovery,
+        retention: config.cleanup,
+        maxBatch: config.cleanup.maxBatch,
+      });
+    },
+  }),
+);
