@@ -118,5 +118,9 @@ export const DISPATCH_WAITING_RUN_STATUS: Record<DispatchType, RunStatus> = {
   VALIDATE_RUN: 'EXTRACTED_VALIDATED',
   REISSUE_PARTITION: 'EXTRACTING',
 };
+/** A reissue call is wanted only while its partition still waits in this status for a new owner. */
+export const REISSUE_WAITING_PARTITION_STATUS: PartitionStatus = 'RETRY';
+/** Partitions the sweeper or an operator may reset for reissue (a PENDING one was never claimed). */
+export const REISSUABLE_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDING', 'RUNNING'];
 
 export const SNAPSHOT_ERROR_CODES = ['ORA-01555', 'ORA-08180'];

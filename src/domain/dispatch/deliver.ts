@@ -1,0 +1,94 @@
+import type pg from 'pg';
+import type { Tx } from '../../db/client.js';
+import { recordApiEvent } from '../events/events.js';
+import type { DispatchType } from '../states.js';
+import { backoffMs } from './backoff.js';
+
+/** What came back from one HTTP call: a response, or no response at all (refused, reset, timed out). */
+export type DeliveryAttempt = { httpStatus: number; responseText: string } | { httpStatus: null; error: string };
+
+export type DeliveryDecision =
+  | { action: 'SENT'; httpStatus: number }
+  | { action: 'RETRY'; httpStatus: number | null; error: string; delayMs: number }
+  | { action: 'DEAD'; httpStatus: number | null; error: string };
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  backoffMin: number;
+  backoffMax: number;
+}
+
+/** Client errors that mean "later" rather than "never" (ref §4.4). */
+const RETRYABLE_4XX = [408, 425, 429];
+
+/**
+ * 2xx → SENT (received, not yet acknowledged); other 4xx → DEAD at once; 408/425/429, 3xx, 5xx and
+ * network errors → retry after a backoff, until the attempts are used up → DEAD (ref §5.1).
+ */
+export function decideDelivery(attempt: DeliveryAttempt, attemptCount: number, policy: RetryPolicy): DeliveryDecision {
+  const { httpStatus } = attempt;
+  if (httpStatus !== null && httpStatus >= 200 && httpStatus < 300) return { action: 'SENT', httpStatus };
+  const error = httpStatus === null ? attempt.error : attempt.responseText || `HTTP ${httpStatus}`;
+  if (httpStatus !== null && httpStatus >= 400 && httpStatus < 500 && !RETRYABLE_4XX.includes(httpStatus)) {
+    return { action: 'DEAD', httpStatus, error };
+  }
+  if (attemptCount >= policy.maxAttempts) return { action: 'DEAD', httpStatus, error: `max attempts reached: ${error}` };
+  return { action: 'RETRY', httpStatus, error, delayMs: backoffMs(attemptCount, policy.backoffMin, policy.backoffMax) };
+}
+
+/**
+ * PENDING → SENT for the calls NiFi received, in one statement for a whole batch. Only from PENDING:
+ * an ACK that beat this bookkeeping stays ACKED (ref §12.1.3). Returns the ids that changed.
+ */
+export async function markSent(sql: pg.Pool, sent: Array<{ dispatchId: string; httpStatus: number }>): Promise<Set<string>> {
+  const { rows } = await sql.query<{ dispatch_id: string }>(
+    `UPDATE nifi_ops.load_dispatch AS t
+        SET status = 'SENT', sent_at = clock_timestamp(), last_http_status = s.http_status, last_error = NULL
+       FROM unnest($1::uuid[], $2::integer[]) AS s(dispatch_id, http_status)
+      WHERE t.dispatch_id = s.dispatch_id AND t.status = 'PENDING'
+     RETURNING t.dispatch_id::text`,
+    [sent.map((s) => s.dispatchId), sent.map((s) => s.httpStatus)],
+  );
+  return new Set(rows.map((r) => r.dispatch_id));
+}
+
+/** Stays PENDING, due again after the backoff; the failure is kept for operators. */
+export async function deferDispatch(
+  sql: pg.Pool, dispatchId: string, failure: { httpStatus: number | null; error: string; delayMs: number },
+): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `UPDATE nifi_ops.load_dispatch
+        SET next_attempt_at = clock_timestamp() + make_interval(secs => $2::float8),
+            last_http_status = $3, last_error = left($4, 2000)
+      WHERE dispatch_id = $1 AND status = 'PENDING'`,
+    [dispatchId, failure.delayMs / 1000, failure.httpStatus, failure.error],
+  );
+  return rowCount === 1;
+}
+
+export interface DeadDispatch {
+  dispatchId: string;
+  runId: string;
+  dispatchType: DispatchType;
+  partitionId: string | null;
+  attempt: number;
+  httpStatus: number | null;
+  error: string;
+  actor: string;
+}
+
+/** PENDING → DEAD, dated (deviation 11); DISPATCH_DEAD is written only if this call changed the row. */
+export async function markDead(tx: Tx, dead: DeadDispatch): Promise<boolean> {
+  const changed = await tx.$executeRaw`
+    UPDATE nifi_ops.load_dispatch
+       SET status = 'DEAD', dead_at = clock_timestamp(), last_http_status = ${dead.httpStatus}::integer,
+           last_error = left(${dead.error}, 2000)
+     WHERE dispatch_id = ${dead.dispatchId}::uuid AND status = 'PENDING'`;
+  if (changed === 0) return false;
+  await recordApiEvent(tx, {
+    level: 'ERROR', name: 'DISPATCH_DEAD', runId: dead.runId, partitionId: dead.partitionId, actor: dead.actor,
+    message: dead.error,
+    details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt },
+  });
+  return true;
+}

@@ -1,0 +1,147 @@
+import type pg from 'pg';
+import type { Tx } from '../../db/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { recordApiEvent } from '../events/events.js';
+import type { DispatchType } from '../states.js';
+import { STILL_WAITING } from './waiting.js';
+
+/** A call this worker now owns until the lease expires: the row stays PENDING, its attempt counted. */
+export interface LeasedDispatch {
+  dispatchId: string;
+  runId: string;
+  dispatchType: DispatchType;
+  partitionId: string | null;
+  /** Attempts so far, this one included. */
+  attempt: number;
+  jobKey: string;
+  businessKey: string;
+  snapshotScn: string | null;
+  hdfsRunPath: string | null;
+  lowerBound: string | null;
+  upperBound: string | null;
+  upperInclusive: boolean | null;
+  isNullPartition: boolean | null;
+  expectedRowCount: string | null;
+}
+
+export interface LeaseOptions {
+  batch: number;
+  leaseMs: number;
+}
+
+export interface LeaseResult {
+  leased: LeasedDispatch[];
+  /** Due calls whose run no longer waits for them: not leased, to be cancelled (cancelUnwantedDispatches). */
+  unwanted: string[];
+}
+
+interface LeaseRow {
+  leased: boolean;
+  dispatch_id: string;
+  run_id: string;
+  dispatch_type: DispatchType;
+  partition_id: string | null;
+  attempt_count: number;
+  job_key: string;
+  business_key: string;
+  snapshot_scn: string | null;
+  hdfs_run_path: string | null;
+  lower_bound: string | null;
+  upper_bound: string | null;
+  upper_inclusive: boolean | null;
+  is_null_partition: boolean | null;
+  expected_row_count: string | null;
+}
+
+/**
+ * The dispatcher's lease (ref §5.1), one statement committed before any HTTP call: due PENDING rows are
+ * taken with SKIP LOCKED, their attempt counted and their due time pushed past the lease, so a crashed
+ * worker's calls become due again for anyone. It is the dispatcher's hot path, so it runs on the pool;
+ * due calls the run no longer waits for are reported, not leased, for cancelUnwantedDispatches.
+ */
+export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Promise<LeaseResult> {
+  const query = Prisma.sql`
+    WITH picked AS (
+      SELECT d.dispatch_id, d.run_id, d.partition_id, ${STILL_WAITING} AS wanted
+        FROM nifi_ops.load_dispatch d
+        JOIN nifi_ops.load_run r ON r.run_id = d.run_id
+        LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
+       -- a sub-select is evaluated once, so the due time bounds the index scan
+       WHERE d.status = 'PENDING' AND d.next_attempt_at <= (SELECT clock_timestamp())
+       ORDER BY d.next_attempt_at
+       LIMIT ${options.batch}::integer
+         FOR UPDATE OF d SKIP LOCKED
+    ), leased AS (
+      UPDATE nifi_ops.load_dispatch AS t
+         SET attempt_count = t.attempt_count + 1,
+             next_attempt_at = clock_timestamp() + make_interval(secs => ${options.leaseMs / 1000}::float8)
+        FROM picked
+       WHERE t.dispatch_id = picked.dispatch_id AND picked.wanted
+      RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count
+    )
+    SELECT true AS leased, l.dispatch_id::text, l.run_id::text, l.dispatch_type, l.partition_id, l.attempt_count,
+           r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
+           p.upper_inclusive, p.is_null_partition, p.expected_row_count::text
+      FROM leased l
+      JOIN nifi_ops.load_run r ON r.run_id = l.run_id
+      LEFT JOIN nifi_ops.load_partition p ON p.run_id = l.run_id AND p.partition_id = l.partition_id
+    UNION ALL
+    SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM picked WHERE NOT wanted`;
+  const { rows } = await sql.query<LeaseRow>(query.text, query.values);
+  return {
+    leased: rows.filter((row) => row.leased).map((l) => ({
+      dispatchId: l.dispatch_id,
+      runId: l.run_id,
+      dispatchType: l.dispatch_type,
+      partitionId: l.partition_id,
+      attempt: l.attempt_count,
+      jobKey: l.job_key,
+      businessKey: l.business_key,
+      snapshotScn: l.snapshot_scn,
+      hdfsRunPath: l.hdfs_run_path,
+      lowerBound: l.lower_bound,
+      upperBound: l.upper_bound,
+      upperInclusive: l.upper_inclusive,
+      isNullPartition: l.is_null_partition,
+      expectedRowCount: l.expected_row_count,
+    })),
+    unwanted: rows.filter((row) => !row.leased).map((row) => row.dispatch_id),
+  };
+}
+
+export interface CancelledDispatch {
+  dispatchId: string;
+  runId: string;
+  dispatchType: DispatchType;
+  partitionId: string | null;
+  reason: string;
+}
+
+/** PENDING calls whose run no longer waits for them → CANCELLED, never sent (deviation 6). */
+export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], actor: string): Promise<CancelledDispatch[]> {
+  const cancelled = await tx.$queryRaw<Array<{
+    dispatch_id: string; run_id: string; dispatch_type: DispatchType; partition_id: string | null; reason: string;
+  }>>`
+    UPDATE nifi_ops.load_dispatch AS t
+       SET status = 'CANCELLED', cancelled_at = clock_timestamp(), last_error = picked.reason
+      FROM (SELECT d.dispatch_id,
+                   'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') AS reason
+              FROM nifi_ops.load_dispatch d
+              JOIN nifi_ops.load_run r ON r.run_id = d.run_id
+              LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
+             WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${STILL_WAITING}
+             ORDER BY d.dispatch_id
+               FOR UPDATE OF d SKIP LOCKED) AS picked
+     WHERE t.dispatch_id = picked.dispatch_id
+    RETURNING t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, picked.reason`;
+  for (const c of cancelled) {
+    await recordApiEvent(tx, {
+      level: 'INFO', name: 'DISPATCH_CANCELLED', runId: c.run_id, partitionId: c.partition_id, actor,
+      message: c.reason, details: { dispatchId: c.dispatch_id, type: c.dispatch_type },
+    });
+  }
+  return cancelled.map((c) => ({
+    dispatchId: c.dispatch_id, runId: c.run_id, dispatchType: c.dispatch_type, partitionId: c.partition_id, reason: c.reason,
+  }));
+}

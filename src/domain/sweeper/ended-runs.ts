@@ -1,0 +1,59 @@
+import type { Tx } from '../../db/client.js';
+import { recordApiEvent } from '../events/events.js';
+import { TERMINAL_RUN_STATUSES, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES } from '../states.js';
+import { SWEEPER_ACTOR, type RuleOutcome } from './settings.js';
+
+/**
+ * R6 ended runs (deviation 6): a run that ended — however it ended — leaves no work behind. Its
+ * unfinished partitions become ABANDONED and its undelivered calls CANCELLED, so nothing is claimed,
+ * sent or counted for it any more. Terminal runs never move again, so their rows need no lock; the
+ * partition rows are locked before the dispatch rows (lock order), skipping rows in use.
+ */
+export async function sweepEndedRuns(tx: Tx): Promise<RuleOutcome> {
+  const partitions = await tx.$queryRaw<Array<{ run_id: string; partition_id: string; run_status: string }>>`
+    UPDATE nifi_ops.load_partition AS t
+       SET status = 'ABANDONED', error_code = 'RUN_ENDED', error_message = 'run ended in ' || ended.run_status,
+           completed_at = clock_timestamp()
+      FROM (SELECT p.run_id, p.partition_id, r.status AS run_status
+              FROM nifi_ops.load_partition p
+              JOIN nifi_ops.load_run r ON r.run_id = p.run_id
+             WHERE p.status = ANY(${UNFINISHED_PARTITION_STATUSES}::text[]) AND r.status = ANY(${TERMINAL_RUN_STATUSES}::text[])
+             ORDER BY p.run_id, p.partition_id
+               FOR UPDATE OF p SKIP LOCKED) AS ended
+     WHERE t.run_id = ended.run_id AND t.partition_id = ended.partition_id
+    RETURNING t.run_id::text, t.partition_id, ended.run_status`;
+  const dispatches = await tx.$queryRaw<Array<{ run_id: string; dispatch_id: string; run_status: string }>>`
+    UPDATE nifi_ops.load_dispatch AS t
+       SET status = 'CANCELLED', cancelled_at = clock_timestamp(), last_error = 'run ended in ' || ended.run_status
+      FROM (SELECT d.dispatch_id, r.status AS run_status
+              FROM nifi_ops.load_dispatch d
+              JOIN nifi_ops.load_run r ON r.run_id = d.run_id
+             WHERE d.status = ANY(${UNDELIVERED_DISPATCH_STATUSES}::text[]) AND r.status = ANY(${TERMINAL_RUN_STATUSES}::text[])
+             ORDER BY d.dispatch_id
+               FOR UPDATE OF d SKIP LOCKED) AS ended
+     WHERE t.dispatch_id = ended.dispatch_id
+    RETURNING t.run_id::text, t.dispatch_id::text, ended.run_status`;
+
+  const byRun = new Map<string, { runStatus: string; abandonedPartitions: string[]; cancelledDispatches: string[] }>();
+  const entry = (runId: string, runStatus: string) => {
+    let e = byRun.get(runId);
+    if (!e) byRun.set(runId, (e = { runStatus, abandonedPartitions: [], cancelledDispatches: [] }));
+    return e;
+  };
+  for (const p of partitions) entry(p.run_id, p.run_status).abandonedPartitions.push(p.partition_id);
+  for (const d of dispatches) entry(d.run_id, d.run_status).cancelledDispatches.push(d.dispatch_id);
+  for (const [runId, e] of byRun) {
+    await recordApiEvent(tx, {
+      level: 'INFO', name: 'RUN_WORK_ABANDONED', runId, actor: SWEEPER_ACTOR,
+      message: `run ended in ${e.runStatus}: ${e.abandonedPartitions.length} partitions abandoned, ${e.cancelledDispatches.length} calls cancelled`,
+      details: { runStatus: e.runStatus, abandonedPartitions: e.abandonedPartitions.sort(), cancelledDispatches: e.cancelledDispatches },
+    });
+  }
+  return {
+    acted: [
+      ...partitions.map((p) => ({ action: 'abandon_partition' as const, runId: p.run_id, partitionId: p.partition_id })),
+      ...dispatches.map((d) => ({ action: 'cancel_dispatch' as const, runId: d.run_id, dispatchId: d.dispatch_id })),
+    ],
+    wake: false,
+  };
+}

@@ -1,0 +1,31 @@
+import type { Config } from '../../config/config.js';
+
+/** What the sweeper's rules read from the configuration (durations in milliseconds). */
+export interface SweeperSettings {
+  recovery: Config['recovery'];
+  dispatch: Pick<Config['dispatch'], 'ackTimeout' | 'maxAttempts'>;
+}
+
+/** Events and rows written by the sweeper name it as their actor. */
+export const SWEEPER_ACTOR = 'sweeper';
+
+/** The counters of lc_sweeper_actions_total{rule} (ref §9.1, plus deviation 6's two). */
+export type SweeperAction =
+  | 'reissue_partition' | 'timeout_stale_partition' | 'timeout_run_deadline' | 'requeue_dispatch' | 'dead_dispatch'
+  | 'stale_alert' | 'publish_unknown' | 'abandon_partition' | 'cancel_dispatch';
+
+/** One thing the sweeper did, for its counters and its log lines. */
+export interface SweeperActionRecord {
+  action: SweeperAction;
+  runId: string;
+  partitionId?: string | null;
+  dispatchId?: string;
+}
+
+export interface RuleOutcome {
+  acted: SweeperActionRecord[];
+  /** The rule created or requeued dispatches: wake the dispatchers after commit. */
+  wake: boolean;
+}
+
+export const seconds = (ms: number): number => ms / 1000;

@@ -1,0 +1,194 @@
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/client.js';
+import { inStatement, inTransaction } from '../db/transaction.js';
+import {
+  decideDelivery, deferDispatch, markDead, markSent, type DeliveryAttempt, type DeliveryDecision,
+} from '../domain/dispatch/deliver.js';
+import { cancelUnwantedDispatches, leaseDispatches, type LeasedDispatch, type LeaseResult } from '../domain/dispatch/lease.js';
+import { dispatchRequest } from '../domain/dispatch/request.js';
+import type { Logger } from '../server/logger.js';
+import type { WorkerMetrics } from './metrics.js';
+import { listenForWakeups, type WakeListener } from './wake-listener.js';
+import { postJson } from './http-post.js';
+
+export const DISPATCHER_ACTOR = 'dispatcher';
+export const LISTEN_APPLICATION_NAME = 'load-control-dispatcher';
+
+const MAX_ERROR_BODY = 2000;
+const NOTHING_LEASED: LeaseResult = { leased: [], unwanted: [] };
+
+export interface DispatcherOptions {
+  config: Config;
+  db: Db;
+  log: Logger;
+  metrics: WorkerMetrics;
+}
+
+export interface Dispatcher {
+  /** Leases and sends until nothing is due; returns how many calls it made. */
+  dispatchOnce(): Promise<number>;
+  /** LISTEN for wake-ups and run passes until stopped: on a wake-up, else every dispatch.pollInterval. */
+  start(): void;
+  /** Lets the batch in flight finish, then closes the LISTEN connection. */
+  stop(): Promise<void>;
+  /** The LISTEN connection is up. */
+  listening(): boolean;
+}
+
+interface Delivery {
+  d: LeasedDispatch;
+  decision: DeliveryDecision;
+  durationMs: number;
+}
+
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.name}: ${error.message}${cause}`;
+}
+
+/** The outbox's delivery loop (ref §5.1): at least once, confirmed only by NiFi's ACK. */
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { config, db, metrics } = options;
+  const receiverUrl = config.nifi.receiverUrl;
+  if (!receiverUrl) throw new Error('config: nifi.receiverUrl: required by the dispatcher');
+  const log = options.log.child({ component: 'dispatcher' });
+  const policy = config.dispatch;
+  let stopping = false;
+
+  const childLog = (d: { runId: string; dispatchId: string; partitionId: string | null }) =>
+    log.child({ runId: d.runId, dispatchId: d.dispatchId, partitionId: d.partitionId ?? undefined });
+
+  async function call(d: LeasedDispatch): Promise<DeliveryAttempt> {
+    const request = dispatchRequest(receiverUrl!, d);
+    if (log.isLevelEnabled('debug')) childLog(d).debug({ url: request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
+    try {
+      const response = await postJson(request.url, request.headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
+      return { httpStatus: response.status, responseText: response.text.slice(0, MAX_ERROR_BODY) };
+    } catch (error) {
+      return { httpStatus: null, error: describeError(error) };
+    }
+  }
+
+  /** A call that was not received: back off, or give up. */
+  async function recordFailure({ d, decision }: Delivery): Promise<void> {
+    if (decision.action === 'SENT') return;
+    const dlog = childLog(d);
+    if (decision.action === 'RETRY') {
+      await inStatement(db, (sql) => deferDispatch(sql, d.dispatchId, decision));
+      metrics.dispatches.inc({ type: d.dispatchType, result: 'retry' });
+      dlog.warn({ httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt, retryInMs: decision.delayMs }, 'dispatch_retry');
+      return;
+    }
+    await inTransaction(db, (tx) => markDead(tx, {
+      dispatchId: d.dispatchId, runId: d.runId, dispatchType: d.dispatchType, partitionId: d.partitionId,
+      attempt: d.attempt, httpStatus: decision.httpStatus, error: decision.error, actor: DISPATCHER_ACTOR,
+    }));
+    metrics.dispatches.inc({ type: d.dispatchType, result: 'dead' });
+    dlog.error({ httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt }, 'dispatch_dead');
+  }
+
+  /** Sends a leased batch concurrently, then records what happened: the received calls in one statement. */
+  async function deliver(leased: LeasedDispatch[]): Promise<void> {
+    const deliveries = await Promise.all(leased.map(async (d): Promise<Delivery> => {
+      const started = performance.now();
+      const decision = decideDelivery(await call(d), d.attempt, policy);
+      return { d, decision, durationMs: Math.round(performance.now() - started) };
+    }));
+    const sent = deliveries.flatMap((o) => (o.decision.action === 'SENT' ? [{ ...o, httpStatus: o.decision.httpStatus }] : []));
+    if (sent.length > 0) {
+      const changed = await inStatement(db, (sql) => markSent(sql, sent.map(({ d, httpStatus }) => ({ dispatchId: d.dispatchId, httpStatus }))));
+      // child loggers cost allocations per call: made only when the line will be written
+      const logSent = log.isLevelEnabled('info');
+      for (const { d, httpStatus, durationMs } of sent) {
+        metrics.dispatches.inc({ type: d.dispatchType, result: 'sent' });
+        if (logSent) childLog(d).info({ httpStatus, attempt: d.attempt, durationMs, acknowledgedFirst: !changed.has(d.dispatchId) }, 'dispatch_sent');
+      }
+    }
+    // one failed bookkeeping write must not stop the others; the lease makes such a row due again
+    const failures = await Promise.allSettled(deliveries.map(recordFailure));
+    for (const f of failures) if (f.status === 'rejected') log.error({ err: f.reason }, 'dispatch_record_failed');
+  }
+
+  const lease = () => inStatement(db, (sql) => leaseDispatches(sql, { batch: policy.batch, leaseMs: policy.lease }));
+
+  async function cancelUnwanted(dispatchIds: string[]): Promise<void> {
+    const cancelled = await inTransaction(db, (tx) => cancelUnwantedDispatches(tx, dispatchIds, DISPATCHER_ACTOR));
+    for (const c of cancelled) {
+      metrics.dispatches.inc({ type: c.dispatchType, result: 'cancelled' });
+      childLog(c).info({ reason: c.reason }, 'dispatch_cancelled');
+    }
+  }
+
+  async function dispatchOnce(): Promise<number> {
+    let attempted = 0;
+    let next = lease();
+    for (;;) {
+      const { leased, unwanted } = await next;
+      if (leased.length === 0 && unwanted.length === 0) return attempted;
+      attempted += leased.length;
+      // the next batch is leased while this one is on the wire (not when stopping: it would wait out its lease)
+      next = stopping ? Promise.resolve(NOTHING_LEASED) : lease();
+      try {
+        if (unwanted.length > 0) await cancelUnwanted(unwanted);
+        await deliver(leased);
+      } catch (error) {
+        // what the pending lease took becomes due again when its lease expires; let it settle first
+        await next.catch(() => undefined);
+        throw error;
+      }
+    }
+  }
+
+  let listener: WakeListener | undefined;
+  let loop: Promise<void> | undefined;
+  let woken = false;
+  let interrupt: (() => void) | undefined;
+
+  const wake = () => {
+    woken = true;
+    interrupt?.();
+  };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (woken || stopping) return resolve();
+      const timer = setTimeout(resolve, ms);
+      interrupt = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      interrupt = undefined;
+    });
+
+  async function run(): Promise<void> {
+    while (!stopping) {
+      // cleared before the pass: a wake-up arriving during the pass makes the next one start at once
+      woken = false;
+      try {
+        await dispatchOnce();
+      } catch (error) {
+        log.error({ err: error }, 'dispatch_loop_error');
+      }
+      await sleep(policy.pollInterval);
+    }
+  }
+
+  return {
+    dispatchOnce,
+    start() {
+      if (loop) return;
+      if (!config.database.url) throw new Error('config: database.url: required for the LISTEN connection');
+      listener = listenForWakeups({ url: config.database.url, applicationName: LISTEN_APPLICATION_NAME, log, onWake: wake });
+      loop = run();
+    },
+    async stop() {
+      stopping = true;
+      interrupt?.();
+      await loop;
+      await listener?.close();
+    },
+    listening: () => listener?.listening() ?? false,
+  };
+}

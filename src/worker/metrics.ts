@@ -1,0 +1,38 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+/** The worker's Prometheus metrics (ref §9.1 with an lc_ prefix), on the registry it is given. */
+export interface WorkerMetrics {
+  dispatches: Counter<'type' | 'result'>;
+  backlog: Gauge<'status'>;
+  activeRuns: Gauge<'status'>;
+  sweeperActions: Counter<'rule'>;
+}
+
+export function createWorkerMetrics(registry: Registry): WorkerMetrics {
+  return {
+    dispatches: new Counter({
+      name: 'lc_dispatch_total',
+      help: 'Outbound calls to NiFi by type and result: sent, retry, dead, cancelled',
+      labelNames: ['type', 'result'],
+      registers: [registry],
+    }),
+    backlog: new Gauge({
+      name: 'lc_dispatch_backlog',
+      help: 'Dispatches by status (PENDING, SENT, DEAD)',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
+    activeRuns: new Gauge({
+      name: 'lc_active_runs',
+      help: 'Runs by status (terminal statuses are reported as 0)',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
+    sweeperActions: new Counter({
+      name: 'lc_sweeper_actions_total',
+      help: 'Sweeper actions by rule',
+      labelNames: ['rule'],
+      registers: [registry],
+    }),
+  };
+}

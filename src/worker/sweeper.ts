@@ -1,0 +1,85 @@
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/client.js';
+import { inTransaction } from '../db/transaction.js';
+import { wakeDispatcher } from '../domain/dispatch/wake.js';
+import { countBacklog } from '../domain/sweeper/gauges.js';
+import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
+import { sweepOnce, type SweepResult } from '../domain/sweeper/sweep.js';
+import type { Logger } from '../server/logger.js';
+import type { WorkerMetrics } from './metrics.js';
+
+export interface SweeperOptions {
+  config: Config;
+  db: Db;
+  log: Logger;
+  metrics: WorkerMetrics;
+}
+
+export interface Sweeper {
+  /** One cycle: a sweep (null when another sweeper holds this cycle), then the gauges. */
+  cycle(): Promise<SweepResult | null>;
+  start(): void;
+  /** Lets the cycle in flight finish. */
+  stop(): Promise<void>;
+}
+
+export function createSweeper(options: SweeperOptions): Sweeper {
+  const { config, db, metrics } = options;
+  const log = options.log.child({ component: SWEEPER_ACTOR });
+
+  async function refreshGauges(): Promise<void> {
+    const counts = await countBacklog(db.pool);
+    for (const [status, n] of Object.entries(counts.dispatches)) metrics.backlog.set({ status }, n);
+    for (const [status, n] of Object.entries(counts.runs)) metrics.activeRuns.set({ status }, n);
+  }
+
+  async function cycle(): Promise<SweepResult | null> {
+    const result = await inTransaction(db, (tx) => sweepOnce(tx, config));
+    if (result) {
+      if (result.wakeDispatcher) await wakeDispatcher(db.pool, SWEEPER_ACTOR);
+      for (const { rule, error } of result.failures) log.error({ rule, err: error }, 'sweeper_rule_error');
+      for (const { action, runId, partitionId, dispatchId } of result.acted) {
+        metrics.sweeperActions.inc({ rule: action });
+        log.child({ runId, partitionId: partitionId ?? undefined, dispatchId }).info({ action }, 'sweeper_action');
+      }
+      if (result.acted.length) log.warn({ actions: result.actions }, 'sweeper_actions');
+    }
+    await refreshGauges();
+    return result;
+  }
+
+  let loop: Promise<void> | undefined;
+  let stopping = false;
+  let interrupt: (() => void) | undefined;
+
+  async function run(): Promise<void> {
+    while (!stopping) {
+      try {
+        await cycle();
+      } catch (error) {
+        log.error({ err: error }, 'sweeper_error');
+      }
+      if (stopping) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, config.recovery.sweeperInterval);
+        interrupt = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      interrupt = undefined;
+    }
+  }
+
+  return {
+    cycle,
+    start() {
+      loop ??= run();
+    },
+    async stop() {
+      stopping = true;
+      interrupt?.();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/client.js';
+import type { Logger } from '../server/logger.js';
+import { createDispatcher } from './dispatcher.js';
+import { createWorkerMetrics } from './metrics.js';
+import { createSweeper } from './sweeper.js';
+
+export interface WorkerOptions {
+  config: Config;
+  db: Db;
+  log: Logger;
+  /** Where the worker's metrics are registered: the API's registry when both run in one process. */
+  registry: Registry;
+}
+
+export interface Worker {
+  /** Lets the dispatch pass and sweep in flight finish, then closes the LISTEN connection. */
+  stop(): Promise<void>;
+  /** The dispatcher's LISTEN connection is up (a readiness check). */
+  listening(): boolean;
+}
+
+/**
+ * The worker (ref §5): the outbox dispatcher and the sweeper, two loops over the domain functions. Without
+ * nifi.receiverUrl only the sweeper runs (`start` on a machine with no NiFi): dispatches wait in the outbox.
+ */
+export function startWorker(options: WorkerOptions): Worker {
+  const { config, db, log } = options;
+  const metrics = createWorkerMetrics(options.registry);
+  const dispatcher = config.nifi.receiverUrl ? createDispatcher({ config, db, log, metrics }) : null;
+  const sweeper = createSweeper({ config, db, log, metrics });
+  dispatcher?.start();
+  sweeper.start();
+  if (config.nifi.receiverUrl) {
+    log.info({ receiver: new URL(config.nifi.receiverUrl).origin, recoveryMode: config.recovery.mode }, 'worker_started');
+  } else {
+    log.warn({ missing: 'nifi.receiverUrl', effect: 'dispatches wait in the outbox; the sweeper runs' }, 'dispatcher_not_started');
+  }
+  return {
+    async stop() {
+      log.info('worker_stopping');
+      await Promise.all([dispatcher?.stop(), sweeper.stop()]);
+      log.info('worker_stopped');
+    },
+    listening: () => dispatcher?.listening() ?? true,
+  };
+}

@@ -1,0 +1,104 @@
+// A stand-in for NiFi's control receiver (PG-05): a real HTTP server on loopback that records every
+// call and answers as scripted (status, delay, body), 202 by default.
+import http from 'node:http';
+
+export interface ReceivedCall {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown>;
+  /** performance.timeOrigin + performance.now() when the request arrived: wall-clock ms, sub-ms precise. */
+  receivedAt: number;
+}
+
+export interface Reply {
+  status: number;
+  delayMs?: number;
+  body?: string;
+}
+
+/** Runs for each call after it was recorded; may act like NiFi (e.g. call the API) before the reply. */
+export type CallHook = (call: ReceivedCall) => Promise<void> | void;
+
+export interface Receiver {
+  url: string;
+  calls: ReceivedCall[];
+  /** The next calls get these replies, in order; afterwards the default. */
+  script(...replies: Array<number | Reply>): void;
+  setDefault(reply: number | Reply): void;
+  onCall(hook: CallHook | undefined): void;
+  /** Waits (polling) until at least n calls arrived; throws after timeoutMs. */
+  waitForCalls(n: number, timeoutMs?: number): Promise<ReceivedCall[]>;
+  callsFor(dispatchId: string): ReceivedCall[];
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const asReply = (r: number | Reply): Reply => (typeof r === 'number' ? { status: r } : r);
+
+export async function startReceiver(): Promise<Receiver> {
+  const calls: ReceivedCall[] = [];
+  let queue: Reply[] = [];
+  let fallback: Reply = { status: 202 };
+  let hook: CallHook | undefined;
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const receivedAt = performance.timeOrigin + performance.now();
+      const text = Buffer.concat(chunks).toString('utf8');
+      const call: ReceivedCall = {
+        method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : {}, receivedAt,
+      };
+      calls.push(call);
+      const reply = queue.shift() ?? fallback;
+      void (async () => {
+        if (hook) await hook(call);
+        if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+        if (res.destroyed) return;
+        res.writeHead(reply.status, { 'Content-Type': 'text/plain' });
+        res.end(reply.body ?? '');
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+
+  return {
+    url: `http://127.0.0.1:${port}/nifi-control/`,
+    calls,
+    script(...replies) {
+      queue.push(...replies.map(asReply));
+    },
+    setDefault(reply) {
+      fallback = asReply(reply);
+    },
+    onCall(h) {
+      hook = h;
+    },
+    async waitForCalls(n, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (calls.length < n) {
+        if (Date.now() > deadline) throw new Error(`receiver: expected ${n} calls, got ${calls.length} within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return calls;
+    },
+    callsFor(dispatchId) {
+      return calls.filter((c) => c.headers['x-dispatch-id'] === dispatchId);
+    },
+    reset() {
+      calls.length = 0;
+      queue = [];
+      fallback = { status: 202 };
+      hook = undefined;
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,130 @@
+// `load-control work` as a process: its configuration check and its health endpoints.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from './support/api.js';
+import { completeRun } from './support/fixtures.js';
+import { startReceiver, type Receiver } from './support/receiver.js';
+
+const CLI = ['--import', 'tsx', 'src/cli.ts'];
+
+let api: TestApi;
+let receiver: Receiver;
+beforeAll(async () => {
+  api = await startTestApi();
+  api.sql.on('error', () => undefined);
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await api?.close();
+});
+
+/** The environment of a child process: ours without any load-control settings, plus `env`. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LC_') && k !== 'DATABASE_URL'));
+  return { ...base, LC_LOGGING__LEVEL: 'info', ...env };
+}
+
+function run(args: string[], env: Record<string, string>): ChildProcess & { output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [...CLI, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return Object.assign(child, { output: () => output, exited });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('load-control work', () => {
+  it('refuses to start without nifi.receiverUrl, naming the key', async () => {
+    const child = run(['work'], { DATABASE_URL: api.database.url });
+    expect(await child.exited).toBe(2);
+    expect(child.output()).toContain('config: nifi.receiverUrl: required by the worker');
+  });
+
+  it('refuses a --metrics-port that is not a port number', async () => {
+    const child = run(['work', '--metrics-port', 'x'], { DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: receiver.url });
+    expect(await child.exited).toBe(2);
+    expect(child.output()).toContain('--metrics-port: must be a port number');
+  });
+
+  it('delivers calls and serves /healthz, /readyz and /metrics with --metrics-port; SIGTERM stops it', async () => {
+    const child = run(['work', '--metrics-port', '0'], {
+      DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: receiver.url, LC_SERVER__HOST: '127.0.0.1',
+    });
+    try {
+      const port = await until('the metrics port', () => /"port":(\d+)[^\n]*worker_metrics_listening/.exec(child.output())?.[1]);
+      const base = `http://127.0.0.1:${port}`;
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      await until('readiness', async () => (await fetch(`${base}/readyz`)).status === 200);
+      const run1 = await completeRun(api);
+      await receiver.waitForCalls(1);
+      expect(receiver.callsFor(run1.dispatchId)).toHaveLength(1);
+      let metrics = '';
+      await until('the delivery to be counted', async () => {
+        metrics = await (await fetch(`${base}/metrics`)).text();
+        return metrics.includes('lc_dispatch_total{type="VALIDATE_RUN",result="sent"} 1');
+      });
+      expect(metrics).toContain('lc_active_runs{status="EXTRACTED_VALIDATED"}');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await child.exited).toBe(0);
+    expect(child.output()).toContain('worker_stopped');
+  });
+});
+
+describe('load-control start', () => {
+  it('also runs the worker when nifi.receiverUrl is set; its LISTEN connection is part of /readyz', async () => {
+    const port = await freePort();
+    const child = run(['start'], {
+      DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: receiver.url, PORT: String(port), LC_SERVER__HOST: '127.0.0.1',
+    });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      await until('readiness', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200);
+      expect(child.output()).toContain('worker_started');
+      receiver.reset();
+      const done = await completeRun(api);
+      await receiver.waitForCalls(1);
+      expect(receiver.callsFor(done.dispatchId)).toHaveLength(1);
+      await until('the delivery to be counted', async () =>
+        (await (await fetch(`${base}/metrics`)).text()).includes('lc_dispatch_total{type="VALIDATE_RUN",result="sent"} 1'));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await child.exited).toBe(0);
+  });
+
+  it('without nifi.receiverUrl warns that dispatches will wait, and runs the API and the sweeper', async () => {
+    const port = await freePort();
+    const child = run(['start'], { DATABASE_URL: api.database.url, PORT: String(port), LC_SERVER__HOST: '127.0.0.1' });
+    try {
+      await until('readiness', async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200);
+      expect(child.output()).toContain('dispatcher_not_started');
+      expect(child.output()).toContain('dispatches wait in the outbox; the sweeper runs');
+      expect(child.output()).not.toContain('"worker_started"');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await child.exited).toBe(0);
+  });
+});
