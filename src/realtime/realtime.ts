@@ -1,0 +1,94 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import { createDb, type Db } from '../db/client.js';
+import { monitorSummary } from '../domain/monitor/monitor-summary.js';
+import { ALERT_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL } from './channels.js';
+import { startListener } from './listener.js';
+import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
+import { RunFeed } from './run-feed.js';
+import { createSharedReader } from './shared-reader.js';
+
+/** What subscriptions reach through ctx.services.realtime. */
+export interface Realtime {
+  runs: RunFeed;
+  monitor: MonitorFeed;
+  /**
+   * Connections of realtime's own for its re-reads and for resolving subscriptions' fields, so that a
+   * backlog of requests waiting for the API's pool never delays what subscribers are shown; its
+   * `prisma` shares each event's nested reads among the run's subscribers (shared-reader.ts).
+   */
+  db: Db;
+  /** The LISTEN connection is up: part of /readyz. */
+  listening(): boolean;
+  close(): Promise<void>;
+}
+
+export interface RealtimeOptions {
+  url: string;
+  config: Config;
+  log: Logger;
+  /** Shown in pg_stat_activity for the LISTEN connection. */
+  applicationName?: string;
+  /** Size of realtime's own pool (default 4). */
+  poolSize?: number;
+  /** MonitorFeed timings (tests shorten them). */
+  monitor?: { coalesceMs?: number; refreshMs?: number };
+}
+
+export const REALTIME_APPLICATION_NAME = 'load-control realtime';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Realtime for one process: committed change → NOTIFY (ids only) → this process's one LISTEN
+ * connection → the feeds, which re-read what their subscribers show and push it to their streams.
+ */
+export function startRealtime(options: RealtimeOptions): Realtime {
+  const { config } = options;
+  const db = createDb(options.url, { poolSize: options.poolSize ?? 4 });
+  const log = options.log.child({ component: 'realtime' });
+  const runs = new RunFeed(db.prisma, log);
+  const monitor = new MonitorFeed({
+    read: () =>
+      monitorSummary(db.prisma, {
+        alertLimit: MAX_ALERT_LIMIT,
+        recovery: config.recovery,
+        retention: config.cleanup,
+        maxBatch: config.cleanup.maxBatch,
+      }),
+    log,
+    ...options.monitor,
+  });
+  const listener = startListener({
+    url: options.url,
+    channels: [RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL, ALERT_CHANNEL],
+    log,
+    applicationName: options.applicationName ?? REALTIME_APPLICATION_NAME,
+    onNotification(channel, payload) {
+      if (channel === ALERT_CHANNEL) {
+        monitor.changed();
+        return;
+      }
+      if (!UUID.test(payload)) return;
+      runs.changed(payload.toLowerCase());
+      // progress moves no count of the summary; staleness is caught by the feed's own refresh
+      if (channel === RUN_CHANGED_CHANNEL) monitor.changed();
+    },
+    onReconnected(lostAt) {
+      void runs.resync(lostAt);
+      monitor.resync();
+    },
+  });
+  return {
+    runs,
+    monitor,
+    db: { ...db, prisma: createSharedReader(db.prisma, (runId) => runs.deliveredAt(runId)) },
+    listening: () => listener.connected(),
+    async close() {
+      runs.close();
+      monitor.close();
+      await listener.close();
+      await db.close();
+    },
+  };
+}

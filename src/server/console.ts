@@ -1,0 +1,87 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type http from 'node:http';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where `vite build --config web/vite.config.ts` writes the console (from src/server and dist/server alike). */
+export const defaultConsoleDir = fileURLToPath(new URL('../../web/dist', import.meta.url));
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+// Everything the console needs is bundled and served from here: no inline scripts, no other origins.
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+};
+
+/**
+ * Serves the built console: hashed files under /assets/ are cached for good, everything else is
+ * revalidated; a GET for a path without a file extension from a browser (Accept: text/html) gets
+ * index.html, so the console's own routes (/runs/…, /readiness) survive a reload.
+ * Returns false when the request is not the console's, for the caller's 404.
+ */
+export function createConsoleHandler(dir: string = defaultConsoleDir) {
+  const root = normalize(dir + sep);
+
+  async function fileOf(path: string): Promise<{ file: string; size: number; mtime: Date } | null> {
+    const file = normalize(join(root, path));
+    if (!file.startsWith(root)) return null;
+    const info = await stat(file).catch(() => null);
+    return info?.isFile() ? { file, size: info.size, mtime: info.mtime } : null;
+  }
+
+  return async function serveConsole(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<boolean> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      return false;
+    }
+    if (decoded.includes('\0')) return false;
+    const wantsPage = extname(decoded) === '' && (req.headers.accept ?? '').includes('text/html');
+    const found = decoded === '/' || wantsPage ? await fileOf('index.html') : await fileOf(decoded.slice(1));
+    if (!found) {
+      if (!wantsPage && decoded !== '/') return false;
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS });
+      res.end('The console is not built: run `npm run build:web` (vite build --config web/vite.config.ts).\n');
+      return true;
+    }
+    const etag = `"${found.size.toString(16)}-${found.mtime.getTime().toString(16)}"`;
+    const immutable = decoded.startsWith('/assets/');
+    const headers = {
+      'Content-Type': CONTENT_TYPES[extname(found.file)] ?? 'application/octet-stream',
+      'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+      ETag: etag,
+      ...SECURITY_HEADERS,
+    };
+    if (req.headers['if-none-match'] === etag) {
+      res.writeHead(304, headers);
+      res.end();
+      return true;
+    }
+    res.writeHead(200, { ...headers, 'Content-Length': String(found.size) });
+    if (req.method === 'HEAD') {
+      res.end();
+      return true;
+    }
+    createReadStream(found.file).on('error', () => res.destroy()).pipe(res);
+    return true;
+  };
+}

@@ -1,0 +1,67 @@
+// Chromium for the console's browser tests: Debian's /usr/bin/chromium driven by playwright-core
+// (no browser download), a fresh profile per run, and the console built from the current sources.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const WEB = join(ROOT, 'web');
+export const ARTIFACTS = join(ROOT, 'test-artifacts', 'browser');
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'dist' || entry.name === 'node_modules') continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds web/dist when it is missing or older than the console's sources. */
+export function ensureConsoleBuilt(): void {
+  const index = join(WEB, 'dist', 'index.html');
+  if (existsSync(index) && statSync(index).mtimeMs >= newestSource(WEB)) return;
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(WEB, 'vite.config.ts'), '--logLevel', 'warn'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    // vitest sets NODE_ENV=test, which would make Vite bundle React's development build
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  screenshot(name: string, page?: Page): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openBrowser(): Promise<Browser> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), 'lc-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 800 },
+    reducedMotion: 'reduce',
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async screenshot(name, target = page) {
+      await target.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}

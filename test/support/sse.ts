@@ -1,0 +1,87 @@
+// A GraphQL-over-SSE client (distinct connections mode) for tests: what a browser's fetch would do.
+import { TOKENS, type TokenName } from './api.js';
+
+export interface SseMessage<T = Record<string, any>> {
+  data?: T | null;
+  errors?: Array<{ message: string; extensions?: Record<string, any> }>;
+}
+
+export interface SseSubscription<T = Record<string, any>> {
+  status: number;
+  headers: Headers;
+  /** Every `next` message so far, in arrival order. */
+  messages: Array<SseMessage<T>>;
+  /** When each message arrived (performance.now()). */
+  arrivals: number[];
+  /** The server sent `complete` or closed the stream. */
+  ended: boolean;
+  /** Waits (polling, generous) until a message satisfies the predicate; returns it. */
+  waitFor(predicate: (message: SseMessage<T>) => boolean, timeoutMs?: number): Promise<SseMessage<T>>;
+  close(): void;
+}
+
+export async function subscribe<T = Record<string, any>>(
+  url: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  options: { token?: TokenName | null } = {},
+): Promise<SseSubscription<T>> {
+  const token = options.token === undefined ? 'viewer' : options.token;
+  const abort = new AbortController();
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'text/event-stream',
+      ...(token ? { Authorization: `Bearer ${TOKENS[token]}` } : {}),
+    },
+    body: JSON.stringify({ query, variables }),
+    signal: abort.signal,
+  });
+  const subscription: SseSubscription<T> = {
+    status: response.status,
+    headers: response.headers,
+    messages: [],
+    arrivals: [],
+    ended: false,
+    async waitFor(predicate, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (let seen = 0; ; ) {
+        for (; seen < subscription.messages.length; seen++) {
+          if (predicate(subscription.messages[seen]!)) return subscription.messages[seen]!;
+        }
+        if (subscription.ended || Date.now() > deadline) {
+          throw new Error(`no matching message (${subscription.ended ? 'stream ended' : 'timed out'}); got ${JSON.stringify(subscription.messages)}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    close: () => abort.abort(),
+  };
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const lines = block.split('\n');
+          const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
+          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          if (event === 'next' || (!event && data)) {
+            subscription.messages.push(JSON.parse(data));
+            subscription.arrivals.push(performance.now());
+          }
+          if (event === 'complete') subscription.ended = true;
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+    subscription.ended = true;
+  })();
+  return subscription;
+}

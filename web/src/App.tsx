@@ -1,0 +1,61 @@
+import { useEffect, useRef } from 'react';
+import { AlertToasts } from './components/AlertToasts';
+import { Announcer } from './components/Live';
+import { Dashboard } from './pages/Dashboard';
+import { Readiness } from './pages/Readiness';
+import { RunDetail } from './pages/RunDetail';
+import { SignIn } from './pages/SignIn';
+import { Link, usePath } from './router';
+import { useSessionState } from './session';
+
+function Page({ path }: { path: string }) {
+  const run = /^\/runs\/([^/]+)$/.exec(path);
+  if (path === '/') return <Dashboard />;
+  if (run) return <RunDetail key={run[1]} runId={decodeURIComponent(run[1]!)} />;
+  if (path === '/readiness') return <Readiness />;
+  return (
+    <>
+      <h1 tabIndex={-1}>Page not found</h1>
+      <p><Link to="/">Go to the dashboard</Link>.</p>
+    </>
+  );
+}
+
+export function App() {
+  const { session } = useSessionState();
+  const path = usePath();
+  const main = useRef<HTMLElement>(null);
+  const first = useRef(true);
+
+  // after a navigation, move focus to the new page's heading so screen readers start there
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const heading = main.current?.querySelector<HTMLElement>('h1');
+    heading?.focus();
+    window.scrollTo(0, 0);
+  }, [path]);
+
+  if (!session) return <SignIn />;
+  return (
+    <Announcer>
+      <a className="skip" href="#main">Skip to content</a>
+      <header className="top">
+        <Link to="/" className="brand">Load Control</Link>
+        <nav aria-label="Main">
+          <ul>
+            <li><Link to="/" aria-current={path === '/' ? 'page' : undefined}>Dashboard</Link></li>
+            <li><Link to="/readiness" aria-current={path === '/readiness' ? 'page' : undefined}>Readiness</Link></li>
+          </ul>
+        </nav>
+        <button type="button" className="signout" onClick={() => session.signOut()}>Sign out</button>
+      </header>
+      <main id="main" ref={main} tabIndex={-1}>
+        <Page path={path} />
+      </main>
+      <AlertToasts />
+    </Announcer>
+  );
+}

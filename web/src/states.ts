@@ -1,0 +1,57 @@
+// Statuses come from the server's state machines (src/domain/states.ts); here only their presentation.
+export { ACTIVE_RUN_STATUSES, RUN_STATUSES, RESENDABLE_DISPATCH_STATUSES } from '../../src/domain/states.js';
+import { ACTIVE_RUN_STATUSES } from '../../src/domain/states.js';
+
+export const isActive = (status: string): boolean => (ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
+
+/** Runs an operator may cancel: active and not publishing (contract deviation 4). */
+export const isCancellable = (status: string): boolean => isActive(status) && status !== 'PUBLISHING' && status !== 'PUBLISH_UNKNOWN';
+
+/** Partitions reissuePartition accepts (while the run is EXTRACTING). */
+export const isReissuable = (status: string): boolean => status === 'RUNNING' || status === 'PENDING';
+
+/** Short text shown inside partition grid cells, so status never depends on colour alone. */
+export const PARTITION_ABBREVIATIONS: Record<string, string> = {
+  PENDING: 'PEND',
+  RUNNING: 'RUN',
+  RETRY: 'RTRY',
+  SUCCESS: 'OK',
+  FAILED: 'FAIL',
+  TIMED_OUT: 'TIME',
+  ABANDONED: 'ABND',
+};
+
+/** A tone per status: the badge colour (always shown with the status text). */
+export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'bad' | 'warn' | 'muted' {
+  switch (status) {
+    case 'SUCCESS':
+    case 'ACKED':
+    case 'PASS':
+    case 'SUCCEEDED':
+      return 'good';
+    case 'EXTRACTING':
+    case 'RUNNING':
+    case 'STAGE_VALIDATING':
+    case 'PUBLISHING':
+    case 'SENT':
+      return 'busy';
+    case 'EXTRACTED_VALIDATED':
+    case 'STAGING_VALIDATED':
+    case 'PUBLISHED':
+      return 'wait';
+    case 'PUBLISH_UNKNOWN':
+    case 'RETRY':
+    case 'WARN':
+    case 'MISSING':
+      return 'warn';
+    case 'CANCELLED':
+    case 'ABANDONED':
+      return 'muted';
+    case 'CREATED':
+    case 'PENDING':
+    case 'INFO':
+      return 'neutral';
+    default:
+      return status.startsWith('FAILED') || ['TIMED_OUT', 'DEAD', 'FAIL', 'ERROR', 'FAILED'].includes(status) ? 'bad' : 'neutral';
+  }
+}
