@@ -1,14 +1,18 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { formatTokenEntry, generateToken, tokenConfigEntry } from './auth/tokens.js';
 import { ConfigError, describeConfig, loadConfig, type Config, type Role } from './config/config.js';
 import { createDb, type Db } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
+import { startRealtime } from './realtime/realtime.js';
 import { createApiServer } from './server/app.js';
 import { createLogger, type Logger } from './server/logger.js';
-import { createApiMetrics } from './server/metrics.js';
+import { createApiMetrics, type ApiMetrics } from './server/metrics.js';
+import { serveWorkerHealth } from './worker/health-server.js';
+import { startWorker } from './worker/worker.js';
 
 const USAGE = `usage: load-control <command> [--config PATH]
 
@@ -16,7 +20,8 @@ commands:
   start                 migrate, then run the API, the worker and the console in one process
                         (no DATABASE_URL: an embedded PostgreSQL under .data/ with development tokens)
   serve                 the API and the console
-  work                  the worker: dispatcher and sweeper
+  work                  the worker: dispatcher and sweeper (needs nifi.receiverUrl);
+                        --metrics-port PORT also serves /healthz, /readyz and /metrics
   migrate               apply prisma/migrations to the database
   token <name> <roles…> print a new token and the auth.tokens entry holding its digest
                         (roles: nifi, operator, viewer)`;
@@ -52,8 +57,14 @@ async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean,
   return { url: embedded.url, embedded: true };
 }
 
-async function runServe(config: Config, log: Logger, db: Db, cleanups: Cleanup[]): Promise<string> {
-  const api = createApiServer({ config, db, log, metrics: createApiMetrics() });
+async function runServe(
+  config: Config, log: Logger, db: Db, url: string, cleanups: Cleanup[],
+  metrics: ApiMetrics = createApiMetrics(), readinessChecks: Array<() => boolean> = [],
+): Promise<string> {
+  // the LISTEN connection behind subscriptions; its health is part of /readyz
+  const realtime = startRealtime({ url, config, log });
+  cleanups.push(() => realtime.close());
+  const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks });
   const { port } = await api.listen(config.server.port, config.server.host);
   cleanups.push(() => api.close());
   const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
@@ -65,7 +76,7 @@ async function runServe(config: Config, log: Logger, db: Db, cleanups: Cleanup[]
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { config: { type: 'string' }, 'metrics-port': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
   });
   const [command, ...rest] = positionals;
@@ -119,10 +130,41 @@ async function main(argv: string[]): Promise<void> {
         const db = createDb(url, { poolSize: effective.database.poolSize });
         cleanups.push(() => db.close());
         log.info({ config: describeConfig(effective) }, 'config');
-        const base = await runServe(effective, log, db, cleanups);
+        const metrics = createApiMetrics();
+        const readinessChecks: Array<() => boolean> = [];
+        if (command === 'start') {
+          // the worker's LISTEN connection needs the URL, which is not in the configuration when embedded
+          const worker = startWorker({ config: { ...effective, database: { ...effective.database, url } }, db, log, registry: metrics.registry });
+          cleanups.push(() => worker.stop());
+          readinessChecks.push(worker.listening);
+        }
+        const base = await runServe(effective, log, db, url, cleanups, metrics, readinessChecks);
         console.log(`\nLoad Control is up.\n  GraphQL + GraphiQL: ${base}/graphql\n  console:            ${base}/`);
         for (const t of devTokens) console.log(`  token ${t.name.padEnd(13)} (${t.roles.join(', ')}): ${t.token}`);
         console.log('  Ctrl-C stops everything.\n');
+        return;
+      }
+      case 'work': {
+        if (!config.nifi.receiverUrl) {
+          throw new ConfigError(['config: nifi.receiverUrl: required by the worker (set LC_NIFI__RECEIVER_URL to the URL of NiFi\'s control receiver)']);
+        }
+        const metricsPort = values['metrics-port'] === undefined ? undefined : Number(values['metrics-port']);
+        if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
+          throw new ConfigError(['--metrics-port: must be a port number (0 picks a free one)']);
+        }
+        const { url } = await openDatabase(config, log, false, cleanups);
+        const db = createDb(url, { poolSize: config.database.poolSize });
+        cleanups.push(() => db.close());
+        const registry = new Registry();
+        collectDefaultMetrics({ register: registry, prefix: 'lc_' });
+        const worker = startWorker({ config, db, log, registry });
+        cleanups.push(() => worker.stop());
+        if (metricsPort !== undefined) {
+          const ready = async () => worker.listening() && (await db.pool.query('SELECT 1').then(() => true, () => false));
+          const health = await serveWorkerHealth({ registry, ready, port: metricsPort, host: config.server.host });
+          cleanups.push(() => health.close());
+          log.info({ port: health.port }, 'worker_metrics_listening');
+        }
         return;
       }
       default:

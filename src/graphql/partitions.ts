@@ -44,9 +44,11 @@ builder.mutationField('claimPartition', (t) =>
     nullable: true,
     extensions: NIFI,
     args: { input: t.arg({ type: ClaimPartitionInput, required: true }) },
-    resolve: (_root, args, ctx) => {
+    resolve: async (_root, args, ctx) => {
       const cmd = { ...f.parseCommand(claimSchema, args.input), actor: actorName(ctx) };
-      return inStatement(ctx.services.db, (sql) => claimPartition(sql, cmd));
+      const result = await inStatement(ctx.services.db, (sql) => claimPartition(sql, cmd));
+      if (result.claimed) ctx.services.progress.touch(cmd.runId);
+      return result;
     },
   }),
 );
@@ -104,6 +106,7 @@ builder.mutationField('reportChunk', (t) =>
       const cmd = { ...f.parseCommand(reportChunkSchema, args.input), actor: actorName(ctx) };
       const result = await inStatement(ctx.services.db, (sql) => reportChunk(sql, cmd));
       ctx.services.metrics.chunkReports.inc({ result: result.effect.toLowerCase() });
+      ctx.services.progress.touch(cmd.runId);
       return result;
     },
   }),

@@ -5,6 +5,14 @@ import './runs.js';
 import './manifest.js';
 import './partitions.js';
 import './events.js';
+import './reissue.js';
+import './gate.js';
+import './validation.js';
+import './publish.js';
+import './operator.js';
+import './cleanup.js';
+import './monitor.js';
+import './subscriptions.js';
 
 let schema: GraphQLSchema | undefined;
 

@@ -9,8 +9,11 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import type { GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
+import { createProgressNotifier } from '../realtime/progress.js';
+import type { Realtime } from '../realtime/realtime.js';
 import { actorOf, createAuthenticator, useRootFieldAuth } from './auth.js';
-import { useErrorEnvelope } from './error-envelope.js';
+import { createConsoleHandler } from './console.js';
+import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { requestIdOf, useRequestId } from './request-id.js';
@@ -23,6 +26,10 @@ export interface ApiServerOptions {
   metrics: ApiMetrics;
   /** Extra readiness checks (e.g. the LISTEN connection); the database is always checked. */
   readinessChecks?: Array<() => boolean | Promise<boolean>>;
+  /** The process's realtime (LISTEN connection and feeds) for subscriptions; its connection is part of /readyz. */
+  realtime?: Realtime;
+  /** The built console (default web/dist). */
+  consoleDir?: string;
 }
 
 export interface ApiServer {
@@ -38,22 +45,65 @@ function rootField(operation: OperationDefinitionNode | null | undefined): strin
   return first?.kind === 'Field' ? first.name.value : 'unknown';
 }
 
-function useRequestMetrics(metrics: ApiMetrics): Plugin {
-  const operations = new WeakMap<Request, string>();
+interface RequestFacts {
+  operation: string;
+  runId?: unknown;
+  partitionId?: unknown;
+}
+
+/** One access-log line and the request metrics per GraphQL request (2xx at debug: the hot paths are hot). */
+function useAccessLog(metrics: ApiMetrics, log: Logger): Plugin {
+  const facts = new WeakMap<Request, RequestFacts>();
   const started = new WeakMap<Request, number>();
   return {
     onRequest({ request }) {
       started.set(request, performance.now());
     },
     onValidate({ params, context }) {
-      const ctx = context as { request: Request; params?: { operationName?: string } };
-      operations.set(ctx.request, rootField(getOperationAST(params.documentAST, ctx.params?.operationName)));
+      const ctx = context as { request: Request; params?: { operationName?: string; variables?: Record<string, unknown> } };
+      const variables = ctx.params?.variables ?? {};
+      const input = (variables.input ?? variables) as Record<string, unknown>;
+      facts.set(ctx.request, {
+        operation: rootField(getOperationAST(params.documentAST, ctx.params?.operationName)),
+        runId: input?.runId,
+        partitionId: input?.partitionId,
+      });
     },
     onResponse({ request, response }) {
-      const operation = operations.get(request) ?? 'none';
-      metrics.requests.inc({ operation, status: String(response.status) });
-      metrics.requestSeconds.observe({ operation }, (performance.now() - (started.get(request) ?? performance.now())) / 1000);
+      const fact = facts.get(request) ?? { operation: 'none' };
+      const seconds = (performance.now() - (started.get(request) ?? performance.now())) / 1000;
+      metrics.requests.inc({ operation: fact.operation, status: String(response.status) });
+      metrics.requestSeconds.observe({ operation: fact.operation }, seconds);
+      const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'info' : 'debug';
+      log[level]({
+        requestId: requestIdOf(request),
+        operation: fact.operation,
+        runId: fact.runId,
+        partitionId: fact.partitionId,
+        httpStatus: response.status,
+        errorCode: response.headers.get('x-error-code') ?? undefined,
+        durationMs: Math.round(seconds * 1000),
+      }, 'api_response');
     },
+  };
+}
+
+/**
+ * graphql-tools' subscribe() relabels every variable-coercion error BAD_USER_INPUT; ours carry the
+ * scalars' details {field, reason} and are INVALID_INPUT (422), as in queries and mutations.
+ */
+function useSubscriptionInputErrors(): Plugin {
+  return {
+    onSubscribe: () => ({
+      onSubscribeResult({ result }) {
+        if (!('errors' in result)) return;
+        for (const error of result.errors ?? []) {
+          const extensions = error.extensions as Record<string, unknown> | undefined;
+          const details = extensions?.details as { field?: unknown; reason?: unknown } | undefined;
+          if (extensions?.code === 'BAD_USER_INPUT' && details?.field && details.reason) extensions.code = 'INVALID_INPUT';
+        }
+      },
+    }),
   };
 }
 
@@ -65,7 +115,10 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, heade
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
   const authenticate = createAuthenticator(config.auth.tokens);
-  const services: Services = { db, config, metrics };
+  const progress = createProgressNotifier(db.pool, { onError: (error) => log.debug({ err: error }, 'progress_notify_failed') });
+  const services: Services = { db, config, metrics, progress, realtime: options.realtime ?? null };
+  const serveConsole = createConsoleHandler(options.consoleDir);
+  const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: buildSchema(),
@@ -78,20 +131,22 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     context: ({ request }) => ({ actor: actorOf(request, authenticate), requestId: requestIdOf(request), services }),
     plugins: [
       useRequestId(),
-      useRequestMetrics(metrics),
+      useAccessLog(metrics, log),
       maxTokensPlugin({ n: 5000 }),
       // introspection counts too: GraphiQL's own introspection query is 13 levels deep
       maxDepthPlugin({ n: 20, ignoreIntrospection: false, flattenFragments: true }),
       maxAliasesPlugin({ n: 20 }),
       useRootFieldAuth(authenticate),
+      useSubscriptionInputErrors(),
       useErrorEnvelope(log),
+      useUnsupportedMediaType(),
     ],
   });
 
   async function ready(): Promise<boolean> {
     try {
       await db.pool.query('SELECT 1');
-      for (const check of options.readinessChecks ?? []) if (!(await check())) return false;
+      for (const check of readinessChecks) if (!(await check())) return false;
       return true;
     } catch (error) {
       log.warn({ err: error }, 'readyz_failed');
@@ -121,7 +176,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       });
       return;
     }
-    sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not Found' });
+    void serveConsole(req, res, path ?? '/').then((served) => {
+      if (!served) sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not Found' });
+    });
   });
 
   return {
@@ -136,6 +193,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       });
     },
     close() {
+      progress.close();
       return new Promise((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

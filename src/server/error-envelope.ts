@@ -55,10 +55,15 @@ export function useErrorEnvelope(log: Logger): Plugin {
     onResultProcess({ request, result, setResult }) {
       if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
       const requestId = requestIdOf(request);
-      const errors = result.errors.map((raw) => {
+      const enveloped = result.errors.map((raw) => {
         const error = raw instanceof GraphQLError ? raw : new GraphQLError(String((raw as Error).message ?? raw), { originalError: raw as Error });
-        const envelope = envelopeOf(error, log, requestId);
-        return new GraphQLError(envelope.message, {
+        return { error, envelope: envelopeOf(error, log, requestId) };
+      });
+      // Yoga answers with the highest status among the errors and merges their headers, the last one winning:
+      // every error carries the X-Error-Code of the one that decides the status, so header and status agree
+      const deciding = enveloped.reduce((a, b) => (b.envelope.status > a.envelope.status ? b : a)).envelope;
+      const errors = enveloped.map(({ error, envelope }) =>
+        new GraphQLError(envelope.message, {
           nodes: error.nodes,
           source: error.source,
           positions: error.positions,
@@ -67,11 +72,28 @@ export function useErrorEnvelope(log: Logger): Plugin {
             code: envelope.code,
             ...(envelope.details !== undefined ? { details: envelope.details } : {}),
             requestId,
-            http: { status: envelope.status, headers: headersFor(envelope, error) },
+            http: { status: envelope.status, headers: headersFor(deciding, error) },
           },
-        });
-      });
+        }));
       setResult({ ...result, errors });
+    },
+  };
+}
+
+/**
+ * A body no request parser accepts (e.g. InvokeHTTP's default Content-Type application/octet-stream) gets
+ * Yoga's bare 415; it gets the envelope and X-Error-Code too. Registered after Yoga's own parsers.
+ */
+export function useUnsupportedMediaType(): Plugin {
+  return {
+    onRequestParse({ request, requestParser, endResponse, fetchAPI }) {
+      if (requestParser) return;
+      const message = `unsupported Content-Type ${JSON.stringify(request.headers.get('content-type') ?? '')}: send application/json`;
+      const body = { errors: [{ message, extensions: { code: 'BAD_REQUEST', requestId: requestIdOf(request) } }] };
+      endResponse(new fetchAPI.Response(JSON.stringify(body), {
+        status: 415,
+        headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Error-Code': 'BAD_REQUEST' },
+      }));
     },
   };
 }

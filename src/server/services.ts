@@ -1,10 +1,16 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
+import type { ProgressNotifier } from '../realtime/progress.js';
+import type { Realtime } from '../realtime/realtime.js';
 import type { ApiMetrics } from './metrics.js';
 
-/** What resolvers reach through the context: the database, the configuration and the process's metrics. */
+/** What resolvers reach through the context: the database, the configuration, the process's metrics and realtime. */
 export interface Services {
   db: Db;
   config: Config;
   metrics: ApiMetrics;
+  /** Coalesced NOTIFY of claim and chunk progress, sent after their statements committed. */
+  progress: ProgressNotifier;
+  /** Subscriptions' feeds; null in a process that does not run the LISTEN connection. */
+  realtime: Realtime | null;
 }

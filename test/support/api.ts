@@ -4,6 +4,7 @@ import pg from 'pg';
 import { hashToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createDb, type Db } from '../../src/db/client.js';
+import { startRealtime, type Realtime } from '../../src/realtime/realtime.js';
 import { createApiServer } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createApiMetrics } from '../../src/server/metrics.js';
@@ -32,6 +33,8 @@ export interface TestApi {
   db: Db;
   /** Direct SQL for assertions and for ageing timestamps; fixtures otherwise go through the API. */
   sql: pg.Pool;
+  /** The LISTEN connection and feeds behind subscriptions, when started with `{ realtime: true }`. */
+  realtime: Realtime | undefined;
   gql<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, options?: { token?: TokenName | null; headers?: Record<string, string> }): Promise<GqlResponse<T>>;
   close(): Promise<void>;
 }
@@ -56,14 +59,29 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
   return config;
 }
 
-export async function startTestApi(overrides: ConfigOverrides = {}): Promise<TestApi> {
+export interface TestApiOptions {
+  /** Run the realtime LISTEN connection (subscriptions; part of /readyz). */
+  realtime?: boolean;
+  /** Serve the console from this directory instead of web/dist. */
+  consoleDir?: string;
+}
+
+export async function startTestApi(overrides: ConfigOverrides = {}, options: TestApiOptions = {}): Promise<TestApi> {
   const database = await createTestDatabase();
   const config = testConfig({ ...overrides, database: { ...overrides.database, url: database.url } });
   const db = createDb(database.url, { poolSize: 20 });
   const sql = new pg.Pool({ connectionString: database.url, max: 4 });
-  const api = createApiServer({ config, db, log: createLogger(config.logging, 'test'), metrics: createApiMetrics() });
+  // a connection still closing when the test database is dropped must not fail the run
+  sql.on('error', () => undefined);
+  const log = createLogger(config.logging, 'test');
+  const realtime = options.realtime ? startRealtime({ url: database.url, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } }) : undefined;
+  const api = createApiServer({ config, db, log, metrics: createApiMetrics(), realtime, consoleDir: options.consoleDir });
   const { port } = await api.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${port}`;
+  if (realtime) {
+    for (let i = 0; i < 200 && !realtime.listening(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (!realtime.listening()) throw new Error('the realtime LISTEN connection did not come up');
+  }
 
   return {
     url,
@@ -71,6 +89,7 @@ export async function startTestApi(overrides: ConfigOverrides = {}): Promise<Tes
     database,
     db,
     sql,
+    realtime,
     async gql(query, variables = {}, options = {}) {
       const token = options.token === undefined ? 'nifi' : options.token;
       const response = await fetch(`${url}/graphql`, {
@@ -94,6 +113,7 @@ export async function startTestApi(overrides: ConfigOverrides = {}): Promise<Tes
     },
     async close() {
       await api.close();
+      await realtime?.close();
       await sql.end();
       await db.close();
       await database.drop();

@@ -136,3 +136,62 @@ export async function completeRun(api: TestApi, counts: number[] = [3, 4], optio
   expect(rows[0]?.status).toBe('EXTRACTED_VALIDATED');
   return { ...run, dispatchId: rows[0]!.dispatch_id };
 }
+
+// ---- after extraction: validation and publishing (ref §10 metrics, to_staging_validated, to_published) ----
+
+export const START_VALIDATION = `mutation($input: StartValidationInput!) { startValidation(input: $input) {
+  started runStatus jobKey businessKey snapshotScn hdfsRunPath stageTable sourceCount extractedCount sourceMetrics } }`;
+export const RECORD_METRICS = `mutation($input: RecordMetricsInput!) { recordMetrics(input: $input) { recorded failCount runStatus } }`;
+export const MARK_STAGE_VALIDATED = `mutation($input: MarkStageValidatedInput!) {
+  markStageValidated(input: $input) { stageValidated runStatus reasons stagingCount } }`;
+export const CLAIM_PUBLISH = `mutation($input: ClaimPublishInput!) { claimPublish(input: $input) { claimed runStatus } }`;
+export const REPORT_PUBLISH_RESULT = `mutation($input: ReportPublishResultInput!) { reportPublishResult(input: $input) { runStatus changed } }`;
+export const MARK_SUCCESS = `mutation($input: MarkSuccessInput!) { markSuccess(input: $input) { success runStatus reasons targetCount } }`;
+
+export interface MetricSpec {
+  metricName: string;
+  result: 'PASS' | 'FAIL' | 'WARN';
+  actualValue?: string | null;
+  expectedValue?: string | null;
+}
+
+export const metric = (metricName: string, result: MetricSpec['result'] = 'PASS', actualValue: string | null = '0'): MetricSpec => ({
+  metricName, result, actualValue, expectedValue: actualValue,
+});
+
+export async function recordMetrics(api: TestApi, runId: string, stage: string, metrics: MetricSpec[], queryVersion = 'v1') {
+  const res = await api.gql<{ recordMetrics: { recorded: number; failCount: number; runStatus: string } }>(
+    RECORD_METRICS, { input: { runId, stage, queryVersion, metrics } },
+  );
+  return { ...res, result: res.body.data?.recordMetrics };
+}
+
+/** completeRun, then the validation flow starts: STAGE_VALIDATING. */
+export async function toStageValidating(api: TestApi, counts: number[] = [3, 4], options: { create?: Record<string, unknown> } = {}) {
+  const run = await completeRun(api, counts, options);
+  const res = await api.gql(START_VALIDATION, { input: { runId: run.runId, dispatchId: run.dispatchId, node: 'nifi-01' } });
+  expect(res.body.data?.startValidation?.started).toBe(true);
+  return run;
+}
+
+/** STAGING metrics pass with STAGE_COUNT = the extracted count: STAGING_VALIDATED. */
+export async function toStagingValidated(api: TestApi, counts: number[] = [3, 4], options: { create?: Record<string, unknown> } = {}) {
+  const run = await toStageValidating(api, counts, options);
+  const total = String(counts.reduce((a, b) => a + b, 0));
+  const recorded = await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', total), metric('DUP_PK_COUNT')]);
+  expect(recorded.body.errors).toBeUndefined();
+  const res = await api.gql(MARK_STAGE_VALIDATED, { input: { runId: run.runId } });
+  expect(res.body.data?.markStageValidated?.stageValidated).toBe(true);
+  return run;
+}
+
+/** Claimed and published: PUBLISHED, with the publish token that owns it. */
+export async function toPublished(api: TestApi, counts: number[] = [3, 4], options: { create?: Record<string, unknown> } = {}) {
+  const run = await toStagingValidated(api, counts, options);
+  const publishToken = randomUUID();
+  const claimed = await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
+  expect(claimed.body.data?.claimPublish?.claimed).toBe(true);
+  const res = await api.gql(REPORT_PUBLISH_RESULT, { input: { runId: run.runId, publishToken, outcome: 'PUBLISHED' } });
+  expect(res.body.data?.reportPublishResult).toEqual({ runStatus: 'PUBLISHED', changed: true });
+  return { ...run, publishToken };
+}
