@@ -3,7 +3,7 @@
 // Usage: npm run build && npx tsx bench/report-chunk.ts   (DATABASE_URL optional; embedded otherwise)
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { benchDatabase, fmt, gql, measure, postgresCpuSeconds, printTable, processCpuSeconds, startCli, type Measured } from './support.js';
+import { benchDatabase, fmt, gql, measure, postgresCpuSeconds, printTable, processCpuSeconds, sampleRss, startCli, type Measured } from './support.js';
 
 const CLIENTS = 32;
 const REPORTS = Number(process.env.BENCH_REPORTS ?? 20_000);
@@ -85,8 +85,11 @@ async function main(): Promise<void> {
   try {
     // warm up: JIT, connection pool, plan caches
     await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
+    // the API's resident memory while it takes the load
+    const rss = sampleRss(api.process.pid!);
     const small = await runScenario(api.url, api.process.pid!, { name: 'p8', partitions: 8, chunksPerPartition: REPORTS / 8 });
     const large = await runScenario(api.url, api.process.pid!, { name: 'p10000', partitions: 10_000, chunksPerPartition: REPORTS / 10_000 });
+    const memory = rss.stop();
     const sql = new pg.Client({ connectionString: database.url });
     await sql.connect();
     const { rows } = await sql.query(`SELECT count(*)::int AS runs FROM nifi_ops.load_run WHERE status = 'EXTRACTED_VALIDATED'`);
@@ -98,11 +101,14 @@ async function main(): Promise<void> {
     printTable('claimPartition, 10,000 partitions', [
       { 'claims/s': fmt(large.claims.perSecond, 0), 'p50 ms': fmt(large.claims.p50, 2), 'p99 ms': fmt(large.claims.p99, 2) },
     ]);
+    printTable(`API process memory (VmRSS) under this load, ${CLIENTS} clients`, [
+      { 'after warm-up MB': fmt(memory.startMb), 'peak MB': fmt(memory.peakMb), 'at the end MB': fmt(memory.endMb) },
+    ]);
     const ratio = large.reports.perSecond / small.reports.perSecond;
     console.log(`ratio 10,000 / 8 partitions: ${fmt(ratio, 2)} (target >= 0.8); runs completed: ${rows[0].runs} of 3`);
     console.log(JSON.stringify({
       bench: 'report-chunk',
-      p8: small.reports, p10000: large.reports, claims: large.claims, ratio,
+      p8: small.reports, p10000: large.reports, claims: large.claims, ratio, apiRssMb: memory,
     }));
   } finally {
     await api.stop();

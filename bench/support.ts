@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,4 +203,129 @@ export function postgresCpuSeconds(): number {
     }
   }
   return total;
+}
+
+export interface CliProcessOptions {
+  /** Run src/cli.ts through tsx (the code in the tree) instead of dist/cli.js (the build). */
+  fromSource?: boolean;
+  /** Arguments after the command (e.g. --metrics-port 0). */
+  args?: string[];
+  /** Appends the child's stdout and stderr to this file; otherwise stderr is inherited. */
+  logFile?: string;
+}
+
+/** Our environment without load-control's own settings, which the caller gives explicitly. */
+function inheritedEnv(): Record<string, string> {
+  const own = (name: string) => name.startsWith('LC_') || ['DATABASE_URL', 'PORT', 'PGAPPNAME'].includes(name);
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !own(e[0])));
+}
+
+/**
+ * `load-control <command>` as a child process with the environment given (and none of our own LC_ settings), for
+ * callers that manage ports, tokens and restarts themselves (the simulator). Returns at once.
+ */
+export function spawnCli(command: 'serve' | 'work' | 'start', env: Record<string, string>, options: CliProcessOptions = {}): ChildProcess {
+  const entry = options.fromSource ? ['--import', 'tsx', join(ROOT, 'src/cli.ts')] : [join(ROOT, 'dist/cli.js')];
+  const out = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
+  const child = spawn(process.execPath, [...entry, command, ...(options.args ?? [])], {
+    cwd: ROOT,
+    env: { ...inheritedEnv(), ...env },
+    stdio: ['ignore', out, options.logFile ? out : 'inherit'],
+  });
+  if (typeof out === 'number') closeSync(out);
+  return child;
+}
+
+/** Polls `${url}/readyz` until it answers 200; throws after timeoutMs or when the process exits first. */
+export async function waitUntilReady(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${url}: the process exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+    try {
+      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url}: not ready within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface GqlRequestOptions {
+  token?: string;
+  /** The request fails with an error named TimeoutError after this long. */
+  timeoutMs?: number;
+}
+
+/** Like gql(), with a chosen token and a time limit; non-JSON bodies come back as { raw } instead of throwing. */
+export function gqlRequest(url: string, query: string, variables: unknown, options: GqlRequestOptions = {}): Promise<GqlResult> {
+  const payload = JSON.stringify({ query, variables });
+  const target = new URL('/graphql', url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          authorization: `Bearer ${options.token ?? BENCH_TOKEN}`,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = { raw: text };
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
+    if (options.timeoutMs !== undefined) {
+      req.setTimeout(options.timeoutMs, () => req.destroy(Object.assign(new Error(`no response within ${options.timeoutMs} ms`), { name: 'TimeoutError' })));
+    }
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Resident memory of a process in MB (VmRSS from /proc). */
+export function rssMegabytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+export interface RssSampler {
+  /** Stops sampling: the first, highest and last sample in MB. */
+  stop(): { startMb: number; peakMb: number; endMb: number };
+}
+
+/** Samples a process's VmRSS every intervalMs until stopped (e.g. the API's memory under a benchmark's load). */
+export function sampleRss(pid: number, intervalMs = 100): RssSampler {
+  const samples = [rssMegabytes(pid)];
+  const timer = setInterval(() => {
+    try {
+      samples.push(rssMegabytes(pid));
+    } catch {
+      // the process ended
+    }
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      samples.push(rssMegabytes(pid));
+      const seen = samples.filter((s) => Number.isFinite(s));
+      return { startMb: seen[0]!, peakMb: Math.max(...seen), endMb: seen[seen.length - 1]! };
+    },
+  };
 }

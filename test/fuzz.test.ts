@@ -1,0 +1,600 @@
+// Fuzzing every mutation: requests generated from the schema (introspected over HTTP) by mutating a valid
+// input of each — required fields dropped, nulls, wrong types, over-long strings, out-of-range numbers, bad
+// UUIDs, dates and decimals, unknown fields, deeply nested JSON, huge arrays, random unicode — plus wrong
+// tokens and malformed HTTP bodies, against a database seeded with runs in every state. No answer may be a
+// 5xx, and a fingerprint of every nifi_ops table (row count and a hash of the rows) must be unchanged after
+// every rejected (4xx) request, except for the refusals the contract records on purpose.
+import {
+  buildClientSchema, getIntrospectionQuery, getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType,
+  isObjectType, isScalarType, type GraphQLInputObjectType, type GraphQLInputType, type GraphQLSchema, type IntrospectionQuery,
+} from 'graphql';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generator } from '../sim/random.js';
+import { ERROR_HTTP_STATUS, type ErrorCode } from '../src/domain/errors.js';
+import { startTestApi, TOKENS, type TestApi, type TokenName } from './support/api.js';
+import {
+  CLAIM_PUBLISH, HDFS_ROOT, JOB, MARK_SUCCESS, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, createRun, manifestInput,
+  metric, recordMetrics, report, startRun, toPublished, toStageValidating, toStagingValidated,
+} from './support/fixtures.js';
+import { defineGate, observed } from './support/gate-fixtures.js';
+
+const SEED = 20260601;
+const TOTAL_CASES = 10_500;
+const CONCURRENCY = 16;
+const BATCH = 48;
+
+/** Refusals that record something on purpose (contract): the tables they may change. */
+const RECORDED_REFUSALS: Record<string, string[]> = {
+  MANIFEST_INVALID: ['load_run', 'load_event'], // FAILED_MANIFEST is committed, then 422
+  DEPENDENCIES_NOT_READY: ['load_event'], // the WARN event the operators' alert is made of
+  CHUNK_CONFLICT: ['load_event'], // an alert: a changed chunk of a successful partition
+};
+
+interface Case {
+  mutation: string;
+  label: string;
+  /** The request as sent: a GraphQL document and variables, or a raw body. */
+  body: string;
+  token: string | null;
+  contentType?: string;
+  /** Built to be refused before the database (400, 401, 403, 413, 415 or 422): an acceptance is a finding. */
+  invalid: boolean;
+}
+
+interface Outcome {
+  c: Case;
+  status: number;
+  /** extensions.code of every error in the body. */
+  codes: string[];
+  code: string | undefined;
+  headerCode: string | null;
+}
+
+let api: TestApi;
+let schema: GraphQLSchema;
+const baselines = new Map<string, Record<string, unknown>>();
+/** The roles a mutation accepts (nifi, operator or both). */
+const roles = new Map<string, TokenName[]>();
+
+// ---- the world the requests hit: runs in every state, a gate, observations ----
+
+async function seed(): Promise<void> {
+  const extracting = await startRun(api, [5, 5, 5]);
+  const owner = await claim(api, extracting.runId, '0000');
+  await report(api, chunkInput(extracting, '0000', owner.claimToken, 0, 2, 2));
+  const doneOwner = await claim(api, extracting.runId, '0001');
+  await report(api, chunkInput(extracting, '0001', doneOwner.claimToken, 0, 1, 5));
+  const failing = await startRun(api, [4]);
+  const failOwner = await claim(api, failing.runId, '0000');
+  const created = await createRun(api);
+  const extracted = await completeRun(api);
+  const validating = await toStageValidating(api);
+  const staged = await toStagingValidated(api);
+  const publishing = await toStagingValidated(api);
+  const publishToken = randomUUID();
+  await api.gql(CLAIM_PUBLISH, { input: { runId: publishing.runId, publishToken } });
+  const unknown = await toStagingValidated(api);
+  const unknownToken = randomUUID();
+  await api.gql(CLAIM_PUBLISH, { input: { runId: unknown.runId, publishToken: unknownToken } });
+  await api.gql(REPORT_PUBLISH_RESULT, { input: { runId: unknown.runId, publishToken: unknownToken, outcome: 'PUBLISH_UNKNOWN' } });
+  const published = await toPublished(api);
+  const succeeded = await toPublished(api);
+  await recordMetrics(api, succeeded.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '7')]);
+  await api.gql(MARK_SUCCESS, { input: { runId: succeeded.runId, targetCount: '7' } });
+  const cancellable = await startRun(api, [3]);
+  await defineGate(api, 'FUZZ_LOAD_GATE', ['FUZZ_UP'], 'FUZZ_GATED');
+  await defineGate(api, 'FUZZ_REPORT', ['FUZZ_UP']);
+  await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-01', state: 'SUCCEEDED' });
+  await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-02', state: 'RUNNING' });
+
+  const metricInput = { metricName: 'STAGE_COUNT', expectedValue: '7', actualValue: '7', tolerance: '0', result: 'PASS', details: { q: 'select' } };
+  const all: Record<string, Record<string, unknown>> = {
+    createRun: {
+      jobKey: 'FUZZ_GATED', businessKey: '2031-05-02', hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_FUZZ_',
+      allowEmptySource: false, parameters: { source: 'APP.T' }, idempotencyKey: 'fuzz-create',
+    },
+    registerManifest: { ...manifestInput(created.runId, [3, 4], { nullCount: 2 }), sourceMetricsVersion: 'v1' },
+    failRun: { runId: created.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'PG-10', errorCode: 'E1', message: 'm' },
+    claimPartition: { runId: extracting.runId, partitionId: '0002', claimToken: randomUUID(), workerNode: 'nifi-01' },
+    reportChunk: { ...chunkInput(extracting, '0000', owner.claimToken, 1, 2, 3) },
+    failPartition: {
+      runId: failing.runId, partitionId: '0000', claimToken: failOwner.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL',
+      errorCode: 'ORA-00942', message: 'table gone', attempt: '1',
+    },
+    recordEvent: {
+      runId: extracting.runId, level: 'WARN', name: 'FUZZ_EVENT', jobKey: JOB, businessKey: extracting.businessKey, partitionId: '0000',
+      chunkIndex: '0', processGroup: 'PG-20', processorName: 'InvokeHTTP', processorId: 'abc', nodeId: 'nifi-01', attemptNo: '1',
+      rowCount: '1', byteCount: '1', durationMs: '1', errorClass: 'HTTP', errorCode: 'E', message: 'm', details: { a: 1 },
+    },
+    startValidation: { runId: extracted.runId, dispatchId: extracted.dispatchId, node: 'nifi-02' },
+    recordMetrics: { runId: validating.runId, stage: 'STAGING', queryVersion: 'v1', metrics: [metricInput] },
+    markStageValidated: { runId: validating.runId },
+    claimPublish: { runId: staged.runId, publishToken: randomUUID() },
+    reportPublishResult: { runId: publishing.runId, publishToken, outcome: 'PUBLISHED', errorCode: null, message: 'done' },
+    markSuccess: { runId: published.runId, targetCount: '7' },
+    recordCleanup: { runId: succeeded.runId, droppedTable: 'tmp_t', deletedPath: succeeded.hdfsRunPath },
+    resolveUnknown: { runId: unknown.runId, resolution: 'FAILED_PUBLISH', reason: 'target untouched' },
+    resendDispatch: { runId: extracted.runId, dispatchId: extracted.dispatchId, reason: 'receiver is back' },
+    cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
+    reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
+    defineGate: { consumer: 'FUZZ_OTHER', requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'], boundJobKey: null },
+    recordObservation: { jobId: 'FUZZ_UP', businessDate: '2031-05-03', attempt: '1', runId: 'up-1', state: 'RUNNING', startedAt: '2031-05-03T06:00:00+02:00' },
+    publish: { consumer: 'FUZZ_REPORT', businessDate: '2031-05-01', output: { file: '/reports/2031-05-01.csv', rows: 12 } },
+  };
+  for (const [name, input] of Object.entries(all)) baselines.set(name, input);
+}
+
+// ---- the schema: which mutations, their input types, their roles ----
+
+function mutationInputType(name: string): GraphQLInputObjectType {
+  const field = schema.getMutationType()!.getFields()[name]!;
+  const type = getNamedType(field.args.find((a) => a.name === 'input')!.type);
+  if (!isInputObjectType(type)) throw new Error(`${name}: input is not an input object`);
+  return type;
+}
+
+function document(name: string): string {
+  const field = schema.getMutationType()!.getFields()[name]!;
+  const payload = getNamedType(field.type);
+  const scalars = isObjectType(payload)
+    ? Object.values(payload.getFields()).filter((f) => { const t = getNamedType(f.type); return isScalarType(t) || isEnumType(t); }).map((f) => f.name)
+    : [];
+  return `mutation($input: ${mutationInputType(name).name}!) { ${name}(input: $input) { ${scalars.length ? scalars.join(' ') : '__typename'} } }`;
+}
+
+// ---- values ----
+
+type Random = () => number;
+
+function randomUnicode(random: Random, length: number): string {
+  const ranges: Array<[number, number]> = [
+    [0x20, 0x7e], [0xa0, 0x24f], [0x370, 0x3ff], [0x590, 0x6ff], [0x300, 0x36f], [0x4e00, 0x9fff], [0x1f300, 0x1faff],
+    [0x200b, 0x200f], [0x1, 0x1f], [0xfff0, 0xffff],
+  ];
+  let text = '';
+  for (let i = 0; i < length; i++) {
+    const [lo, hi] = ranges[Math.floor(random() * ranges.length)]!;
+    text += String.fromCodePoint(lo + Math.floor(random() * (hi - lo + 1)));
+  }
+  return text;
+}
+
+interface Variant {
+  label: string;
+  /** undefined: drop the field. */
+  value: unknown;
+  invalid: boolean;
+}
+
+const DROP = Symbol('drop');
+/**
+ * A JSON object nested `depth` deep: in inputs as a marker string, spliced into the body as text, because
+ * cloning or serialising it as an object would overflow the stack of this process.
+ */
+function nested(depth: number): { marker: string; text: string } {
+  return { marker: `\u2063nested-${depth}\u2063`, text: `${'{"n":'.repeat(depth)}{}${'}'.repeat(depth)}` };
+}
+const DEEP_JSON = nested(2_000);
+const VERY_DEEP_JSON = nested(20_000);
+
+/** Values to put where a value of this type (as declared, with its nullability) belongs. */
+function variantsFor(type: GraphQLInputType, sample: unknown, random: Random): Variant[] {
+  const required = isNonNullType(type);
+  const inner = isNonNullType(type) ? type.ofType : type;
+  const v: Variant[] = [
+    { label: 'dropped', value: DROP, invalid: required },
+    { label: 'null', value: null, invalid: required },
+  ];
+  if (isListType(inner)) {
+    const item = Array.isArray(sample) ? sample[0] : sample;
+    v.push(
+      { label: 'huge array', value: Array.from({ length: 20_001 }, () => item), invalid: true },
+      { label: 'empty array', value: [], invalid: false },
+      { label: 'array of nulls', value: [null, null], invalid: isNonNullType(inner.ofType) },
+      { label: 'object instead of array', value: { x: 1 }, invalid: true },
+      { label: 'nested arrays', value: [[item]], invalid: true },
+    );
+    return v;
+  }
+  if (isInputObjectType(inner)) {
+    v.push({ label: 'string instead of object', value: 'x', invalid: true }, { label: 'array of numbers', value: [1, 2], invalid: true });
+    return v;
+  }
+  const named = getNamedType(inner);
+  const wrongTypes = (kinds: Array<[string, unknown]>) => kinds.map(([label, value]) => ({ label, value, invalid: true }));
+  switch (named.name) {
+    case 'String':
+      v.push(
+        ...wrongTypes([['number', 12345], ['float', 1.5], ['boolean', true], ['object', { a: 1 }], ['array', ['a']]]),
+        { label: 'over-long (100k)', value: 'x'.repeat(100_001), invalid: true },
+        { label: '2001 chars', value: 'y'.repeat(2001), invalid: false },
+        { label: '201 chars', value: 'z'.repeat(201), invalid: false },
+        { label: 'empty', value: '', invalid: false },
+        { label: 'blank', value: '   ', invalid: false },
+        { label: 'NUL', value: 'a\u0000b', invalid: false },
+        { label: 'control characters', value: '\t\r\n\u0007\u001b[31m', invalid: false },
+        { label: 'lone surrogate', value: 'a\ud800b', invalid: false },
+        { label: 'path traversal', value: '/data/../../etc/passwd', invalid: false },
+        { label: 'SQL', value: "x'; DROP TABLE nifi_ops.load_run; --", invalid: false },
+        { label: 'random unicode', value: randomUnicode(random, 1 + Math.floor(random() * 40)), invalid: false },
+        { label: 'long random unicode', value: randomUnicode(random, 150 + Math.floor(random() * 300)), invalid: false },
+      );
+      break;
+    case 'Boolean':
+      v.push(...wrongTypes([['string true', 'true'], ['number 1', 1], ['object', {}]]));
+      break;
+    case 'Int':
+      v.push(...wrongTypes([['beyond 32 bits', 2 ** 31], ['float', 1.5], ['string', '5']]), { label: 'negative', value: -1, invalid: false });
+      break;
+    case 'UUID':
+      v.push(
+        ...wrongTypes([['not a uuid', 'not-a-uuid'], ['no hyphens', randomUUID().replace(/-/g, '')], ['braces', `{${randomUUID()}}`],
+          ['37 chars', `${randomUUID()}0`], ['number', 42], ['over-long', 'f'.repeat(100_000)], ['unicode', randomUnicode(random, 36)]]),
+        { label: 'nil uuid', value: '00000000-0000-0000-0000-000000000000', invalid: false },
+        { label: 'random uuid', value: randomUUID(), invalid: false },
+        { label: 'upper-case uuid', value: typeof sample === 'string' ? sample.toUpperCase() : randomUUID().toUpperCase(), invalid: false },
+      );
+      break;
+    case 'Long':
+      v.push(
+        ...wrongTypes([['25 digits', '9'.repeat(25)], ['2^63', '9223372036854775808'], ['below -2^63', '-9223372036854775809'],
+          ['fraction', '1.5'], ['float', 2.5], ['exponent', '1e3'], ['hex', '0x10'], ['letters', 'abc'], ['empty', ''],
+          ['unsafe number', 2 ** 60], ['boolean', true], ['object', {}], ['negative', '-1'], ['negative number', -7]]),
+        { label: 'zero', value: '0', invalid: false },
+        { label: 'max', value: '9223372036854775807', invalid: false },
+        { label: 'padded', value: ' 12 ', invalid: false },
+        { label: 'number', value: 3, invalid: false },
+      );
+      break;
+    case 'Decimal':
+      v.push(
+        ...wrongTypes([['39 digits', '9'.repeat(39)], ['fraction', '1.5'], ['letters', 'abc'], ['empty', ''], ['double sign', '--1'],
+          ['exponent', '1e5'], ['float', 0.25], ['boolean', false]]),
+        { label: '38 digits', value: '9'.repeat(38), invalid: false },
+        { label: 'negative', value: '-12', invalid: false },
+      );
+      break;
+    case 'DateTime':
+      v.push(
+        ...wrongTypes([['words', 'yesterday'], ['month 13', '2030-13-01T00:00:00Z'], ['date only', '2030-01-01'],
+          ['no offset', '2030-01-01T00:00:00'], ['number', 1_700_000_000], ['over-long', '2'.repeat(5000)]]),
+        { label: 'far future', value: '9999-12-31T23:59:59+14:00', invalid: false },
+        { label: 'epoch', value: '1970-01-01T00:00:00Z', invalid: false },
+      );
+      break;
+    case 'Date':
+      v.push(
+        ...wrongTypes([['february 30', '2030-02-30'], ['short', '2030-1-1'], ['compact', '20300101'], ['garbage', '9999-99-99'],
+          ['number', 20300101], ['with time', '2030-01-01T00:00:00Z']]),
+        { label: 'epoch', value: '1970-01-01', invalid: false },
+        { label: 'year 9999', value: '9999-12-31', invalid: false },
+      );
+      break;
+    case 'JSON':
+      v.push(
+        ...wrongTypes([['array', [1, 2]], ['string', 'x'], ['number', 7]]),
+        { label: 'deeply nested', value: DEEP_JSON.marker, invalid: false },
+        { label: 'very deeply nested', value: VERY_DEEP_JSON.marker, invalid: false },
+        { label: 'over 64 KiB', value: { blob: 'b'.repeat(70_000) }, invalid: false },
+        { label: 'many keys', value: Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, String(i)])), invalid: false },
+        { label: 'NUL in a value', value: { a: 'x\u0000y' }, invalid: false },
+        { label: 'NUL in a key', value: { 'k\u0000': 'v' }, invalid: false },
+        { label: 'unicode', value: { [randomUnicode(random, 8)]: randomUnicode(random, 20) }, invalid: false },
+        { label: 'empty object', value: {}, invalid: false },
+      );
+      break;
+    default:
+      if (isEnumType(named)) {
+        v.push(...wrongTypes([['unknown value', 'NOT_A_VALUE'], ['lower case', String(named.getValues()[0]!.value).toLowerCase()], ['number', 1]]));
+      }
+  }
+  return v;
+}
+
+// ---- cases ----
+
+interface Leaf {
+  path: Array<string | number>;
+  type: GraphQLInputType;
+}
+
+/** Every field of the input, nested objects and the first element of lists included. */
+function leaves(type: GraphQLInputObjectType, value: Record<string, unknown>, path: Array<string | number> = []): Leaf[] {
+  const out: Leaf[] = [];
+  for (const field of Object.values(type.getFields())) {
+    const fieldPath = [...path, field.name];
+    out.push({ path: fieldPath, type: field.type });
+    const named = getNamedType(field.type);
+    const current = value?.[field.name];
+    if (isInputObjectType(named)) {
+      if (Array.isArray(current) && current[0] && typeof current[0] === 'object') {
+        out.push(...leaves(named, current[0] as Record<string, unknown>, [...fieldPath, 0]));
+      } else if (current && typeof current === 'object' && !Array.isArray(current)) {
+        out.push(...leaves(named, current as Record<string, unknown>, fieldPath));
+      }
+    }
+  }
+  return out;
+}
+
+function getAt(value: unknown, path: Array<string | number>): unknown {
+  return path.reduce<unknown>((v, k) => (v as Record<string | number, unknown> | undefined)?.[k], value);
+}
+
+function setAt(input: Record<string, unknown>, path: Array<string | number>, value: unknown): Record<string, unknown> {
+  const copy = structuredClone(input);
+  let target = copy as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) {
+    const next = target[key];
+    if (next === null || typeof next !== 'object') return copy;
+    target = next as Record<string | number, unknown>;
+  }
+  const last = path[path.length - 1]!;
+  if (value === DROP) delete target[last];
+  else target[last] = value;
+  return copy;
+}
+
+function gqlCase(mutation: string, label: string, input: unknown, invalid: boolean, token: string | null): Case {
+  const body = [DEEP_JSON, VERY_DEEP_JSON].reduce(
+    (text, deep) => text.replaceAll(JSON.stringify(deep.marker), deep.text),
+    JSON.stringify({ query: document(mutation), variables: { input } }),
+  );
+  return { mutation, label, body, token, invalid };
+}
+
+function generateCases(): Case[] {
+  const random = generator(SEED);
+  const cases: Case[] = [];
+  const pool: Array<{ mutation: string; leaf: Leaf; variants: Variant[] }> = [];
+  for (const mutation of Object.keys(schema.getMutationType()!.getFields())) {
+    const baseline = baselines.get(mutation);
+    if (!baseline) throw new Error(`no baseline input for ${mutation}: add one to seed()`);
+    const token = TOKENS[roles.get(mutation)![0]!];
+    const type = mutationInputType(mutation);
+    for (const leaf of leaves(type, baseline)) {
+      const variants = variantsFor(leaf.type, getAt(baseline, leaf.path), random);
+      pool.push({ mutation, leaf, variants });
+      for (const variant of variants) {
+        cases.push(gqlCase(mutation, `${leaf.path.join('.')}: ${variant.label}`, setAt(baseline, leaf.path, variant.value), variant.invalid, token));
+      }
+      cases.push(gqlCase(mutation, `${leaf.path.join('.')} + unknown sibling`, setAt(baseline, [...leaf.path.slice(0, -1), 'bogusField'], 1), true, token));
+    }
+    for (const [label, input] of [['input null', null], ['input empty', {}], ['input array', [baseline]], ['input string', 'x']] as const) {
+      cases.push(gqlCase(mutation, label, input, true, token));
+    }
+    // the right input with the wrong credentials
+    const wrongRoles = (['nifi', 'operator'] as const).filter((r) => !roles.get(mutation)!.includes(r));
+    for (const [label, t] of [['no token', null], ['unknown token', 'not-a-token'], ['viewer token', TOKENS.viewer],
+      ...wrongRoles.map((r) => [`${r} token`, TOKENS[r]] as const)] as const) {
+      cases.push(gqlCase(mutation, label, baseline, true, t));
+    }
+    cases.push({ mutation, label: 'literal argument of the wrong type', body: JSON.stringify({ query: `mutation { ${mutation}(input: 5) { __typename } }` }), token, invalid: true });
+    cases.push({ mutation, label: 'two root fields', body: JSON.stringify({ query: `mutation { a: ${mutation}(input: {}) { __typename } b: ${mutation}(input: {}) { __typename } }` }), token, invalid: true });
+  }
+  for (const [label, body, contentType] of [
+    ['invalid JSON', '{"query": "mutation {', 'application/json'], ['empty body', '', 'application/json'], ['array body', '[]', 'application/json'],
+    ['query not a string', '{"query": 5}', 'application/json'], ['variables not an object', JSON.stringify({ query: document('createRun'), variables: 5 }), 'application/json'],
+    ['syntax error', JSON.stringify({ query: 'mutation { createRun(' }), 'application/json'], ['unknown field', JSON.stringify({ query: 'mutation { dropEverything }' }), 'application/json'],
+    ['text body', 'mutation { createRun }', 'text/plain'], ['deep selection', JSON.stringify({ query: `query { ${'a { '.repeat(40)}b${' }'.repeat(40)} }` }), 'application/json'],
+    ['many aliases', JSON.stringify({ query: `query { ${Array.from({ length: 60 }, (_, i) => `a${i}: gates { consumer }`).join(' ')} }` }), 'application/json'],
+  ] as const) {
+    cases.push({ mutation: 'http', label, body, token: TOKENS.nifi, contentType, invalid: true });
+  }
+
+  // random combinations of two to four variants until the total is reached
+  while (cases.length < TOTAL_CASES) {
+    const first = pool[Math.floor(random() * pool.length)]!;
+    const picks = pool.filter((p) => p.mutation === first.mutation);
+    const baseline = baselines.get(first.mutation)!;
+    let input = baseline;
+    const labels: string[] = [];
+    const touched: string[] = [];
+    let invalid = false;
+    const n = 2 + Math.floor(random() * 3);
+    // mostly with at least one variant built to be refused: the single-field cases already try every
+    // variant that might be valid, and those have to be checked one at a time
+    const refusedFirst = random() < 0.9;
+    for (let i = 0; i < n; i++) {
+      const p = picks[Math.floor(random() * picks.length)]!;
+      const choices = i === 0 && refusedFirst && p.variants.some((v) => v.invalid) ? p.variants.filter((v) => v.invalid) : p.variants;
+      const variant = choices[Math.floor(random() * choices.length)]!;
+      const path = p.leaf.path.join('.');
+      // one variant per field, never inside a field already replaced; the heavy ones once each is enough
+      if (touched.some((t) => t === path || path.startsWith(`${t}.`) || t.startsWith(`${path}.`))) continue;
+      if (variant.label.startsWith('huge') || variant.label.startsWith('very deeply')) continue;
+      touched.push(path);
+      input = setAt(input, p.leaf.path, variant.value);
+      labels.push(`${path}: ${variant.label}`);
+      invalid ||= variant.invalid;
+    }
+    cases.push(gqlCase(first.mutation, labels.join(' & '), input, invalid, TOKENS[roles.get(first.mutation)![0]!]));
+  }
+  return cases;
+}
+
+// ---- sending and fingerprints ----
+
+async function send(c: Case): Promise<Outcome> {
+  const response = await fetch(`${api.url}/graphql`, {
+    method: 'POST',
+    headers: { 'Content-Type': c.contentType ?? 'application/json', ...(c.token ? { Authorization: `Bearer ${c.token}` } : {}) },
+    body: c.body,
+  });
+  const text = await response.text();
+  let body: { errors?: Array<{ extensions?: { code?: string } }> } = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // a non-JSON answer is judged by its status alone
+  }
+  const codes = (body.errors ?? []).map((e) => String(e.extensions?.code));
+  return { c, status: response.status, codes, code: codes[0], headerCode: response.headers.get('x-error-code') };
+}
+
+type Fingerprint = Record<string, string>;
+
+let fingerprintSql: string;
+
+async function fingerprint(): Promise<Fingerprint> {
+  const { rows } = await api.sql.query<{ name: string; print: string }>(fingerprintSql);
+  return Object.fromEntries(rows.map((r) => [r.name, r.print]));
+}
+
+function changedTables(before: Fingerprint, after: Fingerprint): string[] {
+  return Object.keys(after).filter((t) => before[t] !== after[t]);
+}
+
+const rejected = (o: Outcome) => o.status >= 400 && o.status < 500;
+const recordedRefusal = (o: Outcome) => o.code !== undefined && o.code in RECORDED_REFUSALS;
+
+async function pooled<T, R>(items: T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!);
+  }));
+  return results;
+}
+
+beforeAll(async () => {
+  api = await startTestApi();
+  const introspection = await api.gql<IntrospectionQuery>(getIntrospectionQuery(), {}, { token: 'viewer' });
+  schema = buildClientSchema(introspection.body.data!);
+  for (const name of Object.keys(schema.getMutationType()!.getFields())) {
+    // auth is decided before validation: a bare call tells whether a role may call the mutation
+    const allowed: TokenName[] = [];
+    for (const role of ['nifi', 'operator'] as const) {
+      if ((await api.gql(`mutation { ${name}(input: {}) { __typename } }`, {}, { token: role })).status !== 403) allowed.push(role);
+    }
+    roles.set(name, allowed);
+  }
+  await seed();
+  const { rows } = await api.sql.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'nifi_ops' AND table_type = 'BASE TABLE' ORDER BY table_name`);
+  fingerprintSql = rows.map(({ table_name: t }) =>
+    `SELECT '${t}' AS name, count(*) || ':' || COALESCE(md5(string_agg(md5(t::text), '' ORDER BY md5(t::text))), '') AS print FROM nifi_ops.${t} t`,
+  ).join(' UNION ALL ');
+}, 120_000);
+afterAll(async () => api?.close());
+
+describe('fuzzing every mutation', () => {
+  it('answers ≥10,000 malformed and mutated requests without a 5xx, and no rejected request changes a row', async () => {
+    const cases = generateCases();
+    expect(cases.length).toBeGreaterThanOrEqual(10_000);
+    const mutations = new Set(cases.map((c) => c.mutation));
+    for (const name of Object.keys(schema.getMutationType()!.getFields())) expect(mutations, `${name} is fuzzed`).toContain(name);
+
+    const started = performance.now();
+    const outcomes: Outcome[] = [];
+    const changedByRejection: string[] = [];
+    const serial: Case[] = [];
+    // nothing else writes to this database (no worker runs): each check's "after" is the next one's "before"
+    let current = await fingerprint();
+    const checkOne = async (c: Case) => {
+      const before = current;
+      const outcome = await send(c);
+      outcomes.push(outcome);
+      current = await fingerprint();
+      if (!rejected(outcome)) return;
+      const allowed = RECORDED_REFUSALS[outcome.code ?? ''] ?? [];
+      const changed = changedTables(before, current).filter((t) => !allowed.includes(t));
+      if (changed.length) changedByRejection.push(`${c.mutation} ${c.label} → ${outcome.status} ${outcome.code}: changed ${changed.join(', ')}`);
+    };
+
+    // requests built to be refused go in concurrent batches: if all of a batch were refused, nothing may have
+    // changed; a batch with an accepted request (or a recorded refusal) has its refused ones checked one by one
+    const invalid = cases.filter((c) => c.invalid);
+    for (let i = 0; i < invalid.length; i += BATCH) {
+      const batch = invalid.slice(i, i + BATCH);
+      const before = current;
+      const results = await pooled(batch, CONCURRENCY, send);
+      const after = (current = await fingerprint());
+      if (results.every((o) => rejected(o) && !recordedRefusal(o))) {
+        outcomes.push(...results);
+        const changed = changedTables(before, after);
+        if (changed.length) changedByRejection.push(`a batch of ${batch.length} refused requests changed ${changed.join(', ')}: ${batch.map((c) => `${c.mutation} ${c.label}`).join(' | ')}`);
+      } else {
+        outcomes.push(...results.filter((o) => !rejected(o) || recordedRefusal(o)));
+        serial.push(...results.filter((o) => rejected(o) && !recordedRefusal(o)).map((o) => o.c));
+      }
+    }
+    const batched = performance.now();
+    // requests that may be valid one at a time, each with its own fingerprints
+    for (const c of [...cases.filter((c) => !c.invalid), ...serial]) await checkOne(c);
+    console.log(`fuzz timing: batches ${Math.round(batched - started)} ms, ${cases.filter((c) => !c.invalid).length} maybe-valid + ${serial.length} rechecked one by one ${Math.round(performance.now() - batched)} ms`);
+
+    const serverErrors = outcomes.filter((o) => o.status >= 500).map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} ${o.code}`);
+    const acceptedInvalid = outcomes.filter((o) => o.c.invalid && !rejected(o)).map((o) => `${o.c.mutation} ${o.c.label} → ${o.status}`);
+    const unexpectedStatus = outcomes.filter((o) => o.c.invalid && rejected(o) && ![400, 401, 403, 413, 415, 422].includes(o.status))
+      .map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} ${o.code}`);
+    // the header names the error that decides the status (with several errors, the one of the highest status)
+    const consistent = (o: Outcome) => o.headerCode !== null
+      && (o.codes.length === 0 || o.codes.includes(o.headerCode))
+      && (o.headerCode === 'BAD_REQUEST' || ERROR_HTTP_STATUS[o.headerCode as ErrorCode] === o.status);
+    const envelope = outcomes.filter((o) => (o.status >= 400 ? !consistent(o) : o.codes.length > 0))
+      .map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} header ${o.headerCode} body ${o.codes.join(',')}`);
+    expect(serverErrors, 'no 5xx').toEqual([]);
+    expect(changedByRejection, 'no rejected request changed a row').toEqual([]);
+    expect(acceptedInvalid, 'malformed requests are refused').toEqual([]);
+    expect(unexpectedStatus, 'malformed requests are refused before the database: 400, 401, 403, 413, 415 or 422').toEqual([]);
+    expect(envelope, 'every error answer carries the X-Error-Code of its status; no 2xx carries errors').toEqual([]);
+    expect(outcomes.length).toBeGreaterThanOrEqual(cases.length);
+    const statuses = outcomes.reduce<Record<number, number>>((acc, o) => ({ ...acc, [o.status]: (acc[o.status] ?? 0) + 1 }), {});
+    console.log(`fuzz: ${outcomes.length} requests over ${mutations.size - 1} mutations (${invalid.length} built to be refused), statuses ${JSON.stringify(statuses)}`);
+  }, 150_000);
+});
+
+describe('what the fuzzing and the simulator found', () => {
+  it('refuses U+0000 in text, in JSON keys and values, and JSON nested too deep, with 422 naming the field; nothing changes', async () => {
+    const before = await fingerprint();
+    const event = baselines.get('recordEvent')!;
+    const create = baselines.get('createRun')!;
+    const deep = (depth: number) => {
+      let value: Record<string, unknown> = {};
+      for (let i = 0; i < depth; i++) value = { n: value };
+      return value;
+    };
+    for (const [mutation, input, field] of [
+      ['recordEvent', { ...event, message: 'a\u0000b' }, 'input.message'],
+      ['recordEvent', { ...event, details: { note: 'x\u0000' } }, 'input.details.note'],
+      ['recordEvent', { ...event, details: { 'k\u0000': 1 } }, 'input.details'],
+      ['createRun', { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_DEEP', parameters: deep(100) }, `input.parameters${'.n'.repeat(64)}`],
+    ] as const) {
+      const res = await api.gql(document(mutation), { input }, { token: roles.get(mutation)![0]! });
+      expect([res.status, res.code, res.details?.field], `${mutation} ${field}`).toEqual([422, 'INVALID_INPUT', field]);
+    }
+    expect(await fingerprint()).toEqual(before);
+    const shallow = await api.gql(document('createRun'), { input: { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_SHALLOW', parameters: deep(10) } });
+    expect(shallow.status).toBe(200);
+  });
+
+  it('answers a request with several input errors with the X-Error-Code of the status it gets', async () => {
+    const input = { ...baselines.get('claimPartition')!, runId: 'not-a-uuid', workerNode: 5 };
+    const res = await api.gql(document('claimPartition'), { input });
+    expect(res.body.errors!.map((e) => e.extensions?.code).sort()).toEqual(['BAD_REQUEST', 'INVALID_INPUT']);
+    expect([res.status, res.headers.get('x-error-code')]).toEqual([422, 'INVALID_INPUT']);
+  });
+
+  it('answers a body of an unsupported content type with 415 in the error envelope', async () => {
+    const response = await fetch(`${api.url}/graphql`, {
+      method: 'POST', headers: { 'Content-Type': 'application/octet-stream', Authorization: `Bearer ${TOKENS.nifi}`, 'X-Request-Id': 'fuzz-415' },
+      body: JSON.stringify({ query: document('createRun'), variables: { input: baselines.get('createRun') } }),
+    });
+    expect([response.status, response.headers.get('x-error-code')]).toEqual([415, 'BAD_REQUEST']);
+    const body = (await response.json()) as { errors: Array<{ message: string; extensions: Record<string, unknown> }> };
+    expect(body.errors[0]!.extensions).toEqual({ code: 'BAD_REQUEST', requestId: 'fuzz-415' });
+    expect(body.errors[0]!.message).toContain('application/octet-stream');
+  });
+
+  it('registers a manifest whose sourceMetrics name SOURCE_COUNT too (one row, the flow\'s value)', async () => {
+    const run = await createRun(api);
+    const input = { ...manifestInput(run.runId, [2, 3]), sourceMetrics: { SOURCE_COUNT: '5', AMOUNT_SUM: '1.5' } };
+    const res = await api.gql(document('registerManifest'), { input });
+    expect([res.status, res.body.data?.registerManifest?.status]).toEqual([200, 'EXTRACTING']);
+    const { rows } = await api.sql.query(
+      `SELECT metric_name, actual_value FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'SOURCE' ORDER BY metric_name`, [run.runId]);
+    expect(rows).toEqual([{ metric_name: 'AMOUNT_SUM', actual_value: '1.5' }, { metric_name: 'SOURCE_COUNT', actual_value: '5' }]);
+  });
+});

@@ -1,0 +1,79 @@
+// The CI run of the NiFi simulator (sim/simulate.ts): 40 business keys of 8 partitions with every fault —
+// lost responses, duplicates, crashed and stalled PG-20 workers, concurrent last chunks, PUBLISH_UNKNOWN,
+// receiver 5xx and timeouts, API and worker processes killed with SIGKILL, connections terminated — must end
+// with every invariant holding. The simulator starts its own API and worker processes on a database it
+// creates on the test server.
+import { spawn } from 'node:child_process';
+import { describe, expect, inject, it } from 'vitest';
+
+const ARGS = ['--runs', '40', '--partitions', '8', '--faults', 'all', '--seed', '7'];
+
+/** Every line the simulator prints for an invariant, and how many things each must at least have checked. */
+const INVARIANTS: Record<string, number> = {
+  runs_ended_or_alerted: 40,
+  one_validate_run_per_extracted_run: 40,
+  success_partitions_complete: 300,
+  success_partitions_single_owner: 300,
+  extracted_equals_source: 40,
+  success_counts_agree: 40,
+  one_publish_owner_per_run: 40,
+  no_file_recorded_twice: 1000,
+  gated_publications_have_evidence: 10,
+  no_server_errors: 2000,
+  validation_scheduled_answered_at_most_once: 40,
+  publish_claimed_by_one_token: 40,
+  late_reports_rejected: 1,
+  stalled_owners_replaced: 1,
+  publication_written_once: 1,
+  business_keys_settled: 40,
+  flows_completed: 40,
+  receiver_calls_well_formed: 40,
+  processes_restarted: 1,
+};
+
+/** Runs the simulator; past limitMs it gets SIGTERM, on which it kills its own API and worker processes. */
+function simulate(args: string[], limitMs = 160_000): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'sim/simulate.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: inject('testAdminDatabaseUrl') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const timer = setTimeout(() => child.kill('SIGTERM'), limitMs);
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe('the NiFi simulator, CI configuration', () => {
+  it('keeps every invariant under every fault (--runs 40 --partitions 8 --faults all --seed 7)', async () => {
+    const { code, output } = await simulate(ARGS);
+    for (const [name, atLeast] of Object.entries(INVARIANTS)) {
+      const line = new RegExp(`^${name}: (\\d+), (\\d+)$`, 'm').exec(output);
+      expect(line, `${name} is reported\n${output}`).not.toBeNull();
+      expect(Number(line![2]), `${name} has no violation\n${output}`).toBe(0);
+      expect(Number(line![1]), `${name} checked enough`).toBeGreaterThanOrEqual(atLeast);
+    }
+    // every fault was really injected
+    const faults = /^faults: (.*)$/m.exec(output)?.[1] ?? '';
+    for (const injected of ['lost responses', 'duplicated requests', 'worker crashes', 'late reports', 'last-chunk races',
+      'API kills', 'worker kills', 'connections terminated']) {
+      expect(Number(new RegExp(`${injected} (\\d+)`).exec(faults)?.[1]), `${injected} injected`).toBeGreaterThan(0);
+    }
+    expect(faults).toMatch(/receiver 5xx [1-9]/);
+    expect(output).toMatch(/^operator: resolved [1-9]\d* PUBLISH_UNKNOWN/m);
+    expect(output).toContain('result: every invariant holds');
+    expect(code).toBe(0);
+  }, 170_000);
+
+  it('refuses an unknown fault with its usage and exit code 2', async () => {
+    const { code, output } = await simulate(['--faults', 'lost-response,meteor']);
+    expect(code).toBe(2);
+    expect(output).toContain('--faults: unknown meteor');
+    expect(output).toContain('usage: npm run simulate');
+  });
+});
