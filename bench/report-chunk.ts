@@ -79,6 +79,18 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
   };
 }
 
+/**
+ * Vacuums and checkpoints between scenarios, so that one scenario's autovacuum and checkpoint work does not
+ * land in the next one's throughput and CPU figures.
+ */
+async function settle(url: string): Promise<void> {
+  const sql = new pg.Client({ connectionString: url });
+  await sql.connect();
+  await sql.query('VACUUM (ANALYZE)');
+  await sql.query('CHECKPOINT');
+  await sql.end();
+}
+
 async function main(): Promise<void> {
   const database = await benchDatabase();
   const api = await startCli('serve', database.url, { LC_DATABASE__POOLSIZE: '32' });
@@ -87,7 +99,9 @@ async function main(): Promise<void> {
     await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
     // the API's resident memory while it takes the load
     const rss = sampleRss(api.process.pid!);
+    await settle(database.url);
     const small = await runScenario(api.url, api.process.pid!, { name: 'p8', partitions: 8, chunksPerPartition: REPORTS / 8 });
+    await settle(database.url);
     const large = await runScenario(api.url, api.process.pid!, { name: 'p10000', partitions: 10_000, chunksPerPartition: REPORTS / 10_000 });
     const memory = rss.stop();
     const sql = new pg.Client({ connectionString: database.url });

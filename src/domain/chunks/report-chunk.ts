@@ -41,10 +41,15 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promis
   try {
     ({ rows: [row] } = await sql.query<{
       outcome: string; partition_status: string; run_status: string; received_chunks: number; validation_scheduled: boolean;
-    }>('SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
-      cmd.runId, cmd.partitionId, cmd.claimToken, cmd.chunkIndex, cmd.chunkCount, cmd.fragmentIdentifier,
-      cmd.hdfsPath, cmd.recordCount.toString(), cmd.byteCount?.toString() ?? null, cmd.actor,
-    ]));
+    }>({
+      // named: prepared once per connection instead of parsed and planned on every report
+      name: 'lc_report_chunk',
+      text: 'SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+      values: [
+        cmd.runId, cmd.partitionId, cmd.claimToken, cmd.chunkIndex, cmd.chunkCount, cmd.fragmentIdentifier,
+        cmd.hdfsPath, cmd.recordCount.toString(), cmd.byteCount?.toString() ?? null, cmd.actor,
+      ],
+    }));
   } catch (error) {
     if (isUniqueViolation(error, 'uq_load_file_path')) throw new DomainError('FILE_PATH_CONFLICT', { hdfsPath: cmd.hdfsPath });
     throw error;

@@ -23,9 +23,12 @@ export interface ClaimPartitionResult {
 export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand): Promise<ClaimPartitionResult> {
   const { rows } = await sql.query<{
     outcome: string; claimed: boolean; run_status: string; partition_status: string; attempt: number;
-  }>('SELECT * FROM nifi_ops.claim_partition($1, $2, $3, $4, $5)', [
-    cmd.runId, cmd.partitionId, cmd.claimToken, cmd.workerNode, cmd.actor,
-  ]);
+  }>({
+    // named: prepared once per connection instead of parsed and planned on every claim
+    name: 'lc_claim_partition',
+    text: 'SELECT * FROM nifi_ops.claim_partition($1, $2, $3, $4, $5)',
+    values: [cmd.runId, cmd.partitionId, cmd.claimToken, cmd.workerNode, cmd.actor],
+  });
   const row = rows[0]!;
   if (row.outcome === 'RUN_NOT_FOUND') throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
   if (row.outcome === 'PARTITION_NOT_FOUND') throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
