@@ -309,8 +309,9 @@ describe('the console', () => {
       { input: { consumer, businessDate: '2026-03-31', output: { rows: 42 } } });
     expect(published.body.errors).toBeUndefined();
     await page.getByRole('button', { name: 'Check' }).click();
-    await expect.poll(() => result.textContent(), { timeout: 20_000 }).toContain('READY');
-    expect(await result.textContent()).not.toContain('NOT READY');
+    // 'NOT READY' contains 'READY': wait for the re-check to replace it
+    await expect.poll(async () => (await result.textContent())?.includes('NOT READY'), { timeout: 20_000 }).toBe(false);
+    expect(await result.textContent()).toContain('READY');
     await expect.poll(() => page.getByText(/by nifi-cluster/).count()).toBe(1);
     expect(await page.locator('dd', { hasText: `${fx} #1 (${fx}-1)` }).count()).toBe(1);
     await browser.screenshot('14-readiness-published');
