@@ -116,31 +116,7 @@ export interface GqlResult {
 }
 
 export function gql(url: string, query: string, variables: unknown): Promise<GqlResult> {
-  const payload = JSON.stringify({ query, variables });
-  const target = new URL('/graphql', url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          authorization: `Bearer ${BENCH_TOKEN}`,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return gqlRequest(url, query, variables);
 }
 
 export interface Measured {

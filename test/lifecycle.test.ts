@@ -17,7 +17,6 @@ let receiver: Receiver;
 let worker: Worker;
 beforeAll(async () => {
   api = await startTestApi();
-  api.sql.on('error', () => undefined);
   receiver = await startReceiver();
   worker = startWorker({ config: workerConfig(api, receiver), db: api.db, log: quietLog, registry: createApiMetrics().registry });
 });

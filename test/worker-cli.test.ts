@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support/api.js';
 import { completeRun } from './support/fixtures.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
+import { until } from './support/until.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
 
@@ -12,7 +13,6 @@ let api: TestApi;
 let receiver: Receiver;
 beforeAll(async () => {
   api = await startTestApi();
-  api.sql.on('error', () => undefined);
   receiver = await startReceiver();
 });
 afterAll(async () => {
@@ -35,15 +35,6 @@ function run(args: string[], env: Record<string, string>): ChildProcess & { outp
   return Object.assign(child, { output: () => output, exited });
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { FAIL_RUN, createRun } from '../../test/support/fixtures.js';
 import { subscribe, type SseSubscription } from '../../test/support/sse.js';
+import { until } from '../../test/support/until.js';
 
 let api: TestApi;
 // test/support/api.ts starts realtime with a 1 s monitor refresh for clock-driven alerts
@@ -33,13 +34,6 @@ async function failRun(runId: string) {
   expect(res.body.data!.failRun.changed).toBe(true);
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('alertRaised', () => {
   it('needs a token and then sends each new alert once, not the ones present when it started', async () => {
@@ -89,7 +83,7 @@ describe('alertRaised', () => {
       const runs = await Promise.all(Array.from({ length: 6 }, () => createRun(api)));
       await Promise.all(runs.map((r) => failRun(r.runId)));
       for (const sub of subs) {
-        await until(() => runs.every((r) => sub.messages.some((m) => m.data?.alertRaised?.runId === r.runId)), `round ${round}'s alerts`);
+        await until(`round ${round}'s alerts`, () => runs.every((r) => sub.messages.some((m) => m.data?.alertRaised?.runId === r.runId)));
       }
     }
     // the re-reads that follow must not repeat any of them
@@ -151,7 +145,7 @@ describe('monitorSummaryChanged', () => {
     await subs[0]!.waitFor(() => true);
     expect(api.realtime!.monitor.subscriberCount()).toBe(before + 2);
     subs.forEach((s) => s.close());
-    await until(() => api.realtime!.monitor.subscriberCount() === before, 'the subscriptions to be dropped');
+    await until('the subscriptions to be dropped', () => api.realtime!.monitor.subscriberCount() === before);
   });
 });
 

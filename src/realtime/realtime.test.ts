@@ -13,6 +13,7 @@ import { startTcpProxy } from '../../test/support/tcp-proxy.js';
 import { RUN_PROGRESS_CHANNEL } from './channels.js';
 import { createProgressNotifier } from './progress.js';
 import { REALTIME_APPLICATION_NAME, startRealtime } from './realtime.js';
+import { until } from '../../test/support/until.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -37,13 +38,6 @@ afterAll(() => open.forEach((s) => s.close()));
 
 const statusIs = (status: string) => (m: { data?: RunMessage | null }) => m.data?.runChanged?.status === status;
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 async function readyz(url: string): Promise<number> {
   return (await fetch(`${url}/readyz`)).status;
@@ -102,7 +96,7 @@ describe('runChanged', () => {
     expect(badId.headers.get('x-error-code')).toBe('INVALID_INPUT');
     const badJob = await watch({ jobKey: 'lower case' });
     expect(badJob.status).toBe(422);
-    await until(() => badJob.ended, 'the refused stream to end');
+    await until('the refused stream to end', () => badJob.ended);
     expect(badJob.messages[0]!.errors![0]!.extensions).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'jobKey' } });
     const tooLong = await watch({ jobKey: 'A'.repeat(201) });
     expect(tooLong.status).toBe(422);
@@ -141,7 +135,7 @@ describe('runChanged', () => {
     await sub.waitFor(statusIs('CREATED'));
     expect(api.realtime!.runs.subscriberCount()).toBe(before + 1);
     sub.close();
-    await until(() => api.realtime!.runs.subscriberCount() === before, 'the subscription to be dropped');
+    await until('the subscription to be dropped', () => api.realtime!.runs.subscriberCount() === before);
   });
 
   it('concurrent reports completing one run: counts never go backwards and the final state arrives (10 rounds)', async () => {
@@ -180,7 +174,7 @@ describe('the LISTEN connection', () => {
     await api.sql.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
     await one.waitFor(statusIs('EXTRACTING'));
     await forJob.waitFor(statusIs('EXTRACTING'));
-    await until(async () => (await readyz(api.url)) === 200 && api.realtime!.listening(), 'the listener to be back');
+    await until('the listener to be back', async () => (await readyz(api.url)) === 200 && api.realtime!.listening());
     const again = await api.sql.query(
       `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [REALTIME_APPLICATION_NAME]);
     expect(again.rows).toHaveLength(1);
@@ -202,7 +196,7 @@ describe('the LISTEN connection', () => {
     try {
       expect(await readyz(url)).toBe(503);
       await proxy.restore();
-      await until(async () => (await readyz(url)) === 200, '/readyz 200 after the first connect');
+      await until('/readyz 200 after the first connect', async () => (await readyz(url)) === 200);
 
       const run = await createRun(api);
       const sub = await subscribe<RunMessage>(url, RUN_CHANGED, { runId: run.runId }, { token: 'operator' });
@@ -213,7 +207,7 @@ describe('the LISTEN connection', () => {
       await summaries.waitFor(() => true);
 
       await proxy.cut();
-      await until(async () => (await readyz(url)) === 503, '/readyz 503 while cut off');
+      await until('/readyz 503 while cut off', async () => (await readyz(url)) === 503);
       // longer than pg-listen's own 3 s of reconnecting: the listener must carry on by itself
       await new Promise((r) => setTimeout(r, 4000));
       expect(await readyz(url)).toBe(503);
@@ -224,10 +218,10 @@ describe('the LISTEN connection', () => {
       expect(fail.body.data!.failRun.changed).toBe(true);
       const summariesBefore = summaries.messages.length;
       await proxy.restore();
-      await until(async () => (await readyz(url)) === 200, '/readyz 200 after the reconnect', 30_000);
+      await until('/readyz 200 after the reconnect', async () => (await readyz(url)) === 200, 30_000);
       await sub.waitFor(statusIs('FAILED_MANIFEST'));
       await alerts.waitFor((m) => m.data?.alertRaised?.kind === 'RUN_FAILED' && m.data.alertRaised.runId === run.runId);
-      await until(() => summaries.messages.length > summariesBefore, 'a fresh summary');
+      await until('a fresh summary', () => summaries.messages.length > summariesBefore);
     } finally {
       await server.close();
       await realtime.close();
@@ -248,13 +242,13 @@ describe('coalesced progress', () => {
       const [a, b] = [randomUUID(), randomUUID()];
       for (let i = 0; i < 100; i++) progress.touch(a);
       progress.touch(b);
-      await until(() => got.filter((p) => p === a).length === 2, 'the trailing notification');
+      await until('the trailing notification', () => got.filter((p) => p === a).length === 2);
       // nothing else is pending: later windows stay quiet
       await new Promise((r) => setTimeout(r, 800));
       expect(got.filter((p) => p === a)).toHaveLength(2);
       expect(got.filter((p) => p === b)).toHaveLength(1);
       progress.touch(a);
-      await until(() => got.filter((p) => p === a).length === 3, 'a quiet run to notify at once');
+      await until('a quiet run to notify at once', () => got.filter((p) => p === a).length === 3);
     } finally {
       progress.close();
       await listener.end();

@@ -8,6 +8,7 @@ import { startReceiver, type Receiver } from '../../test/support/receiver.js';
 import { startTcpProxy } from '../../test/support/tcp-proxy.js';
 import { makeDue, testWorker, workerConfig, type TestWorkerParts } from '../../test/support/worker.js';
 import { LISTEN_APPLICATION_NAME } from './dispatcher.js';
+import { until } from '../../test/support/until.js';
 
 let api: TestApi;
 let receiver: Receiver;
@@ -15,7 +16,6 @@ let worker: TestWorkerParts;
 
 beforeAll(async () => {
   api = await startTestApi();
-  api.sql.on('error', () => undefined);
   receiver = await startReceiver();
 });
 afterEach(async () => {
@@ -29,15 +29,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** The dispatcher's LISTEN connections to this test's database, found by their application_name. */
 async function listenerBackends(): Promise<Array<{ pid: number }>> {

@@ -6,12 +6,12 @@ import { quietLog, workerConfig } from '../../test/support/worker.js';
 import { createApiServer } from '../server/app.js';
 import { createApiMetrics } from '../server/metrics.js';
 import { startWorker } from './worker.js';
+import { until } from '../../test/support/until.js';
 
 let api: TestApi;
 let receiver: Receiver;
 beforeAll(async () => {
   api = await startTestApi();
-  api.sql.on('error', () => undefined);
   receiver = await startReceiver();
 });
 afterAll(async () => {
@@ -19,13 +19,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe('startWorker', () => {
   it('without nifi.receiverUrl runs the sweeper only: dispatches wait in the outbox', async () => {

@@ -19,7 +19,6 @@ let api: TestApi;
 beforeEach(async () => {
   api = await startTestApi();
   // dropping the database at close may still catch a closing connection of this pool
-  api.sql.on('error', () => undefined);
 });
 afterEach(async () => api?.close());
 
