@@ -13,13 +13,7 @@ export interface RecordObservationCommand {
   actor: string;
 }
 
-export interface ObservationRecord {
-  jobId: string;
-  businessDate: string;
-  attempt: number;
-  runId: string;
-  state: ObservationState;
-  startedAt: Date;
+export interface ObservationRecord extends Omit<RecordObservationCommand, 'actor'> {
   firstObservedAt: Date;
   observedAt: Date;
   observedBy: string;
