@@ -96,6 +96,22 @@ describe('completion is decided exactly once', () => {
       expect(rows[0].n).toBe(1);
     }
   });
+  it('duplicate deliveries of a middle chunk, racing, count it once and the partition still completes', async () => {
+    for (let rep = 0; rep < REPETITIONS; rep++) {
+      const run = await startRun(api, [9]);
+      const { claimToken } = await claim(api, run.runId, '0000');
+      const middle = chunkInput(run, '0000', claimToken, 1, 3, 3);
+      const results = await Promise.all(Array.from({ length: 8 }, () => report(api, middle)));
+      expect(results.map((r) => [r.status, r.result?.partitionStatus, r.result?.receivedChunks])).toEqual(Array(8).fill([200, 'RUNNING', 1]));
+      const { rows } = await api.sql.query(
+        `SELECT received_chunks, received_rows::int, status FROM nifi_ops.load_partition WHERE run_id = $1`, [run.runId]);
+      expect(rows[0]).toEqual({ received_chunks: 1, received_rows: 3, status: 'RUNNING' });
+      await report(api, chunkInput(run, '0000', claimToken, 0, 3, 3));
+      const last = await report(api, chunkInput(run, '0000', claimToken, 2, 3, 3));
+      expect(last.result).toMatchObject({ partitionStatus: 'SUCCESS', validationScheduled: true });
+      expect(await runState(run.runId)).toMatchObject({ status: 'EXTRACTED_VALIDATED', dispatches: 1, extracted_count: 9 });
+    }
+  });
 });
 
 describe('claims have a single owner', () => {

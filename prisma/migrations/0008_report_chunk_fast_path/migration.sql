@@ -1,0 +1,218 @@
+-- reportChunk without a separate row lock for most reports (measured with pgbench, 32 clients on the embedded
+-- server: 8 partitions 2,020 → 3,400 calls/s, 10,000 partitions 4,300 → 5,580). The function returns one row
+-- through OUT parameters instead of RETURNS TABLE, so a call builds no result set. Lock order stays
+-- partition row → run row → file rows on both paths, so the two paths cannot deadlock each other.
+DROP FUNCTION nifi_ops.report_chunk(uuid, text, uuid, integer, integer, text, text, bigint, bigint, text);
+
+CREATE FUNCTION nifi_ops.report_chunk(
+    p_run_id uuid, p_partition_id text, p_claim_token uuid, p_chunk_index integer, p_chunk_count integer,
+    p_fragment_identifier text, p_hdfs_path text, p_record_count bigint, p_byte_count bigint, p_actor text,
+    OUT outcome text, OUT partition_status text, OUT run_status text, OUT received_chunks integer,
+    OUT validation_scheduled boolean, OUT partition_outcome text
+) LANGUAGE plpgsql AS $$
+DECLARE
+    part nifi_ops.load_partition%ROWTYPE;
+    run_row record;
+    old_file nifi_ops.load_file%ROWTYPE;
+    has_old boolean;
+    was_written boolean;
+    changed boolean;
+    others integer;
+    told_count integer;
+    mismatches integer;
+    new_received integer;
+    new_rows bigint;
+    new_bytes bigint;
+    totals record;
+    detail text;
+BEGIN
+    -- Fast path, most reports: a new chunk of a RUNNING partition of an EXTRACTING run that does not complete
+    -- the partition. One UPDATE locks the partition row and moves its counters (no separate FOR UPDATE), so
+    -- the row lock is held only from here to COMMIT. The CASE keeps the planner on the primary key: with
+    -- `status = 'RUNNING'` as a plain condition it may pick the partial recovery index and scan every
+    -- running partition of every run.
+    SELECT status, hdfs_run_path INTO run_row FROM nifi_ops.load_run WHERE run_id = p_run_id;
+    IF FOUND AND run_row.status = 'EXTRACTING' AND starts_with(p_hdfs_path, run_row.hdfs_run_path || '/')
+       AND NOT EXISTS (SELECT 1 FROM nifi_ops.load_file
+                        WHERE run_id = p_run_id AND partition_id = p_partition_id AND chunk_index = p_chunk_index) THEN
+        UPDATE nifi_ops.load_partition p
+           SET received_chunks = p.received_chunks + 1, received_rows = p.received_rows + p_record_count,
+               received_bytes = p.received_bytes + COALESCE(p_byte_count, 0),
+               -- the first chunk tells the chunk count; later ones that disagree are counted
+               reported_chunk_count = CASE WHEN p.received_chunks = 0 THEN p_chunk_count ELSE p.reported_chunk_count END,
+               chunk_count_mismatches = CASE WHEN p.received_chunks = 0 THEN 0
+                   ELSE p.chunk_count_mismatches + CASE WHEN p_chunk_count <> p.reported_chunk_count THEN 1 ELSE 0 END END,
+               heartbeat_at = clock_timestamp()
+         WHERE p.run_id = p_run_id AND p.partition_id = p_partition_id AND p.claim_token = p_claim_token
+           AND CASE WHEN p.status = 'RUNNING' THEN p.received_chunks + 1 < p_chunk_count ELSE false END
+        RETURNING p.received_chunks INTO new_received;
+        IF FOUND THEN
+            INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_identifier, fragment_count,
+                    hdfs_path, record_count, byte_count, status, reported_by)
+            VALUES (p_run_id, p_partition_id, p_chunk_index, p_fragment_identifier, p_chunk_count, p_hdfs_path,
+                    p_record_count, p_byte_count, 'WRITTEN', p_actor)
+            ON CONFLICT (run_id, partition_id, chunk_index) DO NOTHING;
+            IF NOT FOUND THEN
+                -- the same chunk, reported concurrently, committed after our NOT EXISTS: the counters above
+                -- counted it twice. Undo the statement; the caller's retry takes the general path below.
+                RAISE EXCEPTION 'chunk % of partition % was reported concurrently', p_chunk_index, p_partition_id
+                    USING ERRCODE = 'serialization_failure';
+            END IF;
+            outcome := 'PROGRESS'; partition_status := 'RUNNING'; run_status := 'EXTRACTING';
+            received_chunks := new_received; validation_scheduled := false;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- General path: replays, refusals, the chunk that completes a partition, and runs or partitions that have
+    -- moved on, decided under the partition-row lock.
+    SELECT * INTO part FROM nifi_ops.load_partition
+     WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;
+    IF NOT FOUND THEN
+        IF EXISTS (SELECT 1 FROM nifi_ops.load_run WHERE run_id = p_run_id) THEN
+            SELECT 'PARTITION_NOT_FOUND', NULL::text, NULL::text, NULL::integer, false, NULL::text
+              INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+        ELSE
+            SELECT 'RUN_NOT_FOUND', NULL::text, NULL::text, NULL::integer, false, NULL::text
+              INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+        END IF;
+        RETURN;
+    END IF;
+
+    -- unlocked read: the run row is locked only below, when this report changes the partition's outcome
+    SELECT status, hdfs_run_path INTO run_row FROM nifi_ops.load_run WHERE run_id = p_run_id;
+
+    IF part.claim_token IS DISTINCT FROM p_claim_token THEN
+        SELECT 'CLAIM_MISMATCH', part.status::text, run_row.status::text, part.received_chunks, false, NULL::text
+          INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+        RETURN;
+    END IF;
+
+    IF run_row.hdfs_run_path IS NULL OR NOT starts_with(p_hdfs_path, run_row.hdfs_run_path || '/') THEN
+        SELECT 'HDFS_PATH_OUTSIDE_RUN', part.status::text, run_row.status::text, part.received_chunks, false, NULL::text
+          INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+        RETURN;
+    END IF;
+
+    SELECT * INTO old_file FROM nifi_ops.load_file
+     WHERE run_id = p_run_id AND partition_id = p_partition_id AND chunk_index = p_chunk_index;
+    has_old := FOUND;
+    was_written := has_old AND old_file.status = 'WRITTEN';
+    changed := NOT has_old
+        OR old_file.fragment_count <> p_chunk_count OR old_file.hdfs_path <> p_hdfs_path
+        OR old_file.record_count <> p_record_count OR old_file.byte_count IS DISTINCT FROM p_byte_count;
+
+    IF part.status = 'SUCCESS' AND changed THEN
+        SELECT 'CHUNK_CONFLICT', part.status::text, run_row.status::text, part.received_chunks, false, NULL::text
+          INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+        RETURN;
+    END IF;
+
+    IF changed OR NOT was_written THEN
+        INSERT INTO nifi_ops.load_file AS f (run_id, partition_id, chunk_index, fragment_identifier, fragment_count,
+                hdfs_path, record_count, byte_count, status, reported_by)
+        VALUES (p_run_id, p_partition_id, p_chunk_index, p_fragment_identifier, p_chunk_count, p_hdfs_path,
+                p_record_count, p_byte_count, 'WRITTEN', p_actor)
+        ON CONFLICT (run_id, partition_id, chunk_index) DO UPDATE
+           SET fragment_identifier = EXCLUDED.fragment_identifier, fragment_count = EXCLUDED.fragment_count,
+               hdfs_path = EXCLUDED.hdfs_path, record_count = EXCLUDED.record_count,
+               byte_count = EXCLUDED.byte_count, status = 'WRITTEN', updated_at = clock_timestamp(),
+               reported_by = EXCLUDED.reported_by;
+
+        -- remove the old row's contribution, add the new one; the first chunk tells the chunk count
+        others := part.received_chunks - CASE WHEN was_written THEN 1 ELSE 0 END;
+        told_count := CASE WHEN others = 0 THEN p_chunk_count ELSE part.reported_chunk_count END;
+        mismatches := CASE WHEN others = 0 THEN 0
+                           ELSE part.chunk_count_mismatches
+                                - CASE WHEN was_written AND old_file.fragment_count <> told_count THEN 1 ELSE 0 END
+                      END
+                      + CASE WHEN p_chunk_count <> told_count THEN 1 ELSE 0 END;
+        new_received := others + 1;
+        new_rows := part.received_rows - CASE WHEN was_written THEN old_file.record_count ELSE 0 END + p_record_count;
+        new_bytes := part.received_bytes - CASE WHEN was_written THEN COALESCE(old_file.byte_count, 0) ELSE 0 END
+                     + COALESCE(p_byte_count, 0);
+    ELSE
+        told_count := part.reported_chunk_count;
+        mismatches := part.chunk_count_mismatches;
+        new_received := part.received_chunks;
+        new_rows := part.received_rows;
+        new_bytes := part.received_bytes;
+    END IF;
+
+    -- record only: the run or the partition has moved on, or chunks are still missing
+    IF run_row.status <> 'EXTRACTING' OR part.status <> 'RUNNING' OR new_received < p_chunk_count THEN
+        UPDATE nifi_ops.load_partition
+           SET received_chunks = new_received, received_rows = new_rows, received_bytes = new_bytes,
+               reported_chunk_count = told_count, chunk_count_mismatches = mismatches, heartbeat_at = clock_timestamp()
+         WHERE run_id = p_run_id AND partition_id = p_partition_id;
+        SELECT CASE WHEN run_row.status = 'EXTRACTING' THEN 'PROGRESS' ELSE 'IGNORED' END,
+            part.status::text, run_row.status::text, new_received, false, NULL::text
+          INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+        RETURN;
+    END IF;
+
+    -- Every WRITTEN chunk told the same count n, indexes are unique and below n, and there are n of them:
+    -- so they are exactly 0..n-1.
+    IF new_received = told_count AND mismatches = 0 AND new_rows = part.expected_row_count THEN
+        UPDATE nifi_ops.load_partition
+           SET status = 'SUCCESS', received_chunks = new_received, received_rows = new_rows, received_bytes = new_bytes,
+               reported_chunk_count = told_count, chunk_count_mismatches = 0, actual_row_count = new_rows,
+               file_count = new_received, fragment_count = new_received, byte_count = new_bytes,
+               completed_at = clock_timestamp(), heartbeat_at = clock_timestamp()
+         WHERE run_id = p_run_id AND partition_id = p_partition_id;
+        PERFORM nifi_ops.record_api_event('INFO', 'PARTITION_SUCCESS', p_run_id, p_partition_id, p_actor,
+            p_row_count => new_rows, p_details => jsonb_build_object('files', new_received, 'bytes', new_bytes));
+
+        UPDATE nifi_ops.load_run
+           SET success_partition_count = success_partition_count + 1, extracted_count = extracted_count + new_rows
+         WHERE run_id = p_run_id
+        RETURNING status, success_partition_count, expected_partition_count, extracted_count, source_count INTO totals;
+
+        IF totals.status = 'EXTRACTING' AND totals.success_partition_count = totals.expected_partition_count
+           AND totals.extracted_count = totals.source_count THEN
+            UPDATE nifi_ops.load_run
+               SET status = 'EXTRACTED_VALIDATED', extract_completed_at = clock_timestamp(),
+                   heartbeat_at = clock_timestamp(), version_no = version_no + 1
+             WHERE run_id = p_run_id AND status = 'EXTRACTING';
+            INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type)
+            VALUES (gen_random_uuid(), p_run_id, 'VALIDATE_RUN')
+            ON CONFLICT (run_id) WHERE dispatch_type = 'VALIDATE_RUN' DO NOTHING;
+            PERFORM nifi_ops.record_api_event('INFO', 'EXTRACT_VALIDATED', p_run_id, NULL, p_actor,
+                p_row_count => totals.extracted_count);
+            SELECT 'RUN_COMPLETE', 'SUCCESS'::text, 'EXTRACTED_VALIDATED'::text, new_received, true, 'SUCCESS'::text
+              INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+            RETURN;
+        END IF;
+        SELECT 'PARTITION_SUCCESS', 'SUCCESS'::text, totals.status::text, new_received, false, 'SUCCESS'::text
+          INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+        RETURN;
+    END IF;
+
+    detail := format('files=%s chunkCount=%s chunkCountMismatches=%s rows=%s expected=%s',
+                     new_received, p_chunk_count, mismatches, new_rows, part.expected_row_count);
+    UPDATE nifi_ops.load_partition
+       SET status = 'FAILED', received_chunks = new_received, received_rows = new_rows, received_bytes = new_bytes,
+           reported_chunk_count = told_count, chunk_count_mismatches = mismatches, completed_at = clock_timestamp(),
+           heartbeat_at = clock_timestamp(), error_code = 'ROW_COUNT_MISMATCH', error_message = detail
+     WHERE run_id = p_run_id AND partition_id = p_partition_id;
+    PERFORM nifi_ops.record_api_event('ERROR', 'PARTITION_FAILED', p_run_id, p_partition_id, p_actor,
+        p_row_count => new_rows, p_error_code => 'ROW_COUNT_MISMATCH', p_message => detail);
+
+    UPDATE nifi_ops.load_run SET failed_partition_count = failed_partition_count + 1
+     WHERE run_id = p_run_id
+    RETURNING status INTO totals;
+    IF totals.status = 'EXTRACTING' THEN
+        UPDATE nifi_ops.load_run
+           SET status = 'FAILED_EXTRACT', error_stage = 'PARTITION_GATE', error_code = 'ROW_COUNT_MISMATCH',
+               error_message = left('partition ' || p_partition_id || ': ' || detail, 2000),
+               completed_at = clock_timestamp(), heartbeat_at = clock_timestamp(), version_no = version_no + 1
+         WHERE run_id = p_run_id AND status = 'EXTRACTING'
+        RETURNING status INTO totals;
+        PERFORM nifi_ops.record_api_event('ERROR', 'RUN_FAILED', p_run_id, p_partition_id, p_actor,
+            p_error_code => 'ROW_COUNT_MISMATCH', p_message => detail,
+            p_details => jsonb_build_object('stage', 'PARTITION_GATE', 'from', 'EXTRACTING', 'to', 'FAILED_EXTRACT'));
+    END IF;
+    SELECT 'PARTITION_FAILED', 'FAILED'::text, totals.status::text, new_received, false, 'FAILED'::text
+      INTO outcome, partition_status, run_status, received_chunks, validation_scheduled, partition_outcome;
+END
+$$;
