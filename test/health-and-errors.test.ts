@@ -94,6 +94,33 @@ describe('error model', () => {
     expect([res.status, res.code]).toEqual([400, 'BAD_REQUEST']);
   });
 
+  it('refuses bodies over 16 MiB with 413 PAYLOAD_TOO_LARGE, by Content-Length or by counting a chunked body', async () => {
+    const before = await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.load_run');
+    const variables = { input: { jobKey: 'BIG', businessKey: 'x'.repeat(17 * 1024 * 1024), hdfsRoot: '/h', stageTablePrefix: 'T_' } };
+    const body = JSON.stringify({ query: 'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }', variables });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.nifi}` };
+    const sized = await fetch(`${api.url}/graphql`, { method: 'POST', headers, body });
+    expect(sized.status).toBe(413);
+    expect(await sized.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    // a stream body goes out chunked, without Content-Length
+    const bytes = new TextEncoder().encode(body);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let offset = 0; offset < bytes.length; offset += 1 << 20) controller.enqueue(bytes.subarray(offset, offset + (1 << 20)));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${api.url}/graphql`, { method: 'POST', headers, body: stream, duplex: 'half' } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(await chunked.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect((await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.load_run')).rows).toEqual(before.rows);
+    // a body just under the limit is read and judged as usual
+    const fits = await api.gql('mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }', {
+      input: { ...variables.input, businessKey: 'x'.repeat(1024 * 1024) },
+    });
+    expect([fits.status, fits.code]).toEqual([422, 'INVALID_INPUT']);
+  });
+
   it('refuses a mutation request with more than one root field', async () => {
     const two = `mutation { a: failRun(input: {runId: "${randomUUID()}", expectedStatus: CREATED, failStatus: FAILED_MANIFEST, errorStage: "M", errorCode: "E"}) { changed }
       b: failRun(input: {runId: "${randomUUID()}", expectedStatus: CREATED, failStatus: FAILED_MANIFEST, errorStage: "M", errorCode: "E"}) { changed } }`;

@@ -107,6 +107,35 @@ function useSubscriptionInputErrors(): Plugin {
   };
 }
 
+/**
+ * Reads the whole body, refusing one longer than MAX_BODY_BYTES whatever its framing (a chunked body has no
+ * Content-Length). Yoga takes a body already read as is; otherwise it pipes the stream through a byte
+ * counter of its own, which costs more per request than the rest of its HTTP handling.
+ */
+function readBody(req: http.IncomingMessage): Promise<Buffer | 'too large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    req.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        req.pause();
+        resolve('too large');
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)));
+    req.on('error', reject);
+  });
+}
+
+function sendPayloadTooLarge(res: http.ServerResponse): void {
+  // the rest of the body is not read: the connection cannot carry another request
+  sendJson(res, 413, { code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` }, { Connection: 'close' });
+}
+
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
   res.end(JSON.stringify(body));
@@ -123,6 +152,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
+    // bodies are read and limited before Yoga sees them (readBody)
+    maxRequestBodySize: false,
     landingPage: false,
     maskedErrors: false,
     logging: false,
@@ -157,11 +188,18 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql') {
-      if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
-        sendJson(res, 413, { code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` });
+      if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendPayloadTooLarge(res);
+      if (req.method !== 'POST') {
+        void yoga.handle(req, res);
         return;
       }
-      void yoga.handle(req, res);
+      readBody(req).then(
+        (body) => {
+          if (body === 'too large') return sendPayloadTooLarge(res);
+          void yoga.handle(Object.assign(req, { body }), res);
+        },
+        () => res.destroy(),
+      );
       return;
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
