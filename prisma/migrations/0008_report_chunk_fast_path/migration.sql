@@ -32,9 +32,9 @@ BEGIN
     -- `status = 'RUNNING'` as a plain condition it may pick the partial recovery index and scan every
     -- running partition of every run.
     SELECT status, hdfs_run_path INTO run_row FROM nifi_ops.load_run WHERE run_id = p_run_id;
-    IF FOUND AND run_row.status = 'EXTRACTING' AND starts_with(p_hdfs_path, run_row.hdfs_run_path || '/')
-       AND NOT EXISTS (SELECT 1 FROM nifi_ops.load_file
-                        WHERE run_id = p_run_id AND partition_id = p_partition_id AND chunk_index = p_chunk_index) THEN
+    PERFORM FROM nifi_ops.load_file WHERE run_id = p_run_id AND partition_id = p_partition_id AND chunk_index = p_chunk_index;
+    has_old := FOUND;
+    IF run_row.status = 'EXTRACTING' AND starts_with(p_hdfs_path, run_row.hdfs_run_path || '/') AND NOT has_old THEN
         UPDATE nifi_ops.load_partition p
            SET received_chunks = p.received_chunks + 1, received_rows = p.received_rows + p_record_count,
                received_bytes = p.received_bytes + COALESCE(p_byte_count, 0),
