@@ -63,6 +63,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** e.g. BENCH_API_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API under a benchmark's load */
+function apiNodeArgs(): string[] {
+  return process.env.BENCH_API_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+}
+
 export interface ServedApi {
   url: string;
   process: ChildProcess;
@@ -72,9 +77,7 @@ export interface ServedApi {
 /** `load-control <command>` from the build, as a separate process, like production. */
 export async function startCli(command: 'serve' | 'work' | 'start', databaseUrl: string, env: Record<string, string> = {}): Promise<ServedApi> {
   const port = await freePort();
-  // e.g. BENCH_API_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the API under the load
-  const nodeArgs = process.env.BENCH_API_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/cli.js'), command], {
+  const child = spawn(process.execPath, [...apiNodeArgs(), join(ROOT, 'dist/cli.js'), command], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
@@ -216,7 +219,7 @@ function inheritedEnv(): Record<string, string> {
  * callers that manage ports, tokens and restarts themselves (the simulator). Returns at once.
  */
 export function spawnCli(command: 'serve' | 'work' | 'start', env: Record<string, string>, options: CliProcessOptions = {}): ChildProcess {
-  const entry = options.fromSource ? ['--import', 'tsx', join(ROOT, 'src/cli.ts')] : [join(ROOT, 'dist/cli.js')];
+  const entry = [...apiNodeArgs(), ...(options.fromSource ? ['--import', 'tsx', join(ROOT, 'src/cli.ts')] : [join(ROOT, 'dist/cli.js')])];
   const out = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
   const child = spawn(process.execPath, [...entry, command, ...(options.args ?? [])], {
     cwd: ROOT,
