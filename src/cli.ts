@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { formatTokenEntry, generateToken, tokenConfigEntry } from './auth/tokens.js';
 import { ConfigError, describeConfig, loadConfig, type Config, type Role } from './config/config.js';
 import { createDb, type Db } from './db/client.js';
+import { PROCESS_LISTENER_NAME, startListener, type Listener } from './db/listener.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { startRealtime } from './realtime/realtime.js';
@@ -58,11 +59,11 @@ async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean,
 }
 
 async function runServe(
-  config: Config, log: Logger, db: Db, url: string, cleanups: Cleanup[],
+  config: Config, log: Logger, db: Db, url: string, cleanups: Cleanup[], listener: Listener,
   metrics: ApiMetrics = createApiMetrics(), readinessChecks: Array<() => boolean> = [],
 ): Promise<string> {
-  // the LISTEN connection behind subscriptions; its health is part of /readyz
-  const realtime = startRealtime({ url, config, log });
+  // subscriptions are fed by the process's LISTEN connection; its health is part of /readyz
+  const realtime = startRealtime({ url, config, log, listener });
   cleanups.push(() => realtime.close());
   const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks });
   const { port } = await api.listen(config.server.port, config.server.host);
@@ -132,13 +133,15 @@ async function main(argv: string[]): Promise<void> {
         log.info({ config: describeConfig(effective) }, 'config');
         const metrics = createApiMetrics();
         const readinessChecks: Array<() => boolean> = [];
+        // one LISTEN connection for the whole process: realtime's channels and, with `start`, the dispatcher's
+        const listener = startListener({ url, log, applicationName: PROCESS_LISTENER_NAME });
+        cleanups.push(() => listener.close());
         if (command === 'start') {
-          // the worker's LISTEN connection needs the URL, which is not in the configuration when embedded
-          const worker = startWorker({ config: { ...effective, database: { ...effective.database, url } }, db, log, registry: metrics.registry });
+          const worker = startWorker({ config: effective, db, log, registry: metrics.registry, listener });
           cleanups.push(() => worker.stop());
           readinessChecks.push(worker.listening);
         }
-        const base = await runServe(effective, log, db, url, cleanups, metrics, readinessChecks);
+        const base = await runServe(effective, log, db, url, cleanups, listener, metrics, readinessChecks);
         console.log(`\nLoad Control is up.\n  GraphQL + GraphiQL: ${base}/graphql\n  console:            ${base}/`);
         for (const t of devTokens) console.log(`  token ${t.name.padEnd(13)} (${t.roles.join(', ')}): ${t.token}`);
         console.log('  Ctrl-C stops everything.\n');

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROCESS_LISTENER_NAME } from '../src/db/listener.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { completeRun } from './support/fixtures.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
@@ -84,7 +85,7 @@ describe('load-control work', () => {
 });
 
 describe('load-control start', () => {
-  it('also runs the worker when nifi.receiverUrl is set; its LISTEN connection is part of /readyz', async () => {
+  it('also runs the worker when nifi.receiverUrl is set, on the one LISTEN connection of the process, part of /readyz', async () => {
     const port = await freePort();
     const child = run(['start'], {
       DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: receiver.url, PORT: String(port), LC_SERVER__HOST: '127.0.0.1',
@@ -99,6 +100,12 @@ describe('load-control start', () => {
       expect(receiver.callsFor(done.dispatchId)).toHaveLength(1);
       await until('the delivery to be counted', async () =>
         (await (await fetch(`${base}/metrics`)).text()).includes('lc_dispatch_total{type="VALIDATE_RUN",result="sent"} 1'));
+      // the API's realtime and the dispatcher share one LISTEN connection, on all four channels
+      const { rows } = await api.sql.query<{ application_name: string }>(
+        `SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`);
+      expect(rows).toEqual([{ application_name: PROCESS_LISTENER_NAME }]);
+      const connected = child.output().split('\n').find((line) => line.includes('"listen_connected"'));
+      for (const channel of ['lc_run_changed', 'lc_run_progress', 'lc_alert', 'load_dispatch']) expect(connected).toContain(channel);
     } finally {
       child.kill('SIGTERM');
     }

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { createDb, type Db } from '../db/client.js';
+import { startListener, type Listener } from '../db/listener.js';
 import { monitorSummary } from '../domain/monitor/monitor-summary.js';
 import { ALERT_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL } from './channels.js';
-import { startListener } from './listener.js';
 import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
 import { RunFeed } from './run-feed.js';
 import { createSharedReader } from './shared-reader.js';
@@ -27,8 +27,11 @@ export interface RealtimeOptions {
   url: string;
   config: Config;
   log: Logger;
-  /** Shown in pg_stat_activity for the LISTEN connection. */
-  applicationName?: string;
+  /**
+   * The process's LISTEN connection, shared with the dispatcher (`load-control start`); without it realtime
+   * opens one of its own, named REALTIME_APPLICATION_NAME in pg_stat_activity.
+   */
+  listener?: Listener;
   /** Size of realtime's own pool (default 4). */
   poolSize?: number;
   /** MonitorFeed timings (tests shorten them). */
@@ -59,11 +62,9 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     log,
     ...options.monitor,
   });
-  const listener = startListener({
-    url: options.url,
+  const listener = options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME });
+  listener.route({
     channels: [RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL, ALERT_CHANNEL],
-    log,
-    applicationName: options.applicationName ?? REALTIME_APPLICATION_NAME,
     onNotification(channel, payload) {
       if (channel === ALERT_CHANNEL) {
         monitor.changed();
@@ -74,7 +75,8 @@ export function startRealtime(options: RealtimeOptions): Realtime {
       // progress moves no count of the summary; staleness is caught by the feed's own refresh
       if (channel === RUN_CHANGED_CHANNEL) monitor.changed();
     },
-    onReconnected(lostAt) {
+    onListening(lostAt) {
+      if (!lostAt) return;
       void runs.resync(lostAt);
       monitor.resync();
     },
@@ -87,7 +89,7 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     async close() {
       runs.close();
       monitor.close();
-      await listener.close();
+      if (!options.listener) await listener.close();
       await db.close();
     },
   };

@@ -1,14 +1,15 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
+import { startListener, type Listener } from '../db/listener.js';
 import { inStatement, inTransaction } from '../db/transaction.js';
 import {
   decideDelivery, deferDispatch, markDead, markSent, type DeliveryAttempt, type DeliveryDecision,
 } from '../domain/dispatch/deliver.js';
 import { cancelUnwantedDispatches, leaseDispatches, type LeasedDispatch, type LeaseResult } from '../domain/dispatch/lease.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
+import { DISPATCH_CHANNEL } from '../domain/dispatch/wake.js';
 import type { Logger } from '../server/logger.js';
 import type { WorkerMetrics } from './metrics.js';
-import { listenForWakeups, type WakeListener } from './wake-listener.js';
 import { postJson } from './http-post.js';
 
 export const DISPATCHER_ACTOR = 'dispatcher';
@@ -22,6 +23,11 @@ export interface DispatcherOptions {
   db: Db;
   log: Logger;
   metrics: WorkerMetrics;
+  /**
+   * The process's LISTEN connection, shared with realtime (`load-control start`); without it the
+   * dispatcher opens one of its own, named LISTEN_APPLICATION_NAME in pg_stat_activity.
+   */
+  listener?: Listener;
 }
 
 export interface Dispatcher {
@@ -29,7 +35,7 @@ export interface Dispatcher {
   dispatchOnce(): Promise<number>;
   /** LISTEN for wake-ups and run passes until stopped: on a wake-up, else every dispatch.pollInterval. */
   start(): void;
-  /** Lets the batch in flight finish, then closes the LISTEN connection. */
+  /** Lets the batch in flight finish, then closes its own LISTEN connection (not a shared one). */
   stop(): Promise<void>;
   /** The LISTEN connection is up. */
   listening(): boolean;
@@ -140,7 +146,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  let listener: WakeListener | undefined;
+  let listener: Listener | undefined;
   let loop: Promise<void> | undefined;
   let woken = false;
   let interrupt: (() => void) | undefined;
@@ -179,16 +185,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     dispatchOnce,
     start() {
       if (loop) return;
-      if (!config.database.url) throw new Error('config: database.url: required for the LISTEN connection');
-      listener = listenForWakeups({ url: config.database.url, applicationName: LISTEN_APPLICATION_NAME, log, onWake: wake });
+      if (options.listener) {
+        listener = options.listener;
+      } else {
+        if (!config.database.url) throw new Error('config: database.url: required for the LISTEN connection');
+        listener = startListener({ url: config.database.url, log, applicationName: LISTEN_APPLICATION_NAME });
+      }
+      // every (re)connect wakes it too: hints sent while the connection was down are lost
+      listener.route({ channels: [DISPATCH_CHANNEL], onNotification: wake, onListening: wake });
       loop = run();
     },
     async stop() {
       stopping = true;
       interrupt?.();
       await loop;
-      await listener?.close();
+      if (!options.listener) await listener?.close();
     },
-    listening: () => listener?.listening() ?? false,
+    listening: () => listener?.connected() ?? false,
   };
 }

@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
+import type { Listener } from '../db/listener.js';
 import type { Logger } from '../server/logger.js';
 import { createDispatcher } from './dispatcher.js';
 import { createWorkerMetrics } from './metrics.js';
@@ -12,10 +13,12 @@ export interface WorkerOptions {
   log: Logger;
   /** Where the worker's metrics are registered: the API's registry when both run in one process. */
   registry: Registry;
+  /** The process's LISTEN connection (the dispatcher opens its own without it). */
+  listener?: Listener;
 }
 
 export interface Worker {
-  /** Lets the dispatch pass and sweep in flight finish, then closes the LISTEN connection. */
+  /** Lets the dispatch pass and sweep in flight finish, then closes its own LISTEN connection. */
   stop(): Promise<void>;
   /** The dispatcher's LISTEN connection is up (a readiness check). */
   listening(): boolean;
@@ -28,7 +31,7 @@ export interface Worker {
 export function startWorker(options: WorkerOptions): Worker {
   const { config, db, log } = options;
   const metrics = createWorkerMetrics(options.registry);
-  const dispatcher = config.nifi.receiverUrl ? createDispatcher({ config, db, log, metrics }) : null;
+  const dispatcher = config.nifi.receiverUrl ? createDispatcher({ config, db, log, metrics, listener: options.listener }) : null;
   const sweeper = createSweeper({ config, db, log, metrics });
   dispatcher?.start();
   sweeper.start();
