@@ -36,7 +36,7 @@ const PARTITIONS = 10;
 const CLIENTS = 32;
 const THROUGHPUT_SECONDS = 8;
 /** Alternating rounds without and with subscribers, compared by their medians: this VM's speed drifts. */
-const THROUGHPUT_ROUNDS = 3;
+const THROUGHPUT_ROUNDS = 5;
 const PROBE_EVERY_MS = 100;
 const PROBE_RUNS = 10;
 

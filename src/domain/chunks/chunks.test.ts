@@ -83,6 +83,45 @@ describe('reportChunk', () => {
     expect(await dispatchCount(run.runId)).toBe(1);
   });
 
+  it('decides a completing chunk the same whether it is new (one conditional UPDATE) or replaces an invalidated one', async () => {
+    const run = await startRun(api, [10, 10]);
+    // 0000: both chunks new, the second completes it
+    const fresh = await claim(api, run.runId, '0000');
+    await report(api, chunkInput(run, '0000', fresh.claimToken, 0, 2, 4));
+    const freshDone = await report(api, chunkInput(run, '0000', fresh.claimToken, 1, 2, 6));
+    // 0001: reissued after chunk 0, so chunk 0's row exists (invalidated) when the second owner reports it last
+    const first = await claim(api, run.runId, '0001');
+    await report(api, chunkInput(run, '0001', first.claimToken, 0, 2, 4));
+    const reissued = await api.gql(`mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus } }`,
+      { input: { runId: run.runId, partitionId: '0001', reason: 'node lost' } }, { token: 'operator' });
+    expect(reissued.body.data?.reissuePartition).toEqual({ partitionStatus: 'RETRY' });
+    const second = await claim(api, run.runId, '0001');
+    await report(api, chunkInput(run, '0001', second.claimToken, 1, 2, 6));
+    const replacedDone = await report(api, chunkInput(run, '0001', second.claimToken, 0, 2, 4));
+
+    expect(freshDone.result).toMatchObject({ partitionStatus: 'SUCCESS', runStatus: 'EXTRACTING', receivedChunks: 2, validationScheduled: false });
+    expect(replacedDone.result).toMatchObject({ partitionStatus: 'SUCCESS', runStatus: 'EXTRACTED_VALIDATED', receivedChunks: 2, validationScheduled: true });
+    const { rows } = await api.sql.query(
+      `SELECT partition_id, status, actual_row_count::int, file_count, fragment_count, byte_count::int, received_chunks,
+              received_rows::int, received_bytes::int, reported_chunk_count, chunk_count_mismatches, completed_at IS NOT NULL AS completed
+         FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`, [run.runId]);
+    const decided = {
+      status: 'SUCCESS', actual_row_count: 10, file_count: 2, fragment_count: 2, byte_count: 100, received_chunks: 2,
+      received_rows: 10, received_bytes: 100, reported_chunk_count: 2, chunk_count_mismatches: 0, completed: true,
+    };
+    expect(rows).toEqual([{ partition_id: '0000', ...decided }, { partition_id: '0001', ...decided }]);
+    const { rows: events } = await api.sql.query(
+      `SELECT partition_id, row_count::int, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PARTITION_SUCCESS' ORDER BY partition_id`,
+      [run.runId]);
+    expect(events).toEqual([
+      { partition_id: '0000', row_count: 10, details: { files: 2, bytes: 100 } },
+      { partition_id: '0001', row_count: 10, details: { files: 2, bytes: 100 } },
+    ]);
+    const { rows: validations } = await api.sql.query(
+      `SELECT count(*)::int AS n FROM nifi_ops.load_dispatch WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`, [run.runId]);
+    expect(validations[0].n).toBe(1);
+  });
+
   it('treats a duplicate chunk as idempotent', async () => {
     const run = await startRun(api, [10]);
     const p = await claim(api, run.runId, '0000');
