@@ -127,8 +127,8 @@ BEGIN
         END IF;
     END IF;
 
-    -- General path: replays, refusals, the chunk that completes a partition, and runs or partitions that have
-    -- moved on, decided under the partition-row lock.
+    -- General path: replays, refusals, a chunk that fails its partition, and runs or partitions that have moved
+    -- on, decided under the partition-row lock.
     SELECT * INTO part FROM nifi_ops.load_partition
      WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;
     IF NOT FOUND THEN
