@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { hashToken } from '../src/auth/tokens.js';
-import { benchDatabase, fmt, freePort, gqlRequest, printTable, processCpuSeconds, spawnCli, waitUntilReady } from './support.js';
+import { benchDatabase, fmt, freePort, gqlRequest, median, printTable, processCpuSeconds, spawnCli, waitUntilReady } from './support.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,7 +52,6 @@ const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]! : NaN);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // ---- the subscriber process: opens and closes its streams on command ----
 

@@ -6,7 +6,7 @@
 // BENCH_REPORTS, BENCH_ROUNDS and BENCH_POOL change the run's size, the rounds and the API's pool size)
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { benchDatabase, fmt, gql, measure, postgresCpuSeconds, printTable, processCpuSeconds, sampleRss, startCli, type Measured } from './support.js';
+import { benchDatabase, fmt, gql, measure, median, postgresCpuSeconds, printTable, processCpuSeconds, sampleRss, startCli, type Measured } from './support.js';
 
 const CLIENTS = 32;
 const REPORTS = Number(process.env.BENCH_REPORTS ?? 20_000);
@@ -98,8 +98,6 @@ async function settle(url: string): Promise<void> {
   await sql.end();
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
 async function main(): Promise<void> {
   const database = await benchDatabase();
   // the product's default pool (database.poolSize 10): on two cores, more connections than that only queue
@@ -145,8 +143,6 @@ async function main(): Promise<void> {
     const small = medians((r) => r.small.reports);
     const large = medians((r) => r.large.reports);
     const progress = medians((r) => r.progress.reports);
-    const smallRate = small.perSecond;
-    const largeRate = large.perSecond;
     printTable('medians over the rounds', [
       { run: '8 partitions', 'reports/s': fmt(small.perSecond, 0), 'p50 ms': fmt(small.p50, 2), 'p99 ms': fmt(small.p99, 2) },
       { run: '10,000 partitions', 'reports/s': fmt(large.perSecond, 0), 'p50 ms': fmt(large.p50, 2), 'p99 ms': fmt(large.p99, 2) },
@@ -159,9 +155,9 @@ async function main(): Promise<void> {
     printTable(`API process memory (VmRSS) under this load, ${CLIENTS} clients`, [
       { 'after warm-up MB': fmt(memory.startMb), 'peak MB': fmt(memory.peakMb), 'at the end MB': fmt(memory.endMb) },
     ]);
-    const ratio = largeRate / smallRate;
+    const ratio = large.perSecond / small.perSecond;
     console.log(`ratio 10,000 / 8 partitions (medians): ${fmt(ratio, 2)} (target >= 0.8); runs completed: ${rows[0].runs} of ${1 + 2 * ROUNDS}`);
-    console.log(`ratio 10,000 partitions progress only / 8 partitions (medians): ${fmt(progress.perSecond / smallRate, 2)}`);
+    console.log(`ratio 10,000 partitions progress only / 8 partitions (medians): ${fmt(progress.perSecond / small.perSecond, 2)}`);
     console.log(JSON.stringify({
       bench: 'report-chunk',
       p8: small, p10000: large, p10000ProgressOnly: progress, claims, ratio, apiRssMb: memory,

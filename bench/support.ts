@@ -177,6 +177,9 @@ export function printTable(title: string, rows: Array<Record<string, string | nu
 
 export const fmt = (n: number, digits = 1) => Number(n.toFixed(digits));
 
+/** The middle value (the upper one of an even count): rounds of a benchmark are compared by their medians. */
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 /** CPU seconds (user + system) a process has used so far, from /proc. */
 export function processCpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
