@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { inStatement, inTransaction } from '../db/transaction.js';
-import { reportChunk } from '../domain/chunks/report-chunk.js';
 import * as f from '../domain/fields.js';
 import { claimPartition } from '../domain/partitions/claim-partition.js';
 import { failPartition } from '../domain/partitions/fail-partition.js';
@@ -104,7 +103,7 @@ builder.mutationField('reportChunk', (t) =>
     args: { input: t.arg({ type: ReportChunkInput, required: true }) },
     resolve: async (_root, args, ctx) => {
       const cmd = { ...f.parseCommand(reportChunkSchema, args.input), actor: actorName(ctx) };
-      const result = await inStatement(ctx.services.db, (sql) => reportChunk(sql, cmd));
+      const result = await ctx.services.chunkReporter.report(cmd);
       ctx.services.metrics.chunkReports.inc({ result: result.effect.toLowerCase() });
       ctx.services.progress.touch(cmd.runId);
       return result;

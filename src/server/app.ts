@@ -7,6 +7,7 @@ import { getOperationAST, type OperationDefinitionNode } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
+import { createChunkReporter } from '../domain/chunks/chunk-reporter.js';
 import type { GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
 import { createProgressNotifier } from '../realtime/progress.js';
@@ -145,7 +146,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
   const authenticate = createAuthenticator(config.auth.tokens);
   const progress = createProgressNotifier(db.pool, { onError: (error) => log.debug({ err: error }, 'progress_notify_failed') });
-  const services: Services = { db, config, metrics, progress, realtime: options.realtime ?? null };
+  const chunkReporter = createChunkReporter(db, { onBatch: (size) => metrics.chunkReportBatchSize.observe(size) });
+  const services: Services = { db, config, metrics, chunkReporter, progress, realtime: options.realtime ?? null };
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
 

@@ -6,6 +6,7 @@ export interface ApiMetrics {
   requests: Counter<'operation' | 'status'>;
   requestSeconds: Histogram<'operation'>;
   chunkReports: Counter<'result'>;
+  chunkReportBatchSize: Histogram;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -30,6 +31,12 @@ export function createApiMetrics(): ApiMetrics {
       name: 'lc_chunk_reports_total',
       help: 'Chunk reports by effect: progress, ignored, partition_success, partition_failed, run_complete',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    chunkReportBatchSize: new Histogram({
+      name: 'lc_chunk_report_batch_size',
+      help: 'Chunk reports sent to the database in one statement (1: alone, no other report was waiting)',
+      buckets: [1, 2, 4, 8, 16, 32, 64],
       registers: [registry],
     }),
   };

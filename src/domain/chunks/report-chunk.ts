@@ -27,16 +27,22 @@ export interface ReportChunkResult {
   effect: string;
 }
 
-/**
- * reportChunk (ref §3.7). The whole decision — claim check, chunk upsert, the partition's counters, its
- * outcome and, for the last partition, the run's completion with its VALIDATE_RUN outbox row — is
- * nifi_ops.report_chunk (prisma/migrations/0002_…), read top to bottom there. One statement per report.
- */
-export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promise<ReportChunkResult> {
+/** The refusals decided from the report alone, before any SQL (ref §3.7). */
+export function checkChunkReport(cmd: ReportChunkCommand): void {
   if (cmd.chunkIndex >= cmd.chunkCount) {
     throw new DomainError('CHUNK_INDEX_OUT_OF_RANGE', { chunkIndex: cmd.chunkIndex, chunkCount: cmd.chunkCount });
   }
   if (cmd.hdfsPath.split('/').includes('..')) throw new DomainError('HDFS_PATH_OUTSIDE_RUN', { hdfsPath: cmd.hdfsPath });
+}
+
+/**
+ * reportChunk (ref §3.7). The whole decision — claim check, chunk upsert, the partition's counters, its
+ * outcome and, for the last partition, the run's completion with its VALIDATE_RUN outbox row — is
+ * nifi_ops.report_chunk (prisma/migrations/0002_… and 0008_…), read top to bottom there. One statement per
+ * report; reports that arrive together are sent as one batch by the chunk reporter (chunk-reporter.ts).
+ */
+export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promise<ReportChunkResult> {
+  checkChunkReport(cmd);
   let row;
   try {
     ({ rows: [row] } = await sql.query<{
@@ -67,14 +73,21 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promis
       throw new DomainError(row!.outcome, { partitionStatus: row!.partition_status, runStatus: row!.run_status });
   }
   if (row!.validation_scheduled) await wakeDispatcher(sql, cmd.runId);
+  return chunkReportResult(cmd, row!);
+}
+
+export function chunkReportResult(
+  cmd: ReportChunkCommand,
+  row: { outcome: string; partition_status: string; run_status: string; received_chunks: number; validation_scheduled: boolean },
+): ReportChunkResult {
   return {
     recorded: true,
-    partitionStatus: row!.partition_status,
-    runStatus: row!.run_status,
-    receivedChunks: row!.received_chunks,
+    partitionStatus: row.partition_status,
+    runStatus: row.run_status,
+    receivedChunks: row.received_chunks,
     chunkCount: cmd.chunkCount,
-    validationScheduled: row!.validation_scheduled,
-    effect: row!.outcome,
+    validationScheduled: row.validation_scheduled,
+    effect: row.outcome,
   };
 }
 
