@@ -33,6 +33,14 @@ interface ScenarioResult {
   /** CPU microseconds per report: the API process and all PostgreSQL processes. */
   apiCpuUs: number;
   pgCpuUs: number;
+  /** Reports per statement sent to the database (group commit), from the API's lc_chunk_report_batch_size. */
+  meanBatch: number;
+}
+
+async function batchTotals(url: string): Promise<{ sum: number; count: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { sum: value('lc_chunk_report_batch_size_sum'), count: value('lc_chunk_report_batch_size_count') };
 }
 
 async function runScenario(url: string, apiPid: number, scenario: Scenario): Promise<ScenarioResult> {
@@ -64,6 +72,7 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
   // chunk k of partition p at position k * partitions + p: partitions are interleaved as NiFi's workers would
   let validationScheduled = 0;
   const cpu0 = { api: processCpuSeconds(apiPid), pg: postgresCpuSeconds() };
+  const batches0 = await batchTotals(url);
   const reported = scenario.reportedPerPartition ?? chunksPerPartition;
   const reports = await measure(partitions * reported, CLIENTS, async (n) => {
     const p = n % partitions;
@@ -79,8 +88,10 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
     if (result.validationScheduled) validationScheduled++;
   });
   const n = partitions * reported;
+  const batches1 = await batchTotals(url);
   return {
     claims, reports, validationScheduled,
+    meanBatch: (batches1.sum - batches0.sum) / (batches1.count - batches0.count),
     apiCpuUs: ((processCpuSeconds(apiPid) - cpu0.api) / n) * 1e6,
     pgCpuUs: ((postgresCpuSeconds() - cpu0.pg) / n) * 1e6,
   };
@@ -132,6 +143,7 @@ async function main(): Promise<void> {
     const row = (label: string, r: ScenarioResult) => ({
       run: label, 'reports/s': fmt(r.reports.perSecond, 0), 'p50 ms': fmt(r.reports.p50, 2), 'p99 ms': fmt(r.reports.p99, 2),
       'validation scheduled': r.validationScheduled, 'API CPU µs/report': fmt(r.apiCpuUs, 0), 'PG CPU µs/report': fmt(r.pgCpuUs, 0),
+      'mean batch': fmt(r.meanBatch, 1),
     });
     printTable(`reportChunk over HTTP, ${CLIENTS} clients, ${REPORTS} reports per run, ${ROUNDS} rounds`, rounds.flatMap((r, i) => [
       row(`round ${i + 1}: 8 partitions`, r.small), row(`round ${i + 1}: 10,000 partitions`, r.large),

@@ -187,14 +187,22 @@ export function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
 }
 
-/** CPU seconds used by all PostgreSQL server processes on this machine. */
+/**
+ * CPU seconds used by all PostgreSQL server processes on this machine, those that have ended included: a
+ * postmaster's children's time (cutime + cstime) holds what its reaped backends and autovacuum workers used.
+ */
 export function postgresCpuSeconds(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-      if (comm === 'postgres' || comm.startsWith('postgres')) total += processCpuSeconds(Number(entry));
+      if (!comm.startsWith('postgres')) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const parentComm = readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim();
+      const ended = parentComm.startsWith('postgres') ? 0 : Number(fields[13]) + Number(fields[14]);
+      total += (Number(fields[11]) + Number(fields[12]) + ended) / 100;
     } catch {
       // the process ended while we looked
     }
