@@ -90,12 +90,9 @@ CREATE FUNCTION nifi_ops.report_chunks(
                  validation_scheduled boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
-    report record;
+    r record;
     run_row record;
-    new_received integer;
-    new_status text;
-    new_rows bigint;
-    new_bytes bigint;
+    counted record;
     -- the partitions of the current run that succeeded in this batch, settled after the run's last report
     done_ordinals integer[] := '{}';
     done_partitions text[] := '{}';
@@ -104,73 +101,76 @@ DECLARE
     done_bytes bigint[] := '{}';
     done_actors text[] := '{}';
 BEGIN
-    FOR report IN
-        SELECT o AS i, lag(p_run_ids[o]) OVER w IS DISTINCT FROM p_run_ids[o] AS first_of_run,
-               lead(p_run_ids[o]) OVER w IS DISTINCT FROM p_run_ids[o] AS last_of_run
-          FROM generate_subscripts(p_run_ids, 1) AS o
-        WINDOW w AS (ORDER BY p_run_ids[o], p_partition_ids[o], p_chunk_indexes[o], o)
-         ORDER BY p_run_ids[o], p_partition_ids[o], p_chunk_indexes[o], o
+    FOR r IN
+        SELECT u.*, lag(u.run_id) OVER w IS DISTINCT FROM u.run_id AS first_of_run,
+               lead(u.run_id) OVER w IS DISTINCT FROM u.run_id AS last_of_run
+          FROM unnest(p_run_ids, p_partition_ids, p_claim_tokens, p_chunk_indexes, p_chunk_counts, p_fragment_identifiers,
+                      p_hdfs_paths, p_record_counts, p_byte_counts, p_actors) WITH ORDINALITY
+               AS u (run_id, partition_id, claim_token, chunk_index, chunk_count, fragment_identifier, hdfs_path,
+                     record_count, byte_count, actor, i)
+        WINDOW w AS (ORDER BY u.run_id, u.partition_id, u.chunk_index, u.i)
+         ORDER BY u.run_id, u.partition_id, u.chunk_index, u.i
     LOOP
-        IF report.first_of_run THEN
-            SELECT r.status, r.hdfs_run_path INTO run_row FROM nifi_ops.load_run r WHERE r.run_id = p_run_ids[report.i];
+        IF r.first_of_run THEN
+            SELECT l.status, l.hdfs_run_path INTO run_row FROM nifi_ops.load_run l WHERE l.run_id = r.run_id;
         END IF;
-        <<decide>>
-        DECLARE
-            i integer := report.i;
-        BEGIN
-            -- report_chunk's fast path (migration 0008), read there; what it does not take is deferred
-            IF run_row.status IS DISTINCT FROM 'EXTRACTING' OR NOT starts_with(p_hdfs_paths[i], run_row.hdfs_run_path || '/')
-               OR EXISTS (SELECT FROM nifi_ops.load_file f WHERE f.run_id = p_run_ids[i] AND f.partition_id = p_partition_ids[i]
-                                                               AND f.chunk_index = p_chunk_indexes[i]) THEN
-                RETURN QUERY SELECT i, 'DEFERRED', NULL::text, NULL::text, NULL::integer, false;
-                EXIT decide;
-            END IF;
-            UPDATE nifi_ops.load_partition p
-               SET received_chunks = p.received_chunks + 1, received_rows = p.received_rows + p_record_counts[i],
-                   received_bytes = p.received_bytes + COALESCE(p_byte_counts[i], 0),
-                   reported_chunk_count = CASE WHEN p.received_chunks = 0 THEN p_chunk_counts[i] ELSE p.reported_chunk_count END,
-                   chunk_count_mismatches = CASE WHEN p.received_chunks = 0 THEN 0
-                       ELSE p.chunk_count_mismatches + CASE WHEN p_chunk_counts[i] <> p.reported_chunk_count THEN 1 ELSE 0 END END,
-                   heartbeat_at = clock_timestamp(),
-                   status = CASE WHEN p.received_chunks + 1 = p_chunk_counts[i] THEN 'SUCCESS' ELSE p.status END,
-                   actual_row_count = CASE WHEN p.received_chunks + 1 = p_chunk_counts[i] THEN p.received_rows + p_record_counts[i] ELSE p.actual_row_count END,
-                   file_count = CASE WHEN p.received_chunks + 1 = p_chunk_counts[i] THEN p_chunk_counts[i] ELSE p.file_count END,
-                   fragment_count = CASE WHEN p.received_chunks + 1 = p_chunk_counts[i] THEN p_chunk_counts[i] ELSE p.fragment_count END,
-                   byte_count = CASE WHEN p.received_chunks + 1 = p_chunk_counts[i] THEN p.received_bytes + COALESCE(p_byte_counts[i], 0) ELSE p.byte_count END,
-                   completed_at = CASE WHEN p.received_chunks + 1 = p_chunk_counts[i] THEN clock_timestamp() ELSE p.completed_at END
-             WHERE p.run_id = p_run_ids[i] AND p.partition_id = p_partition_ids[i] AND p.claim_token = p_claim_tokens[i]
-               AND CASE WHEN p.status <> 'RUNNING' THEN false
-                        WHEN p.received_chunks + 1 < p_chunk_counts[i] THEN true
-                        ELSE p.received_chunks + 1 = p_chunk_counts[i]
-                             AND (p.received_chunks = 0 OR (p.reported_chunk_count = p_chunk_counts[i] AND p.chunk_count_mismatches = 0))
-                             AND p.received_rows + p_record_counts[i] = p.expected_row_count
-                   END
-            RETURNING p.received_chunks, p.status, p.received_rows, p.received_bytes INTO new_received, new_status, new_rows, new_bytes;
-            IF NOT FOUND THEN
-                RETURN QUERY SELECT i, 'DEFERRED', NULL::text, NULL::text, NULL::integer, false;
-                EXIT decide;
-            END IF;
-            INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_identifier, fragment_count,
-                    hdfs_path, record_count, byte_count, status, reported_by)
-            VALUES (p_run_ids[i], p_partition_ids[i], p_chunk_indexes[i], p_fragment_identifiers[i], p_chunk_counts[i],
-                    p_hdfs_paths[i], p_record_counts[i], p_byte_counts[i], 'WRITTEN', p_actors[i])
-            ON CONFLICT ON CONSTRAINT load_file_pkey DO NOTHING;
-            IF NOT FOUND THEN
-                -- reported by another transaction that committed after the lookup above (a duplicate within this
-                -- batch is found by the lookup): undo the batch; the caller's retry defers this report
-                RAISE EXCEPTION 'chunk % of partition % was reported concurrently', p_chunk_indexes[i], p_partition_ids[i]
+        counted := NULL;
+        IF run_row.status = 'EXTRACTING' AND starts_with(r.hdfs_path, run_row.hdfs_run_path || '/') THEN
+            -- report_chunk's fast path (migration 0008, read there) in one statement: the partition's counters
+            -- move only for a chunk not recorded yet, and the chunk is recorded only when they moved
+            WITH moved AS (
+                UPDATE nifi_ops.load_partition p
+                   SET received_chunks = p.received_chunks + 1, received_rows = p.received_rows + r.record_count,
+                       received_bytes = p.received_bytes + COALESCE(r.byte_count, 0),
+                       reported_chunk_count = CASE WHEN p.received_chunks = 0 THEN r.chunk_count ELSE p.reported_chunk_count END,
+                       chunk_count_mismatches = CASE WHEN p.received_chunks = 0 THEN 0
+                           ELSE p.chunk_count_mismatches + CASE WHEN r.chunk_count <> p.reported_chunk_count THEN 1 ELSE 0 END END,
+                       heartbeat_at = clock_timestamp(),
+                       status = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN 'SUCCESS' ELSE p.status END,
+                       actual_row_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN p.received_rows + r.record_count ELSE p.actual_row_count END,
+                       file_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN r.chunk_count ELSE p.file_count END,
+                       fragment_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN r.chunk_count ELSE p.fragment_count END,
+                       byte_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN p.received_bytes + COALESCE(r.byte_count, 0) ELSE p.byte_count END,
+                       completed_at = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN clock_timestamp() ELSE p.completed_at END
+                 WHERE p.run_id = r.run_id AND p.partition_id = r.partition_id AND p.claim_token = r.claim_token
+                   AND CASE WHEN p.status <> 'RUNNING' THEN false
+                            WHEN p.received_chunks + 1 < r.chunk_count THEN true
+                            ELSE p.received_chunks + 1 = r.chunk_count
+                                 AND (p.received_chunks = 0 OR (p.reported_chunk_count = r.chunk_count AND p.chunk_count_mismatches = 0))
+                                 AND p.received_rows + r.record_count = p.expected_row_count
+                       END
+                   AND NOT EXISTS (SELECT FROM nifi_ops.load_file f
+                                    WHERE f.run_id = r.run_id AND f.partition_id = r.partition_id AND f.chunk_index = r.chunk_index)
+                RETURNING p.received_chunks, p.status, p.received_rows, p.received_bytes
+            ), recorded AS (
+                INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_identifier, fragment_count,
+                        hdfs_path, record_count, byte_count, status, reported_by)
+                SELECT r.run_id, r.partition_id, r.chunk_index, r.fragment_identifier, r.chunk_count, r.hdfs_path,
+                       r.record_count, r.byte_count, 'WRITTEN', r.actor
+                  FROM moved
+                ON CONFLICT ON CONSTRAINT load_file_pkey DO NOTHING
+                RETURNING 1
+            )
+            SELECT m.received_chunks, m.status, m.received_rows, m.received_bytes, EXISTS (SELECT FROM recorded) AS recorded
+              INTO counted FROM moved m;
+            IF counted.recorded IS false THEN
+                -- reported by another transaction that committed after this statement's snapshot was taken (a
+                -- duplicate within this batch is seen by it): undo the batch; the caller's retry defers this report
+                RAISE EXCEPTION 'chunk % of partition % was reported concurrently', r.chunk_index, r.partition_id
                     USING ERRCODE = 'serialization_failure';
             END IF;
-            IF new_status = 'SUCCESS' THEN
-                done_ordinals := done_ordinals || i; done_partitions := done_partitions || p_partition_ids[i];
-                done_rows := done_rows || new_rows; done_files := done_files || new_received;
-                done_bytes := done_bytes || new_bytes; done_actors := done_actors || p_actors[i];
-            ELSE
-                RETURN QUERY SELECT i, 'PROGRESS', 'RUNNING', 'EXTRACTING', new_received, false;
-            END IF;
-        END;
-        IF report.last_of_run AND cardinality(done_ordinals) > 0 THEN
-            RETURN QUERY SELECT * FROM nifi_ops.settle_partition_successes(p_run_ids[report.i], done_ordinals,
+        END IF;
+        IF counted.status IS NULL THEN
+            RETURN QUERY SELECT r.i::integer, 'DEFERRED', NULL::text, NULL::text, NULL::integer, false;
+        ELSIF counted.status = 'SUCCESS' THEN
+            done_ordinals := done_ordinals || r.i::integer; done_partitions := done_partitions || r.partition_id;
+            done_rows := done_rows || counted.received_rows; done_files := done_files || counted.received_chunks;
+            done_bytes := done_bytes || counted.received_bytes; done_actors := done_actors || r.actor;
+        ELSE
+            RETURN QUERY SELECT r.i::integer, 'PROGRESS', 'RUNNING', 'EXTRACTING', counted.received_chunks, false;
+        END IF;
+        IF r.last_of_run AND cardinality(done_ordinals) > 0 THEN
+            RETURN QUERY SELECT * FROM nifi_ops.settle_partition_successes(r.run_id, done_ordinals,
                 done_partitions, done_rows, done_files, done_bytes, done_actors);
             done_ordinals := '{}'; done_partitions := '{}'; done_rows := '{}'; done_files := '{}';
             done_bytes := '{}'; done_actors := '{}';

@@ -39,7 +39,7 @@ interface BatchRow {
  * (prisma/migrations/0009_…). Each report in a batch is decided exactly as report_chunk's fast path decides it,
  * under the same row locks; the reports that path does not take come back DEFERRED and are sent alone after
  * the batch committed. When the batch fails as a whole (a chunk's path taken by another chunk, say, undoes
- * every report in it), each report is sent alone and gets its own answer.
+ * every report in it), each report is sent alone, in arrival order, and gets its own answer.
  */
 export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}): ChunkReporter {
   // one: with 32 clients on two cores, a second batch in flight lowered throughput (median of 3 rounds,
@@ -60,7 +60,8 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
     try {
       rows = await inStatement(db, (sql) => reportChunks(sql, batch.map((pending) => pending.cmd)));
     } catch {
-      await Promise.all(batch.map(sendAlone));
+      // in arrival order, so that of two reports claiming one HDFS path the earlier one is recorded
+      for (const pending of batch) await sendAlone(pending);
       return;
     }
     const answers = new Map(rows.map((row) => [row.ordinal, row]));
