@@ -1,16 +1,21 @@
 // reportChunk throughput and latency over HTTP with 32 clients: a run of 8 partitions against a run of
 // 10,000 partitions (the per-report cost must not grow with the run), both reported to completion — so in
 // the second, every other report completes a partition — and, as a like-for-like check, the same number of
-// reports to 10,000 partitions that do not complete; plus claims/s.
+// reports to 10,000 partitions that do not complete; plus claims/s. The reports are sent by wrk when it is
+// installed (apt-get install -y wrk), otherwise by the Node client of bench/support.ts; the table says which.
 // Usage: npm run build && npx tsx bench/report-chunk.ts   (DATABASE_URL optional; embedded otherwise;
 // BENCH_REPORTS, BENCH_ROUNDS and BENCH_POOL change the run's size, the rounds and the API's pool size)
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { benchDatabase, fmt, gql, measure, median, postgresCpuSeconds, printTable, processCpuSeconds, sampleRss, startCli, type Measured } from './support.js';
+import {
+  benchDatabase, fmt, gql, measure, median, postgresCpuSeconds, printTable, processCpuSeconds, sampleRss, startCli, wrkInstalled,
+  wrkReports, type Measured, type ReportLoad, type ReportLoadResult,
+} from './support.js';
 
 const CLIENTS = 32;
 const REPORTS = Number(process.env.BENCH_REPORTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WRK = wrkInstalled();
 
 const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
 const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
@@ -28,8 +33,7 @@ interface Scenario {
 
 interface ScenarioResult {
   claims: Measured;
-  reports: Measured;
-  validationScheduled: number;
+  reports: ReportLoadResult;
   /** CPU microseconds per report: the API process and all PostgreSQL processes. */
   apiCpuUs: number;
   pgCpuUs: number;
@@ -69,32 +73,42 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
     if (!res.body.data?.claimPartition?.claimed) throw new Error(JSON.stringify(res.body));
   });
 
-  // chunk k of partition p at position k * partitions + p: partitions are interleaved as NiFi's workers would
-  let validationScheduled = 0;
   const cpu0 = { api: processCpuSeconds(apiPid), pg: postgresCpuSeconds() };
   const batches0 = await batchTotals(url);
-  const reported = scenario.reportedPerPartition ?? chunksPerPartition;
-  const reports = await measure(partitions * reported, CLIENTS, async (n) => {
+  const n = partitions * (scenario.reportedPerPartition ?? chunksPerPartition);
+  const load = { runId, hdfsRunPath, chunkCount: chunksPerPartition, count: n, tokens };
+  const reports = WRK ? await wrkReports(url, load, CLIENTS) : await nodeReports(url, load);
+  const batches1 = await batchTotals(url);
+  return {
+    claims, reports,
+    meanBatch: (batches1.sum - batches0.sum) / (batches1.count - batches0.count),
+    apiCpuUs: ((processCpuSeconds(apiPid) - cpu0.api) / n) * 1e6,
+    pgCpuUs: ((postgresCpuSeconds() - cpu0.pg) / n) * 1e6,
+  };
+}
+
+/** The reports through the Node client, when wrk is not installed: the same requests in the same order. */
+async function nodeReports(url: string, load: ReportLoad): Promise<ReportLoadResult> {
+  const partitions = load.tokens.length;
+  let validationScheduled = 0;
+  const cpu0 = process.cpuUsage();
+  // chunk k of partition p at position k * partitions + p: partitions are interleaved as NiFi's workers would
+  const measured = await measure(load.count, CLIENTS, async (n) => {
     const p = n % partitions;
     const chunk = Math.floor(n / partitions);
+    const pid = String(p).padStart(4, '0');
     const res = await gql(url, REPORT, {
       i: {
-        runId, partitionId: pids[p], claimToken: tokens[p], chunkIndex: chunk, chunkCount: chunksPerPartition,
-        hdfsPath: `${hdfsRunPath}/part-${pids[p]}-${String(chunk).padStart(6, '0')}.parquet`, recordCount: 1, byteCount: 100,
+        runId: load.runId, partitionId: pid, claimToken: load.tokens[p], chunkIndex: chunk, chunkCount: load.chunkCount,
+        hdfsPath: `${load.hdfsRunPath}/part-${pid}-${String(chunk).padStart(6, '0')}.parquet`, recordCount: 1, byteCount: 100,
       },
     });
     const result = res.body.data?.reportChunk;
     if (!result?.recorded) throw new Error(JSON.stringify(res.body));
     if (result.validationScheduled) validationScheduled++;
   });
-  const n = partitions * reported;
-  const batches1 = await batchTotals(url);
-  return {
-    claims, reports, validationScheduled,
-    meanBatch: (batches1.sum - batches0.sum) / (batches1.count - batches0.count),
-    apiCpuUs: ((processCpuSeconds(apiPid) - cpu0.api) / n) * 1e6,
-    pgCpuUs: ((postgresCpuSeconds() - cpu0.pg) / n) * 1e6,
-  };
+  const cpu = process.cpuUsage(cpu0);
+  return { ...measured, validationScheduled, loadGeneratorCpuUs: (cpu.user + cpu.system) / load.count };
 }
 
 /**
@@ -142,10 +156,10 @@ async function main(): Promise<void> {
     await sql.end();
     const row = (label: string, r: ScenarioResult) => ({
       run: label, 'reports/s': fmt(r.reports.perSecond, 0), 'p50 ms': fmt(r.reports.p50, 2), 'p99 ms': fmt(r.reports.p99, 2),
-      'validation scheduled': r.validationScheduled, 'API CPU µs/report': fmt(r.apiCpuUs, 0), 'PG CPU µs/report': fmt(r.pgCpuUs, 0),
-      'mean batch': fmt(r.meanBatch, 1),
+      'validation scheduled': r.reports.validationScheduled, 'API CPU µs/report': fmt(r.apiCpuUs, 0), 'PG CPU µs/report': fmt(r.pgCpuUs, 0),
+      'mean batch': fmt(r.meanBatch, 1), 'load generator CPU µs/report': fmt(r.reports.loadGeneratorCpuUs, 0),
     });
-    printTable(`reportChunk over HTTP, ${CLIENTS} clients, ${REPORTS} reports per run, ${ROUNDS} rounds`, rounds.flatMap((r, i) => [
+    printTable(`reportChunk over HTTP, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client; install wrk for a lighter load generator'}), ${REPORTS} reports per run, ${ROUNDS} rounds`, rounds.flatMap((r, i) => [
       row(`round ${i + 1}: 8 partitions`, r.small), row(`round ${i + 1}: 10,000 partitions`, r.large),
       row(`round ${i + 1}: 10,000 partitions, progress only`, r.progress),
     ]));

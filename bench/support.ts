@@ -1,8 +1,8 @@
 // Shared by the benchmarks: a database (DATABASE_URL or an embedded PostgreSQL), a served API as a child
 // process, and an HTTP/1.1 keep-alive GraphQL client with latency recording.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,6 +167,64 @@ export async function measure(count: number, concurrency: number, op: (i: number
     perSecond: count / seconds,
     p50: latencies[Math.floor(count * 0.5)]!,
     p99: latencies[Math.min(count - 1, Math.floor(count * 0.99))]!,
+  };
+}
+
+/** wrk, from Debian's package (apt-get install -y wrk): the load generator of the reportChunk benchmark when present. */
+export function wrkInstalled(): boolean {
+  return spawnSync('wrk', ['--version']).error === undefined;
+}
+
+export interface ReportLoad {
+  runId: string;
+  hdfsRunPath: string;
+  chunkCount: number;
+  /** Reports to send: report n is chunk floor(n / partitions) of partition n % partitions. */
+  count: number;
+  /** One claim token per partition, partition n being String(n).padStart(4, '0'). */
+  tokens: string[];
+}
+
+export interface ReportLoadResult extends Measured {
+  validationScheduled: number;
+  /** CPU microseconds the load generator used per report. */
+  loadGeneratorCpuUs: number;
+}
+
+/**
+ * Sends the reports with wrk (bench/report-chunk.lua), `clients` connections with one request in flight each.
+ * wrk is C: per request it costs the two cores a fraction of what a Node client does, which the API and
+ * PostgreSQL then have. The script says when the last report was answered; the time is taken then.
+ */
+export async function wrkReports(url: string, load: ReportLoad, clients: number): Promise<ReportLoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'lc-bench-wrk-'));
+  const params = join(dir, 'params');
+  writeFileSync(params, [load.runId, load.hdfsRunPath, load.chunkCount, load.count, ...load.tokens].join('\n') + '\n');
+  const started = performance.now();
+  const child = spawn('wrk', ['-t1', `-c${clients}`, '-d3600s', '--timeout', '30s', '-s', join(ROOT, 'bench/report-chunk.lua'), url], {
+    env: { ...process.env, LC_BENCH_WRK_PARAMS: params, LC_BENCH_TOKEN: BENCH_TOKEN },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  let seconds: number | undefined;
+  let cpuSeconds = 0;
+  child.stdout.on('data', (data: Buffer) => {
+    out += data.toString();
+    if (seconds === undefined && out.includes('answered all\n')) {
+      seconds = (performance.now() - started) / 1000;
+      cpuSeconds = processCpuSeconds(child.pid!);
+      child.kill('SIGINT'); // wrk then prints its summary and calls the script's done()
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  rmSync(dir, { recursive: true, force: true });
+  const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+  if (!line || seconds === undefined) throw new Error(`wrk ended (exit ${code}) before every report was answered:\n${out}`);
+  const result = JSON.parse(line.slice('RESULT '.length)) as { failed: number; scheduled: number; p50us: number; p99us: number; firstFailure: string };
+  if (result.failed > 0) throw new Error(`${result.failed} reports failed; the first answer: ${result.firstFailure}`);
+  return {
+    count: load.count, seconds, perSecond: load.count / seconds, p50: result.p50us / 1000, p99: result.p99us / 1000,
+    validationScheduled: result.scheduled, loadGeneratorCpuUs: (cpuSeconds / load.count) * 1e6,
   };
 }
 
