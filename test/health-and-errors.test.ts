@@ -5,7 +5,7 @@ import { createApiServer } from '../src/server/app.js';
 import { createLogger } from '../src/server/logger.js';
 import { createApiMetrics } from '../src/server/metrics.js';
 import { TOKENS, startTestApi, testConfig, type TestApi } from './support/api.js';
-import { CLAIM, FAIL_RUN, createRun } from './support/fixtures.js';
+import { CLAIM, FAIL_RUN, chunkInput, claim, createRun, report, startRun } from './support/fixtures.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -27,6 +27,22 @@ describe('health endpoints', () => {
     const text = await (await fetch(`${api.url}/metrics`)).text();
     expect(text).toMatch(/lc_requests_total\{operation="createRun",status="200"\} \d+/);
     expect(text).toContain('lc_process_resident_memory_bytes');
+  });
+
+  it('exposes chunk reports by effect and the size of each statement they were sent in', async () => {
+    const metric = async (name: string) => {
+      const text = await (await fetch(`${api.url}/metrics`)).text();
+      return Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    };
+    const before = { sum: await metric('lc_chunk_report_batch_size_sum'), progress: await metric('lc_chunk_reports_total{result="progress"}') };
+    const run = await startRun(api, [100, 100]);
+    const owners = [await claim(api, run.runId, '0000'), await claim(api, run.runId, '0001')];
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) =>
+      report(api, chunkInput(run, i % 2 ? '0001' : '0000', owners[i % 2]!.claimToken, Math.floor(i / 2), 20, 5))));
+    expect(results.map((r) => r.result?.partitionStatus)).toEqual(Array(12).fill('RUNNING'));
+    // every report is counted in exactly one statement, alone or in a batch
+    expect(await metric('lc_chunk_report_batch_size_sum') - before.sum).toBe(12);
+    expect(await metric('lc_chunk_reports_total{result="progress"}') - before.progress).toBe(12);
   });
 
   it('answers unknown paths with 404 NOT_FOUND', async () => {
