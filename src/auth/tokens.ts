@@ -11,9 +11,14 @@ export interface TokenEntry {
 
 const TOKEN_PREFIX = 'lc_';
 
-/** SHA-256 of the token's UTF-8 bytes, lower-case hex. */
+/** SHA-256 of the token's UTF-8 bytes: what a request's bearer token is compared by. */
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** tokenDigest in lower-case hex, as the configuration holds it. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return tokenDigest(token).toString('hex');
 }
 
 /** A new random token: `lc_` followed by 32 random bytes in base64url (43 characters). */

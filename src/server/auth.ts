@@ -1,9 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import {
   getOperationAST, GraphQLError, Kind, type DocumentNode, type GraphQLObjectType, type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { tokenDigest } from '../auth/tokens.js';
 import type { Config, Role } from '../config/config.js';
 import type { Actor, RootFieldExtensions } from '../graphql/builder.js';
 import { ERROR_HTTP_STATUS } from '../domain/errors.js';
@@ -16,7 +17,7 @@ export function createAuthenticator(tokens: Config['auth']['tokens']): Authentic
   return (authorization) => {
     const match = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
     if (!match) return null;
-    const digest = createHash('sha256').update(match[1]!, 'utf8').digest();
+    const digest = tokenDigest(match[1]!);
     // compare against every entry so the time taken does not tell which digests exist
     let found: Actor | null = null;
     for (const entry of entries) if (timingSafeEqual(entry.digest, digest)) found = entry.actor;
