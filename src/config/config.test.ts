@@ -38,8 +38,10 @@ function fromYaml(yaml: string, env: Record<string, string> = {}): Config {
 describe('loadConfig defaults', () => {
   it('returns the built-in defaults without file or environment', () => {
     expect(loadConfig({ env: {} })).toEqual({
-      server: { port: 8080, host: '0.0.0.0' },
-      database: { url: null, poolSize: 10, txAttempts: 5 },
+      server: { port: 8080, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [] },
+      database: {
+        url: null, migrationUrl: null, poolSize: 10, txAttempts: 5, connectTimeout: 2_000, acquireTimeout: 3_000, statementTimeout: 5_000,
+      },
       auth: { tokens: [] },
       nifi: { receiverUrl: null, timeoutSeconds: 10 },
       recovery: {
@@ -99,8 +101,11 @@ logging:
   level: WARN
   format: pretty
 `);
-    expect(config.server).toEqual({ port: 9090, host: '0.0.0.0' });
-    expect(config.database).toEqual({ url: 'postgres://lc:secret@db.example:5432/lc', poolSize: 4, txAttempts: 5 });
+    expect(config.server).toEqual({ port: 9090, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [] });
+    expect(config.database).toEqual({
+      url: 'postgres://lc:secret@db.example:5432/lc', migrationUrl: null, poolSize: 4, txAttempts: 5,
+      connectTimeout: 2_000, acquireTimeout: 3_000, statementTimeout: 5_000,
+    });
     expect(config.auth.tokens).toEqual([{ name: 'nifi-prod', sha256: DIGEST, roles: ['nifi'] }]);
     expect(config.nifi).toEqual({ receiverUrl: 'https://nifi.example:9443/pg05', timeoutSeconds: 2.5 });
     expect(config.recovery).toMatchObject({ mode: 'REISSUE', stale: 2 * HOUR, extractQueryTimeout: 30 * MINUTE });
@@ -340,5 +345,56 @@ describe('describeConfig', () => {
     describeConfig(config);
     expect(config.database.url).toBe('postgres://lc:s3cret@db.example:5432/lc?sslmode=require');
     expect(config.auth.tokens[0]?.sha256).toBe(DIGEST);
+  });
+});
+
+describe('loadConfig hardening keys', () => {
+  it('reads server.tls, nifi.tls, CORS origins, the shutdown timeout and the database timeouts', () => {
+    const config = fromYaml(`
+server:
+  tls: { certFile: /etc/lc/server.crt, keyFile: /etc/lc/server.key, clientCaFile: /etc/lc/ca.crt, requireClientCert: true }
+  shutdownTimeout: PT45S
+  corsOrigins: [https://console.example:8443]
+database:
+  migrationUrl: postgres://owner@db.example/lc
+  connectTimeout: 1
+  acquireTimeout: PT2S
+  statementTimeout: PT4S
+nifi:
+  tls: { caFile: /etc/lc/nifi-ca.crt, certFile: /etc/lc/worker.crt, keyFile: /etc/lc/worker.key }
+`);
+    expect(config.server.tls).toEqual({
+      certFile: '/etc/lc/server.crt', keyFile: '/etc/lc/server.key', clientCaFile: '/etc/lc/ca.crt', requireClientCert: true,
+    });
+    expect(config.server.shutdownTimeout).toBe(45 * 1000);
+    expect(config.server.corsOrigins).toEqual(['https://console.example:8443']);
+    expect(config.database).toMatchObject({ migrationUrl: 'postgres://owner@db.example/lc', connectTimeout: 1000, acquireTimeout: 2000, statementTimeout: 4000 });
+    expect(config.nifi.tls).toEqual({ caFile: '/etc/lc/nifi-ca.crt', certFile: '/etc/lc/worker.crt', keyFile: '/etc/lc/worker.key' });
+  });
+
+  it('takes the structured keys as JSON from the environment', () => {
+    const config = loadConfig({
+      env: {
+        LC_SERVER__TLS: '{"certFile":"/c.crt","keyFile":"/c.key"}',
+        LC_SERVER__CORS_ORIGINS: '["http://localhost:5173"]',
+        LC_NIFI__TLS: '{"caFile":"/ca.crt"}',
+      },
+    });
+    expect(config.server.tls).toEqual({ certFile: '/c.crt', keyFile: '/c.key', requireClientCert: false });
+    expect(config.server.corsOrigins).toEqual(['http://localhost:5173']);
+    expect(config.nifi.tls).toEqual({ caFile: '/ca.crt' });
+  });
+
+  it.each([
+    ['a client certificate required without a CA', 'server:\n  tls: { certFile: /c, keyFile: /k, requireClientCert: true }\n',
+      'config: server.tls.clientCaFile: requireClientCert needs clientCaFile'],
+    ['a TLS section without its key file', 'server:\n  tls: { certFile: /c }\n', 'config: server.tls.keyFile: is required'],
+    ['an unknown TLS key', 'server:\n  tls: { certFile: /c, keyFile: /k, ciphers: x }\n', 'config: server.tls.ciphers: unknown key'],
+    ['a worker certificate without its key', 'nifi:\n  tls: { certFile: /c }\n', 'config: nifi.tls.keyFile: certFile and keyFile go together'],
+    ['an origin with a path', 'server:\n  corsOrigins: [https://a.example/x]\n',
+      'config: server.corsOrigins[0]: must be an origin such as https://console.example:8443'],
+    ['a zero statement timeout', 'database:\n  statementTimeout: 0\n', 'config: database.statementTimeout: must be greater than zero'],
+  ])('refuses %s', (_name, yaml, expected) => {
+    expect(problems(() => fromYaml(yaml))).toContain(expected);
   });
 });

@@ -122,21 +122,55 @@ function uniqueTokens(tokens: TokenEntry[], ctx: z.core.$RefinementCtx<TokenEntr
   }
 }
 
-// LC_AUTH__TOKENS carries the list as JSON.
-const tokensSchema = z
-  .preprocess(
-    (value, ctx) => {
-      if (typeof value !== 'string') return value;
-      try {
-        return JSON.parse(value) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be a JSON array of {name, sha256, roles} when given as text' });
-        return z.NEVER;
-      }
-    },
-    z.array(tokenSchema, { error: typeError('a list') }).superRefine(uniqueTokens),
-  )
-  .default([]);
+/** A structured value that an environment variable carries as JSON text (e.g. LC_AUTH__TOKENS, LC_SERVER__TLS). */
+function jsonText<T extends z.ZodType>(shape: string, schema: T) {
+  return z.preprocess((value, ctx) => {
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `must be ${shape} when given as text` });
+      return z.NEVER;
+    }
+  }, schema);
+}
+
+const tokensSchema = jsonText(
+  'a JSON array of {name, sha256, roles}',
+  z.array(tokenSchema, { error: typeError('a list') }).superRefine(uniqueTokens),
+).default([]);
+
+const filePath = z.string({ error: typeError('a file path') }).min(1, 'must not be empty');
+
+/** HTTPS for the API; with clientCaFile, client certificates are asked for (and required with requireClientCert). */
+const serverTlsSchema = jsonText(
+  'a JSON object {certFile, keyFile, clientCaFile, requireClientCert}',
+  section({
+    certFile: filePath,
+    keyFile: filePath,
+    clientCaFile: filePath.optional(),
+    requireClientCert: z.boolean({ error: typeError('true or false') }).default(false),
+  }).refine((tls) => !tls.requireClientCert || tls.clientCaFile !== undefined, {
+    message: 'requireClientCert needs clientCaFile', path: ['clientCaFile'],
+  }),
+).optional();
+
+/** The worker's calls to NiFi's receiver: a CA to trust, and a client certificate for mTLS. */
+const nifiTlsSchema = jsonText(
+  'a JSON object {caFile, certFile, keyFile}',
+  section({ caFile: filePath.optional(), certFile: filePath.optional(), keyFile: filePath.optional() })
+    .refine((tls) => (tls.certFile === undefined) === (tls.keyFile === undefined), {
+      message: 'certFile and keyFile go together', path: ['keyFile'],
+    }),
+).optional();
+
+const originsSchema = jsonText(
+  'a JSON array of origins',
+  z.array(
+    z.string().refine((o) => URL.canParse(o) && new URL(o).origin === o, 'must be an origin such as https://console.example:8443'),
+    { error: typeError('a list of origins') },
+  ),
+).default([]);
 
 const configSchema = z
   .strictObject(
@@ -144,16 +178,28 @@ const configSchema = z
       server: section({
         port: integer(8080, 1, 65535),
         host: z.string({ error: typeError('a string') }).min(1, 'must not be empty').default('0.0.0.0'),
+        tls: serverTlsSchema,
+        /** SIGTERM/SIGINT: how long in-flight work may take before the process exits anyway. */
+        shutdownTimeout: duration(30 * SECOND, { timer: true }),
+        /** Browser origins allowed to call the API cross-origin; none by default (CORS off). */
+        corsOrigins: originsSchema,
       }).prefault({}),
       database: section({
         url: url(['postgres:', 'postgresql:']),
+        /** Used by `load-control migrate` (DDL rights); defaults to url. */
+        migrationUrl: url(['postgres:', 'postgresql:']),
         poolSize: integer(10, 1),
         txAttempts: integer(5, 1),
+        // a request waits at most acquire + connect + statement for the database, then gets a 503
+        connectTimeout: duration(2 * SECOND, { timer: true }),
+        acquireTimeout: duration(3 * SECOND, { timer: true }),
+        statementTimeout: duration(5 * SECOND, { timer: true }),
       }).prefault({}),
       auth: section({ tokens: tokensSchema }).prefault({}),
       nifi: section({
         receiverUrl: url(['http:', 'https:']),
         timeoutSeconds: numeric(z.number({ error: 'must be a number' }).positive('must be greater than zero')).default(10),
+        tls: nifiTlsSchema,
       }).prefault({}),
       recovery: section({
         mode: choice(['FAIL', 'REISSUE'], 'FAIL'),
@@ -256,7 +302,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
   const copy = structuredClone(config);
   return {
     ...copy,
-    database: { ...copy.database, url: redactUrl(copy.database.url) },
+    database: { ...copy.database, url: redactUrl(copy.database.url), migrationUrl: redactUrl(copy.database.migrationUrl) },
     nifi: { ...copy.nifi, receiverUrl: redactUrl(copy.nifi.receiverUrl) },
     auth: { tokens: copy.auth.tokens.map(({ name, roles }) => ({ name, roles })) },
   };
