@@ -1,6 +1,7 @@
 // The contract's error codes and the HTTP status each maps to — one table for the whole service.
 export const ERROR_HTTP_STATUS = {
   BAD_REQUEST: 400,
+  QUERY_TOO_COSTLY: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   RUN_NOT_FOUND: 404,

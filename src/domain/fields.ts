@@ -28,29 +28,10 @@ export const int32 = (min: number, max = INT32_MAX) =>
     .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
 export const jsonObject = z.record(z.string(), z.unknown());
 
-/** JSON inputs (parameters, details, outputs) nested deeper than this are refused. */
-export const MAX_NESTING = 64;
-
-/**
- * What PostgreSQL cannot store whatever the field: U+0000 in text or jsonb (a string or an object key),
- * and jsonb nested deep enough to exhaust its stack. Found by walking the whole input, at most MAX_NESTING deep.
- */
-function unstorable(value: unknown, path: string[], depth: number): { field: string; reason: string } | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? { field: path.join('.'), reason: 'must not contain U+0000 (NUL)' } : null;
-  if (value === null || typeof value !== 'object' || value instanceof Date) return null;
-  if (depth > MAX_NESTING) return { field: path.join('.'), reason: `must not be nested more than ${MAX_NESTING} levels deep` };
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return { field: path.join('.'), reason: 'keys must not contain U+0000 (NUL)' };
-    const found = unstorable(item, [...path, key], depth + 1);
-    if (found) return found;
-  }
-  return null;
-}
-
 /** Parses a command with its schema; the first problem becomes INVALID_INPUT naming the field. */
+// Strings PostgreSQL cannot store (NUL, lone surrogates) and over-deep JSON were refused before execution
+// (src/server/storable-inputs.ts).
 export function parseCommand<S extends z.ZodType>(schema: S, value: unknown, root = 'input'): z.output<S> {
-  const problem = unstorable(value, [root], 0);
-  if (problem) throw invalidInput(problem.field, problem.reason);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;

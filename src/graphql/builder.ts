@@ -1,4 +1,6 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import { LIST_ESTIMATES } from './cost.js';
 import type { Role } from '../config/config.js';
 import type { Services } from '../server/services.js';
 
@@ -29,7 +31,12 @@ export const builder = new SchemaBuilder<{
     Date: { Input: string; Output: string };
     JSON: { Input: Record<string, unknown>; Output: unknown };
   };
-}>({ defaultFieldNullability: false });
+}>({
+  defaultFieldNullability: false,
+  plugins: [ComplexityPlugin],
+  // the cost is checked once per request, before execution (src/server/query-cost.ts), not per root field
+  complexity: { defaultComplexity: 1, defaultListMultiplier: LIST_ESTIMATES.default, disabled: true },
+});
 
 builder.queryType({});
 builder.mutationType({});

@@ -5,6 +5,7 @@ import { recordCleanup, type RecordCleanupResult } from '../domain/cleanup/recor
 import * as f from '../domain/fields.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
+import { pagedCost } from './cost.js';
 import { ANY_ROLE, NIFI_OR_OPERATOR } from './roles.js';
 import { actorName } from './runs.js';
 
@@ -22,9 +23,11 @@ const CleanupCandidateRef = builder.objectRef<CleanupCandidate>('CleanupCandidat
   }),
 });
 
+const MAX_CANDIDATES = 500;
+
 const candidatesArgs = z.object({
   jobKey: f.jobKey.nullish().transform((v) => v ?? null),
-  limit: z.number().int().min(1, 'must be >= 1').max(500, 'must be <= 500'),
+  limit: z.number().int().min(1, 'must be >= 1').max(MAX_CANDIDATES, `must be <= ${MAX_CANDIDATES}`),
 });
 
 builder.queryField('cleanupCandidates', (t) =>
@@ -32,6 +35,7 @@ builder.queryField('cleanupCandidates', (t) =>
     type: [CleanupCandidateRef],
     nullable: true,
     extensions: ANY_ROLE,
+    complexity: pagedCost('limit', 50, MAX_CANDIDATES),
     description: 'Ended runs past retention whose staging table and HDFS run path may be removed, oldest first (at most cleanup.maxBatch).',
     args: { jobKey: t.arg.string(), limit: t.arg({ type: 'Int', defaultValue: 50 }) },
     resolve: (_root, args, ctx) => {

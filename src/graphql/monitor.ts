@@ -5,6 +5,7 @@ import {
 } from '../domain/monitor/monitor-summary.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
+import { MAX_ALERT_LIMIT } from '../realtime/monitor-feed.js';
 import { ANY_ROLE } from './roles.js';
 
 export const AlertKindEnum = builder.enumType('AlertKind', { values: ALERT_KINDS });
@@ -47,11 +48,17 @@ export const MonitorSummaryRef = builder.objectRef<MonitorSummary>('MonitorSumma
     recentWindowHours: t.exposeInt('recentWindowHours'),
     dispatches: t.field({ type: [DispatchStatusCount], description: 'The outbox backlog: PENDING, SENT and DEAD.', resolve: (s) => s.dispatches }),
     cleanupDue: t.exposeInt('cleanupDue', { description: 'Runs due for cleanup, at most cleanup.maxBatch.' }),
-    alerts: t.field({ type: [AlertRef], description: 'ERROR before WARN, newest first.', resolve: (s) => s.alerts }),
+    alerts: t.field({
+      type: [AlertRef],
+      description: 'ERROR before WARN, newest first.',
+      // the summary's alertLimit bounds it; the cost counts the largest limit
+      complexity: { field: 1, multiplier: MAX_ALERT_LIMIT },
+      resolve: (s) => s.alerts,
+    }),
   }),
 });
 
-const alertLimit = z.number().int().min(1, 'must be >= 1').max(500, 'must be <= 500');
+const alertLimit = z.number().int().min(1, 'must be >= 1').max(MAX_ALERT_LIMIT, `must be <= ${MAX_ALERT_LIMIT}`);
 
 builder.queryField('monitorSummary', (t) =>
   t.field({

@@ -12,8 +12,12 @@ import {
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
 import { builder, type GraphQLContext } from './builder.js';
+import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, pagedCost } from './cost.js';
 import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
 import { ANY_ROLE, NIFI } from './roles.js';
+
+const MAX_RUNS_PAGE = 500;
+const MAX_RUN_EVENTS = 1000;
 
 export const actorName = (ctx: GraphQLContext): string => ctx.actor?.name ?? 'anonymous';
 const reader = (ctx: GraphQLContext): Tx => ctx.services.db.prisma;
@@ -136,16 +140,26 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     partitionCounts: t.field({ type: [StatusCount], resolve: (r, _a, ctx) => partitionCounts(reader(ctx), r.runId) }),
     partitions: t.field({
       type: [PartitionRef],
+      complexity: { field: 1, multiplier: MAX_PARTITIONS_PER_RUN },
       args: { status: t.arg({ type: PartitionStatusEnum }) },
       resolve: (r, args, ctx) => listPartitions(reader(ctx), r.runId, args.status ?? null),
     }),
-    dispatches: t.field({ type: [DispatchRef], resolve: (r, _a, ctx) => listDispatches(reader(ctx), r.runId) }),
-    metrics: t.field({ type: [MetricRef], resolve: (r, _a, ctx) => listMetrics(reader(ctx), r.runId) }),
+    dispatches: t.field({
+      type: [DispatchRef],
+      complexity: { field: 1, multiplier: LIST_ESTIMATES.dispatchesPerRun },
+      resolve: (r, _a, ctx) => listDispatches(reader(ctx), r.runId),
+    }),
+    metrics: t.field({
+      type: [MetricRef],
+      complexity: { field: 1, multiplier: LIST_ESTIMATES.metricsPerRun },
+      resolve: (r, _a, ctx) => listMetrics(reader(ctx), r.runId),
+    }),
     events: t.field({
       type: [EventRef],
+      complexity: pagedCost('last', 200, MAX_RUN_EVENTS),
       args: { last: t.arg({ type: 'Int', defaultValue: 200 }) },
       resolve: (r, args, ctx) => {
-        const last = f.parseCommand(z.number().int().min(1).max(1000), args.last, 'last');
+        const last = f.parseCommand(z.number().int().min(1).max(MAX_RUN_EVENTS), args.last, 'last');
         return listRunEvents(reader(ctx), r.runId, last);
       },
     }),
@@ -195,7 +209,7 @@ builder.queryField('run', (t) =>
 
 const listRunsArgs = z.object({
   filter: z.object({ jobKey: f.text(200).nullish(), businessKey: f.text(200).nullish() }).passthrough().nullish(),
-  first: z.number().int().min(1).max(500),
+  first: z.number().int().min(1).max(MAX_RUNS_PAGE),
   after: z.string().max(200).nullish(),
 });
 
@@ -204,6 +218,7 @@ builder.queryField('runs', (t) =>
     type: RunConnection,
     nullable: true,
     extensions: ANY_ROLE,
+    complexity: pagedCost('first', 50, MAX_RUNS_PAGE),
     args: {
       filter: t.arg({ type: RunFilterInput }),
       first: t.arg({ type: 'Int', defaultValue: 50 }),

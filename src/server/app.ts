@@ -8,16 +8,18 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { createChunkReporter } from '../domain/chunks/chunk-reporter.js';
-import type { GraphQLContext } from '../graphql/builder.js';
+import type { Actor, GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
 import { createProgressNotifier } from '../realtime/progress.js';
 import type { Realtime } from '../realtime/realtime.js';
-import { actorOf, createAuthenticator, useRootFieldAuth } from './auth.js';
+import { createAuthenticator, useRootFieldAuth } from './auth.js';
 import { createConsoleHandler } from './console.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
-import { requestIdOf, useRequestId } from './request-id.js';
+import { useQueryCost } from './query-cost.js';
+import { useStorableInputs } from './storable-inputs.js';
+import { requestIdFrom, requestIdOf, useRequestId } from './request-id.js';
 import type { Services } from './services.js';
 
 export interface ApiServerOptions {
@@ -142,6 +144,27 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, heade
   res.end(JSON.stringify(body));
 }
 
+/**
+ * 401 from the headers alone: the body is never read or parsed. A request that has one gets
+ * `Connection: close`, so Node discards the rest with the connection instead of reading it to reuse it.
+ */
+function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const incoming = req.headers['x-request-id'];
+  const requestId = requestIdFrom(Array.isArray(incoming) ? incoming[0] : incoming);
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  sendJson(res, 401, { errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } }] }, {
+    'WWW-Authenticate': 'Bearer',
+    'X-Error-Code': 'UNAUTHENTICATED',
+    'X-Request-Id': requestId,
+    ...(hasBody ? { Connection: 'close' } : {}),
+  });
+}
+
+/** Yoga's own rule for rendering GraphiQL (a browser's GET); the page holds no data and needs no token. */
+function asksForGraphiQL(req: http.IncomingMessage): boolean {
+  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+}
+
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
   const authenticate = createAuthenticator(config.auth.tokens);
@@ -161,7 +184,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     logging: false,
     graphiql: { title: 'Load Control', defaultQuery: '{ runs(first: 10) { nodes { runId jobKey businessKey status } } }' },
     renderGraphiQL,
-    context: ({ request }) => ({ actor: actorOf(request, authenticate), requestId: requestIdOf(request), services }),
+    // the HTTP layer authenticated the request before reading its body and passes the actor in
+    context: ({ request, actor }: { request: Request; actor?: Actor | null }) => ({ actor: actor ?? null, requestId: requestIdOf(request), services }),
+    cors: config.server.corsOrigins.length > 0
+      ? { origin: config.server.corsOrigins, credentials: false, allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'] }
+      : false,
     plugins: [
       useRequestId(),
       useAccessLog(metrics, log),
@@ -169,7 +196,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       // introspection counts too: GraphiQL's own introspection query is 13 levels deep
       maxDepthPlugin({ n: 20, ignoreIntrospection: false, flattenFragments: true }),
       maxAliasesPlugin({ n: 20 }),
-      useRootFieldAuth(authenticate),
+      useRootFieldAuth(),
+      useQueryCost(),
+      useStorableInputs(),
       useSubscriptionInputErrors(),
       useErrorEnvelope(log),
       useUnsupportedMediaType(),
@@ -190,15 +219,22 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql') {
+      // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
+      if (req.method === 'OPTIONS' || asksForGraphiQL(req)) {
+        void yoga.handle(req, res, { actor: null });
+        return;
+      }
+      const actor = authenticate(req.headers.authorization ?? null);
+      if (!actor) return sendUnauthenticated(req, res);
       if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendPayloadTooLarge(res);
       if (req.method !== 'POST') {
-        void yoga.handle(req, res);
+        void yoga.handle(req, res, { actor });
         return;
       }
       readBody(req).then(
         (body) => {
           if (body === 'too large') return sendPayloadTooLarge(res);
-          void yoga.handle(Object.assign(req, { body }), res);
+          void yoga.handle(Object.assign(req, { body }), res, { actor });
         },
         () => res.destroy(),
       );

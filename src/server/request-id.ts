@@ -5,11 +5,14 @@ const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 const requestIds = new WeakMap<Request, string>();
 
 /** A valid incoming X-Request-Id is kept, anything else replaced by a new UUID. */
+export function requestIdFrom(incoming: string | null | undefined): string {
+  return incoming && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
 export function requestIdOf(request: Request): string {
   let id = requestIds.get(request);
   if (!id) {
-    const incoming = request.headers.get('x-request-id');
-    id = incoming && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    id = requestIdFrom(request.headers.get('x-request-id'));
     requestIds.set(request, id);
   }
   return id;

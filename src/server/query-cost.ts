@@ -1,0 +1,58 @@
+import { complexityFromQuery } from '@pothos/plugin-complexity';
+import { GraphQLError, Kind, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { MAX_QUERY_COST } from '../graphql/cost.js';
+
+interface OperationArgs {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null;
+  variableValues?: Record<string, unknown> | null;
+  contextValue: unknown;
+}
+
+/**
+ * The cost of the operation about to run, from the fields' declared costs (src/graphql/cost.ts) and the
+ * request's own variables; `null` when its variables do not coerce (execution reports those errors).
+ */
+function costOf(args: OperationArgs): number | null {
+  const operations = args.document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = args.operationName ? operations.find((o) => o.name?.value === args.operationName) : operations[0];
+  if (!operation) return null;
+  // complexityFromQuery takes a document's first operation: hand it the one that runs, with the fragments
+  const fragments = args.document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
+  try {
+    return complexityFromQuery({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, {
+      schema: args.schema, variables: args.variableValues ?? {}, ctx: args.contextValue as object,
+    }).complexity;
+  } catch (error) {
+    if (error instanceof GraphQLError) return null;
+    throw error;
+  }
+}
+
+function tooCostly(cost: number): GraphQLError {
+  return new GraphQLError(`the request costs ${cost}, more than the limit of ${MAX_QUERY_COST}: ask for fewer items or fields`, {
+    extensions: { code: 'QUERY_TOO_COSTLY', details: { cost, maxCost: MAX_QUERY_COST } },
+  });
+}
+
+/**
+ * Refuses a request whose cost exceeds MAX_QUERY_COST before any resolver runs: list fields count as many
+ * items as their page size allows, so twenty aliases of a large page are refused, not executed.
+ * Runs after validation, which has already bounded the document (operation-shape.ts).
+ */
+export function useQueryCost(): Plugin {
+  const check = (args: OperationArgs, refuse: (error: GraphQLError) => void) => {
+    const cost = costOf(args);
+    if (cost !== null && cost > MAX_QUERY_COST) refuse(tooCostly(cost));
+  };
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      check(args, (error) => setResultAndStopExecution({ errors: [error] }));
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      check(args, (error) => setResultAndStopExecution({ errors: [error] }));
+    },
+  };
+}
