@@ -8,6 +8,7 @@ import { ConfigError, describeConfig, loadConfig, type Config, type Role } from 
 import { createDb, type Db } from './db/client.js';
 import { PROCESS_LISTENER_NAME, startListener, type Listener } from './db/listener.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { checkDatabase } from './db/health.js';
 import { migrate } from './db/migrate.js';
 import { startRealtime } from './realtime/realtime.js';
 import { createApiServer } from './server/app.js';
@@ -114,7 +115,7 @@ async function main(argv: string[]): Promise<void> {
     switch (command) {
       case 'migrate': {
         const { url } = await openDatabase(config, log, false, cleanups);
-        const { applied } = await migrate(url, { log: (m) => log.info(m) });
+        const { applied } = await migrate(config.database.migrationUrl ?? url, { log: (m) => log.info(m) });
         log.info({ applied }, 'migrated');
         await stop(0);
         return;
@@ -129,13 +130,13 @@ async function main(argv: string[]): Promise<void> {
           devTokens = developmentTokens();
           effective = { ...config, auth: { tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
         }
-        const db = createDb(url, { poolSize: effective.database.poolSize });
+        const db = createDb(url, { poolSize: effective.database.poolSize, timeouts: effective.database });
         cleanups.push(() => db.close());
         log.info({ config: describeConfig(effective) }, 'config');
         const metrics = createApiMetrics();
         const readinessChecks: Array<() => boolean> = [];
         // one LISTEN connection for the whole process: realtime's channels and, with `start`, the dispatcher's
-        const listener = startListener({ url, log, applicationName: PROCESS_LISTENER_NAME });
+        const listener = startListener({ url, log, applicationName: PROCESS_LISTENER_NAME, timeouts: effective.database });
         cleanups.push(() => listener.close());
         if (command === 'start') {
           const worker = startWorker({ config: effective, db, log, registry: metrics.registry, listener });
@@ -157,14 +158,14 @@ async function main(argv: string[]): Promise<void> {
           throw new ConfigError(['--metrics-port: must be a port number (0 picks a free one)']);
         }
         const { url } = await openDatabase(config, log, false, cleanups);
-        const db = createDb(url, { poolSize: config.database.poolSize });
+        const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database });
         cleanups.push(() => db.close());
         const registry = new Registry();
         collectDefaultMetrics({ register: registry, prefix: 'lc_' });
         const worker = startWorker({ config, db, log, registry });
         cleanups.push(() => worker.stop());
         if (metricsPort !== undefined) {
-          const ready = async () => worker.listening() && (await db.pool.query('SELECT 1').then(() => true, () => false));
+          const ready = async () => worker.listening() && (await checkDatabase(db.pool)).ok;
           const health = await serveWorkerHealth({ registry, ready, port: metricsPort, host: config.server.host });
           cleanups.push(() => health.close());
           log.info({ port: health.port }, 'worker_metrics_listening');

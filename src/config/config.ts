@@ -172,6 +172,14 @@ const originsSchema = jsonText(
   ),
 ).default([]);
 
+/**
+ * A request waits for the database at most acquireTimeout for a connection (opening a new one takes at most
+ * connectTimeout of that) plus statementTimeout per statement and per transaction, then gets a 503: with these
+ * defaults, within 10 s in all.
+ */
+export const DATABASE_TIMEOUT_DEFAULTS = { connectTimeout: 2 * SECOND, acquireTimeout: 3 * SECOND, statementTimeout: 5 * SECOND };
+export type DatabaseTimeouts = typeof DATABASE_TIMEOUT_DEFAULTS;
+
 const configSchema = z
   .strictObject(
     {
@@ -190,10 +198,9 @@ const configSchema = z
         migrationUrl: url(['postgres:', 'postgresql:']),
         poolSize: integer(10, 1),
         txAttempts: integer(5, 1),
-        // a request waits at most acquire + connect + statement for the database, then gets a 503
-        connectTimeout: duration(2 * SECOND, { timer: true }),
-        acquireTimeout: duration(3 * SECOND, { timer: true }),
-        statementTimeout: duration(5 * SECOND, { timer: true }),
+        connectTimeout: duration(DATABASE_TIMEOUT_DEFAULTS.connectTimeout, { timer: true }),
+        acquireTimeout: duration(DATABASE_TIMEOUT_DEFAULTS.acquireTimeout, { timer: true }),
+        statementTimeout: duration(DATABASE_TIMEOUT_DEFAULTS.statementTimeout, { timer: true }),
       }).prefault({}),
       auth: section({ tokens: tokensSchema }).prefault({}),
       nifi: section({

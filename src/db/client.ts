@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseTimeouts } from '../config/config.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 
 /** A transaction opened by the transaction helper; domain functions never open their own. */
@@ -9,18 +10,91 @@ export type Tx = Prisma.TransactionClient;
 export interface Db {
   prisma: PrismaClient;
   pool: pg.Pool;
+  /** What every statement and connection of this pool is bounded by; the transaction helper uses them too. */
+  timeouts: DatabaseTimeouts;
   close(): Promise<void>;
 }
 
+/**
+ * How much longer than statement_timeout the client waits for an answer before it gives the connection up:
+ * the server cancels a slow statement itself; only a server that does not answer at all (frozen, or gone
+ * without a word) reaches this.
+ */
+const READ_GRACE_MS = 1000;
+
+/** The pg client options that bound a connection's time: connecting, each statement, an idle transaction. */
+export function boundedConnection(timeouts: DatabaseTimeouts): pg.ClientConfig {
+  return {
+    connectionTimeoutMillis: timeouts.connectTimeout,
+    statement_timeout: timeouts.statementTimeout,
+    query_timeout: timeouts.statementTimeout + READ_GRACE_MS,
+    // a transaction left open by a client that vanished must not hold its locks for long
+    idle_in_transaction_session_timeout: timeouts.statementTimeout * 2,
+    // a peer that vanished without closing (a failover, a cut network) is noticed between statements too
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
+}
+
+/**
+ * A connection whose statement went unanswered past its read timeout is destroyed: pg would otherwise keep
+ * it, with every later statement queued behind the lost one, and hand it out again.
+ */
+function clientClass(timeouts: DatabaseTimeouts): typeof pg.Client {
+  const bounds = boundedConnection(timeouts);
+  return class BoundedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, ...bounds });
+      // a connection that breaks while checked out reports through its statements; this must not crash
+      this.on('error', () => undefined);
+    }
+
+    // pg's query() has many overloads: the callback, when there is one, is the last argument
+    query(...args: unknown[]): never {
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback === 'function') {
+        args[last] = (error: unknown, ...rest: unknown[]) => {
+          if (isReadTimeout(error)) this.giveUp();
+          callback(error, ...rest);
+        };
+      }
+      const result = (super.query as (...a: unknown[]) => unknown)(...args);
+      if (result instanceof Promise) {
+        result.catch((error: unknown) => {
+          if (isReadTimeout(error)) this.giveUp();
+        });
+      }
+      return result as never;
+    }
+
+    private giveUp(): void {
+      (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    }
+  };
+}
+
+function isReadTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
+}
+
 // NUMERIC and BIGINT arrive as strings from pg; the domain converts them where it needs numbers.
-export function createDb(url: string, options: { poolSize?: number } = {}): Db {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+export function createDb(url: string, options: { poolSize?: number; timeouts?: DatabaseTimeouts } = {}): Db {
+  const timeouts = options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    Client: clientClass(timeouts),
+    // waiting for a free connection (or a new one: connectTimeout bounds that part) ends after acquireTimeout
+    connectionTimeoutMillis: timeouts.acquireTimeout,
+  });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
     pool,
+    timeouts,
     async close() {
       await prisma.$disconnect();
       await pool.end().catch(() => undefined);

@@ -1,5 +1,7 @@
 import pgListen, { type Subscriber } from 'pg-listen';
 import type { Logger } from 'pino';
+import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseTimeouts } from '../config/config.js';
+import { boundedConnection } from './client.js';
 
 // pg-listen is CommonJS with `exports.default`: Node's ESM import sees module.exports as the default.
 const createSubscriber = (typeof pgListen === 'function' ? pgListen : pgListen.default) as typeof pgListen.default;
@@ -24,6 +26,8 @@ export interface ListenerOptions {
   maxRetryDelayMs?: number;
   /** How often an idle connection is probed, so a silently dead one is noticed. */
   probeIntervalMs?: number;
+  /** Bounds on connecting and on each statement (the probe included): a frozen server is noticed too. */
+  timeouts?: DatabaseTimeouts;
 }
 
 const PG_LISTEN_RETRY_MS = 3000;
@@ -109,7 +113,7 @@ export function startListener(options: ListenerOptions): Listener {
   const open = async () => {
     if (closing) return;
     const current = createSubscriber(
-      { connectionString: options.url, application_name: options.applicationName },
+      { ...boundedConnection(options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS), connectionString: options.url, application_name: options.applicationName },
       {
         parse: (payload: string) => payload,
         // bounded: pg-listen's retry loop does not stop when its subscriber is closed

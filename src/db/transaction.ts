@@ -8,11 +8,9 @@ export interface RetryOptions {
   attempts: number;
   /** Upper bound of the first backoff in ms; doubles per attempt, with full jitter. */
   baseDelayMs?: number;
-  /** Per-transaction time limit in ms. */
-  timeoutMs?: number;
 }
 
-const DEFAULT_RETRY: RetryOptions = { attempts: 5, baseDelayMs: 20, timeoutMs: 15_000 };
+const DEFAULT_RETRY: RetryOptions = { attempts: 5, baseDelayMs: 20 };
 
 async function withRetries<T>(options: RetryOptions, run: () => Promise<T>): Promise<T> {
   const base = options.baseDelayMs ?? 20;
@@ -36,10 +34,13 @@ async function withRetries<T>(options: RetryOptions, run: () => Promise<T>): Pro
   }
 }
 
-/** Runs fn in one database transaction; deadlocks and serialization failures re-run it, then 503. */
+/**
+ * Runs fn in one database transaction; deadlocks and serialization failures re-run it, then 503. Getting a
+ * connection is bounded by the pool's acquire timeout, the whole transaction by the statement timeout.
+ */
 export function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, options: RetryOptions = DEFAULT_RETRY): Promise<T> {
-  const timeout = options.timeoutMs ?? 15_000;
-  return withRetries(options, () => db.prisma.$transaction(fn, { maxWait: timeout, timeout }));
+  const { acquireTimeout, statementTimeout } = db.timeouts;
+  return withRetries(options, () => db.prisma.$transaction(fn, { maxWait: acquireTimeout, timeout: statementTimeout }));
 }
 
 /**

@@ -48,7 +48,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export function startRealtime(options: RealtimeOptions): Realtime {
   const { config } = options;
-  const db = createDb(options.url, { poolSize: options.poolSize ?? 4 });
+  const db = createDb(options.url, { poolSize: options.poolSize ?? 4, timeouts: config.database });
   const log = options.log.child({ component: 'realtime' });
   const runs = new RunFeed(db.prisma, log);
   const monitor = new MonitorFeed({
@@ -62,7 +62,7 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     log,
     ...options.monitor,
   });
-  const listener = options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME });
+  const listener = options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME, timeouts: config.database });
   listener.route({
     channels: [RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL, ALERT_CHANNEL],
     onNotification(channel, payload) {

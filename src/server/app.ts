@@ -7,6 +7,7 @@ import { getOperationAST, type OperationDefinitionNode } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
+import { checkDatabase } from '../db/health.js';
 import { createChunkReporter } from '../domain/chunks/chunk-reporter.js';
 import type { Actor, GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
@@ -206,8 +207,12 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   });
 
   async function ready(): Promise<boolean> {
+    const database = await checkDatabase(db.pool);
+    if (!database.ok) {
+      log.warn({ reason: database.reason }, 'readyz_database_not_ready');
+      return false;
+    }
     try {
-      await db.pool.query('SELECT 1');
       for (const check of readinessChecks) if (!(await check())) return false;
       return true;
     } catch (error) {

@@ -27,7 +27,7 @@ function inVariable(value: unknown, path: string[], depth: number): Problem | nu
     return reason ? { field: path.join('.'), reason } : null;
   }
   if (value === null || typeof value !== 'object') return null;
-  if (depth >= MAX_NESTING) return { field: path.join('.'), reason: `must not be nested more than ${MAX_NESTING} levels deep` };
+  if (depth > MAX_NESTING) return { field: path.join('.'), reason: `must not be nested more than ${MAX_NESTING} levels deep` };
   for (const [key, item] of Object.entries(value)) {
     const keyReason = unstorableText(key);
     if (keyReason) return { field: path.join('.'), reason: `keys ${keyReason}` };
@@ -46,7 +46,7 @@ function inLiteral(node: ValueNode, path: string[], depth: number): Problem | nu
     }
     case Kind.LIST:
     case Kind.OBJECT: {
-      if (depth >= MAX_NESTING) return { field: path.join('.'), reason: `must not be nested more than ${MAX_NESTING} levels deep` };
+      if (depth > MAX_NESTING) return { field: path.join('.'), reason: `must not be nested more than ${MAX_NESTING} levels deep` };
       const items = node.kind === Kind.LIST ? node.values.map((v, i) => [String(i), v] as const) : node.fields.map((f) => [f.name.value, f.value] as const);
       for (const [key, item] of items) {
         const found = inLiteral(item, [...path, key], depth + 1);

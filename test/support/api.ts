@@ -64,17 +64,24 @@ export interface TestApiOptions {
   realtime?: boolean;
   /** Serve the console from this directory instead of web/dist. */
   consoleDir?: string;
+  /**
+   * The API (and its realtime) reach the database through this loopback port — a test/support/tcp-proxy.ts
+   * in front of the server — while `sql` stays direct.
+   */
+  databasePort?: number;
 }
 
 export async function startTestApi(overrides: ConfigOverrides = {}, options: TestApiOptions = {}): Promise<TestApi> {
   const database = await createTestDatabase();
-  const config = testConfig({ ...overrides, database: { ...overrides.database, url: database.url } });
-  const db = createDb(database.url, { poolSize: 20 });
+  const apiUrl = new URL(database.url);
+  if (options.databasePort !== undefined) apiUrl.port = String(options.databasePort);
+  const config = testConfig({ ...overrides, database: { ...overrides.database, url: apiUrl.toString() } });
+  const db = createDb(config.database.url!, { poolSize: 20, timeouts: config.database });
   const sql = new pg.Pool({ connectionString: database.url, max: 4 });
   // a connection still closing when the test database is dropped must not fail the run
   sql.on('error', () => undefined);
   const log = createLogger(config.logging, 'test');
-  const realtime = options.realtime ? startRealtime({ url: database.url, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } }) : undefined;
+  const realtime = options.realtime ? startRealtime({ url: config.database.url!, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } }) : undefined;
   const api = createApiServer({ config, db, log, metrics: createApiMetrics(), realtime, consoleDir: options.consoleDir });
   const { port } = await api.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${port}`;
