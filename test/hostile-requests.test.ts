@@ -1,0 +1,276 @@
+// What an attacker (or a broken client) can send: nothing anonymous costs more than a header check, every
+// walk over a document is bounded, expensive requests are refused before they run, and strings PostgreSQL
+// would reject never reach it. Every refusal is a 4xx that changes nothing.
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as consoleOperations from '../web/src/api/operations.js';
+import { startTestApi, TOKENS, type TestApi } from './support/api.js';
+import { CREATE_RUN, HDFS_ROOT, JOB, startRun } from './support/fixtures.js';
+import { subscribe } from './support/sse.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi({ server: { corsOrigins: ['https://console.example:8443'] } }, { realtime: true });
+});
+afterAll(async () => api?.close());
+
+const runCount = async () => (await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.load_run')).rows[0].n as number;
+const createRunInput = (overrides: Record<string, unknown> = {}) => ({
+  jobKey: JOB, businessKey: `BK_${randomUUID().slice(0, 8)}`, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_INSP_DTL_', ...overrides,
+});
+
+/** Sends the request line and headers and only `sent` bytes of a body announced as `length`; resolves with the raw answer. */
+function announceBody(port: number, headers: Record<string, string>, length: number, sent: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('utf8');
+      if (answer.includes('\r\n\r\n') && answer.includes('"UNAUTHENTICATED"')) {
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    const lines = Object.entries({ Host: 'localhost', 'Content-Type': 'application/json', 'Content-Length': String(length), ...headers })
+      .map(([k, v]) => `${k}: ${v}`);
+    socket.write(`POST /graphql HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${sent}`);
+  });
+}
+
+describe('requests without a valid token', () => {
+  it('are answered 401 from the headers, before the body arrives', async () => {
+    const port = Number(new URL(api.url).port);
+    for (const authorization of [undefined, 'Bearer not-a-token', 'Basic dXNlcjpwdw==']) {
+      // 15 MB announced, 20 bytes sent: the answer cannot have waited for the rest
+      const answer = await announceBody(port, authorization ? { Authorization: authorization } : {}, 15_000_000, '{"query":"{ runs { ');
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      expect(answer.toLowerCase()).toContain('www-authenticate: bearer');
+      expect(answer.toLowerCase()).toContain('x-error-code: unauthenticated');
+      expect(answer.toLowerCase()).toContain('connection: close');
+    }
+  });
+
+  it('get the error envelope with the request id, for every kind of request, introspection included', async () => {
+    const requests: Array<[string, RequestInit]> = [
+      ['POST introspection', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: '{ __schema { types { name } } }' }) }],
+      ['POST __typename', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) }],
+      ['GET query', { method: 'GET' }],
+      ['GET event stream', { method: 'GET', headers: { Accept: 'text/event-stream' } }],
+    ];
+    for (const [name, init] of requests) {
+      const url = `${api.url}/graphql${init.method === 'GET' ? '?query=%7B__typename%7D' : ''}`;
+      const res = await fetch(url, { ...init, headers: { ...init.headers, 'X-Request-Id': 'anon-1' } });
+      expect(res.status, name).toBe(401);
+      expect(res.headers.get('x-request-id'), name).toBe('anon-1');
+      expect(await res.json(), name).toEqual({ errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId: 'anon-1' } }] });
+    }
+    const sse = await subscribe(api.url, 'subscription { alertRaised { kind } }', {}, { token: null });
+    expect(sse.status).toBe(401);
+    sse.close();
+  });
+
+  it('still get GraphiQL\'s page (it holds no data), and a token makes introspection work', async () => {
+    const page = await fetch(`${api.url}/graphql`, { headers: { Accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('GraphiQL');
+    const introspection = await api.gql<{ __schema: { queryType: { name: string } } }>('{ __schema { queryType { name } } }', {}, { token: 'viewer' });
+    expect(introspection.body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+});
+
+/** A chain of fragments F0 → F1 → … each spreading the next `fanout` times: 2^levels fields once expanded. */
+function fragmentChain(levels: number, fanout = 2): string {
+  const fragments = Array.from({ length: levels }, (_, i) =>
+    `fragment F${i} on Query { ${Array.from({ length: fanout }, () => `...F${i + 1}`).join(' ')} }`);
+  return `query { ...F0 } ${fragments.join(' ')} fragment F${levels} on Query { __typename }`;
+}
+
+describe('documents whose walks could explode', () => {
+  it('refuses a fragment chain that expands exponentially with 400 QUERY_TOO_COSTLY, and /healthz keeps answering', async () => {
+    const [chain, health] = await Promise.all([api.gql(fragmentChain(40)), fetch(`${api.url}/healthz`)]);
+    expect([chain.status, chain.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
+    expect(health.status).toBe(200);
+    // within the limit, the same shape runs
+    const small = await api.gql(fragmentChain(6));
+    expect(small.status).toBe(200);
+  });
+
+  it.each([
+    ['a fragment spreading itself', 'query { ...A } fragment A on Query { __typename ...A }'],
+    ['two fragments spreading each other', 'query { ...A } fragment A on Query { ...B } fragment B on Query { __typename ...A }'],
+    ['a long cycle', `query { ...C0 } ${Array.from({ length: 30 }, (_, i) => `fragment C${i} on Query { __typename ...C${(i + 1) % 30} }`).join(' ')}`],
+    ['a cycle inside a field', 'query { runs(first: 1) { ...R } } fragment R on RunConnection { pageInfo { hasNextPage } ...S } fragment S on RunConnection { ...R }'],
+    ['a cycle no operation reaches', 'query { __typename } fragment A on Query { ...B } fragment B on Query { ...A }'],
+  ])('answers %s with 400 BAD_REQUEST', async (_name, query) => {
+    const res = await api.gql(query, {}, { token: 'viewer' });
+    expect([res.status, res.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+
+  it.each([
+    ['two root fields', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ${i}: createRun(input: $b) { runId } }`],
+    ['a second root field in a named fragment', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ...M } fragment M on Mutation { ${i}: createRun(input: $b) { runId } }`],
+    ['both root fields in a fragment', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { ...M } fragment M on Mutation { createRun(input: $a) { runId } ${i}: createRun(input: $b) { runId } }`],
+    ['a second root field in an inline fragment', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ... on Mutation { ${i}: createRun(input: $b) { runId } } }`],
+  ])('refuses a mutation with %s with 400 and executes none of it', async (_name, document) => {
+    const before = await runCount();
+    const res = await api.gql(document('second'), { a: createRunInput(), b: createRunInput() });
+    expect([res.status, res.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(res.body.errors![0]!.message).toContain('exactly one root field');
+    expect(await runCount()).toBe(before);
+  });
+});
+
+describe('expensive requests', () => {
+  const runFields = 'runId jobKey businessKey status sourceCount extractedCount startedAt heartbeatAt errorCode errorMessage';
+
+  it('refuses twenty aliases of a full runs page with 400 QUERY_TOO_COSTLY before anything runs', async () => {
+    const query = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: runs(first: 500) { nodes { ${runFields} events(last: 100) { eventId message } } }`).join(' ')} }`;
+    const res = await api.gql(query, {}, { token: 'viewer' });
+    expect([res.status, res.code, res.headers.get('x-error-code')]).toEqual([400, 'QUERY_TOO_COSTLY', 'QUERY_TOO_COSTLY']);
+    expect(res.body.data).toBeUndefined();
+    expect(res.details).toMatchObject({ maxCost: 250_000 });
+  });
+
+  it('counts a list by the page its variables ask for, request by request', async () => {
+    const query = `query($n: Int) { runs(first: $n) { nodes { ${runFields} partitions { partitionId status } } } }`;
+    const small = await api.gql(query, { n: 1 }, { token: 'viewer' });
+    expect(small.status).toBe(200);
+    const large = await api.gql(query, { n: 100 }, { token: 'viewer' });
+    expect([large.status, large.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
+    // the same document with a small page again: the refusal was not cached for the document
+    expect((await api.gql(query, { n: 1 }, { token: 'viewer' })).status).toBe(200);
+  });
+
+  it('caps every page: a larger page than a list allows is 422 naming the argument', async () => {
+    await startRun(api, [1]);
+    for (const [query, field] of [
+      ['{ runs(first: 501) { nodes { runId } } }', 'args.first'],
+      ['{ cleanupCandidates(limit: 501) { runId } }', 'args.limit'],
+      ['{ monitorSummary(alertLimit: 501) { cleanupDue } }', 'alertLimit'],
+      ['{ runs(first: 1) { nodes { events(last: 1001) { eventId } } } }', 'last'],
+    ] as const) {
+      const res = await api.gql(query, {}, { token: 'viewer' });
+      expect([res.status, res.code, res.details?.field], query).toEqual([422, 'INVALID_INPUT', field]);
+    }
+  });
+
+  it('lets every operation of the console through, the run page of a 10,000-partition run included', async () => {
+    const run = await startRun(api, [1]);
+    const variables: Record<string, Record<string, unknown>> = {
+      RUN: { runId: run.runId }, RUN_CHANGED: { runId: run.runId }, RUNS: { first: 50 },
+      READINESS: { consumer: 'C', businessDate: '2026-12-01' }, PUBLICATION: { consumer: 'C', businessDate: '2026-12-01' },
+    };
+    for (const [name, document] of Object.entries(consoleOperations)) {
+      if (!/^\s*(query|subscription)/.test(document)) continue;
+      if (document.trimStart().startsWith('subscription')) {
+        const sse = await subscribe(api.url, document, variables[name] ?? {});
+        expect(sse.status, name).toBe(200);
+        sse.close();
+        continue;
+      }
+      const res = await api.gql(document, variables[name] ?? {}, { token: 'viewer' });
+      expect(res.code, name).not.toBe('QUERY_TOO_COSTLY');
+      expect(res.status === 200 || res.code === 'PUBLICATION_NOT_FOUND', name).toBe(true);
+    }
+  });
+
+  it('refuses a costly subscription the same way, before it starts', async () => {
+    const partitionFields = 'partitionId status workerNode errorCode errorMessage heartbeatAt attemptCount receivedRows';
+    const aliases = ['p1', 'p2', 'p3', 'p4'].map((alias) => `${alias}: partitions { ${partitionFields} }`).join(' ');
+    const sse = await subscribe(api.url, `subscription { runChanged { runId ${aliases} } }`);
+    expect([sse.status, sse.headers.get('x-error-code')]).toEqual([400, 'QUERY_TOO_COSTLY']);
+    sse.close();
+  });
+});
+
+describe('strings PostgreSQL cannot store', () => {
+  it.each([
+    ['a lone high surrogate in a text field', { input: createRunInput({ idempotencyKey: 'key-\ud800' }) }, 'input.idempotencyKey', 'surrogate'],
+    ['a lone low surrogate in JSON', { input: createRunInput({ parameters: { note: 'x\udc00y' } }) }, 'input.parameters.note', 'surrogate'],
+    ['a reversed pair in a JSON key', { input: createRunInput({ parameters: { 'k\udc00\ud800': 1 } }) }, 'input.parameters', 'surrogate'],
+    ['NUL in JSON', { input: createRunInput({ parameters: { list: ['ok', 'a\u0000b'] } }) }, 'input.parameters.list.1', 'NUL'],
+  ])('refuses %s in variables with 422 naming the field; nothing is stored', async (_name, variables, field, reason) => {
+    const before = await runCount();
+    const res = await api.gql(CREATE_RUN, variables);
+    expect([res.status, res.code, res.details?.field]).toEqual([422, 'INVALID_INPUT', field]);
+    expect(String(res.details?.reason)).toContain(reason);
+    expect(await runCount()).toBe(before);
+  });
+
+  it('refuses them in document literals too, and JSON literals nested too deep', async () => {
+    const before = await runCount();
+    const literal = (parameters: string) =>
+      `mutation { createRun(input: { jobKey: "${JOB}", businessKey: "BK_LIT_${randomUUID().slice(0, 6)}", hdfsRoot: "${HDFS_ROOT}", stageTablePrefix: "T_", parameters: ${parameters} }) { runId } }`;
+    const nul = await api.gql(literal('{ note: "a\\u0000b" }'));
+    expect([nul.status, nul.code, nul.details?.field]).toEqual([422, 'INVALID_INPUT', 'input.parameters.note']);
+    const deep = await api.gql(literal(`${'{ n: '.repeat(70)}1${' }'.repeat(70)}`));
+    expect([deep.status, deep.code]).toEqual([422, 'INVALID_INPUT']);
+    expect(String(deep.details?.reason)).toContain('nested');
+    // a lone surrogate escape in a literal is not even a GraphQL string: a schema-level 400
+    const surrogate = await api.gql(literal('{ note: "\\ud800" }'));
+    expect([surrogate.status, surrogate.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(await runCount()).toBe(before);
+  });
+
+  it('refuses variables nested ten thousand levels deep with 422, not a stack overflow', async () => {
+    // written by hand: JSON.stringify itself overflows the stack at this depth
+    const parameters = `${'{"n":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    const input = JSON.stringify(createRunInput()).replace(/}$/, `,"parameters":${parameters}}`);
+    const res = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKENS.nifi}` },
+      body: `{"query":${JSON.stringify(CREATE_RUN)},"variables":{"input":${input}}}`,
+    });
+    const body = (await res.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect([res.status, body.errors[0]!.extensions.code]).toEqual([422, 'INVALID_INPUT']);
+  });
+
+  it('accepts well-formed pairs: an emoji is stored as sent', async () => {
+    const res = await api.gql<{ createRun: { runId: string } }>(CREATE_RUN, { input: createRunInput({ parameters: { note: 'load 🚚 done' } }) });
+    expect(res.status).toBe(200);
+    const { rows } = await api.sql.query('SELECT parameters FROM nifi_ops.load_run WHERE run_id = $1', [res.body.data!.createRun.runId]);
+    expect(rows[0].parameters).toMatchObject({ note: 'load 🚚 done' });
+  });
+});
+
+describe('CORS', () => {
+  it('allows only the configured origins', async () => {
+    const preflight = (origin: string) => fetch(`${api.url}/graphql`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
+    });
+    const allowed = await preflight('https://console.example:8443');
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://console.example:8443');
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    const other = await preflight('https://evil.example');
+    expect(other.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
+    const post = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { Origin: 'https://evil.example', 'Content-Type': 'application/json', Authorization: `Bearer ${TOKENS.viewer}` },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(post.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
+  });
+
+  it('is off by default: no origin is ever allowed', async () => {
+    const plain = await startTestApi();
+    try {
+      for (const method of ['OPTIONS', 'POST']) {
+        const res = await fetch(`${plain.url}/graphql`, {
+          method,
+          headers: {
+            Origin: 'https://console.example:8443', 'Access-Control-Request-Method': 'POST',
+            'Content-Type': 'application/json', Authorization: `Bearer ${TOKENS.viewer}`,
+          },
+          ...(method === 'POST' ? { body: JSON.stringify({ query: '{ __typename }' }) } : {}),
+        });
+        expect(res.headers.get('access-control-allow-origin'), method).toBeNull();
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+});
