@@ -81,21 +81,46 @@ describe('requests without a valid token', () => {
   });
 });
 
-/** A chain of fragments F0 → F1 → … each spreading the next `fanout` times: 2^levels fields once expanded. */
-function fragmentChain(levels: number, fanout = 2): string {
-  const fragments = Array.from({ length: levels }, (_, i) =>
-    `fragment F${i} on Query { ${Array.from({ length: fanout }, () => `...F${i + 1}`).join(' ')} }`);
+/** The issue's document: fragments F0 → F1 → … each spreading the next twice (execution merges the two). */
+function fragmentChain(levels: number): string {
+  const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`);
   return `query { ...F0 } ${fragments.join(' ')} fragment F${levels} on Query { __typename }`;
 }
 
+/** Fragments that really expand: each selects the next under two aliases of a field, 2^levels fields in all. */
+function aliasedFragmentChain(levels: number): string {
+  const fragments = Array.from({ length: levels }, (_, i) => `fragment T${i} on __Type { a: ofType { ...T${i + 1} } b: ofType { ...T${i + 1} } }`);
+  return `{ __schema { types { ...T0 } } } ${fragments.join(' ')} fragment T${levels} on __Type { name }`;
+}
+
 describe('documents whose walks could explode', () => {
-  it('refuses a fragment chain that expands exponentially with 400 QUERY_TOO_COSTLY, and /healthz keeps answering', async () => {
-    const [chain, health] = await Promise.all([api.gql(fragmentChain(40)), fetch(`${api.url}/healthz`)]);
-    expect([chain.status, chain.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
+  it('decides the fragment chain that once blocked the event loop for seconds at once, and /healthz keeps answering', async () => {
+    const started = performance.now();
+    const [chain, health] = await Promise.all([api.gql(fragmentChain(24)), fetch(`${api.url}/healthz`)]);
+    // execution would merge the two spreads, but the cost counts each: 2^24 is refused, in one linear walk
+    expect([chain.status, chain.code, chain.details?.cost]).toEqual([400, 'QUERY_TOO_COSTLY', 2 ** 24]);
     expect(health.status).toBe(200);
-    // within the limit, the same shape runs
-    const small = await api.gql(fragmentChain(6));
-    expect(small.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(2000);
+    const short = await api.gql(fragmentChain(6));
+    expect(short.body).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('refuses fragments that expand exponentially through fields with 400 QUERY_TOO_COSTLY', async () => {
+    const res = await api.gql(aliasedFragmentChain(24), {}, { token: 'viewer' });
+    expect([res.status, res.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
+    expect(res.details).toEqual({ maxExpandedFields: 20_000 });
+  });
+
+  it('refuses a selection set broader than 100 fields, written out or gathered from fragments, with 400 QUERY_TOO_COSTLY', async () => {
+    const repeated = await api.gql(`{ runs(first: 1) { nodes { ${'events(last: 1) { eventId } '.repeat(500)} } } }`, {}, { token: 'viewer' });
+    expect([repeated.status, repeated.code, repeated.details]).toEqual([400, 'QUERY_TOO_COSTLY', { maxSelectionBreadth: 100 }]);
+    const spreads = Array.from({ length: 300 }, (_, i) => `...F${i}`).join(' ');
+    const fragments = Array.from({ length: 300 }, (_, i) => `fragment F${i} on Run { runId }`).join(' ');
+    const gathered = await api.gql(`{ runs(first: 1) { nodes { ${spreads} } } } ${fragments}`, {}, { token: 'viewer' });
+    expect([gathered.status, gathered.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
+    // one fragment spread many times is merged by execution, and counted once
+    const merged = await api.gql(`{ runs(first: 1) { nodes { ${'...R '.repeat(300)} } } } fragment R on Run { runId }`, {}, { token: 'viewer' });
+    expect(merged.status).toBe(200);
   });
 
   it.each([

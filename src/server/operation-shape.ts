@@ -21,26 +21,45 @@ function badRequest(message: string): GraphQLError {
 }
 
 /**
+ * Fields one selection set may select, counting those its fragments add at the same level. graphql-js's
+ * OverlappingFieldsCanBeMerged compares the fields of a selection set pairwise: a few hundred fields at one
+ * level, written out or gathered from many fragments, cost it 100 ms and more. A run has about 40 fields.
+ */
+export const MAX_SELECTION_BREADTH = 100;
+
+interface SelectionSetSize {
+  /** Fields below it, every fragment expanded, up to MAX_EXPANDED_FIELDS + 1. */
+  fields: number;
+  /** Fields at its own level, its fragments' included. */
+  breadth: number;
+}
+
+function tooCostly(message: string, details: Record<string, number>): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'QUERY_TOO_COSTLY', details } });
+}
+
+/**
  * One walk over an operation that visits each fragment definition once: its size is remembered, so a
  * chain of fragments each spreading the next twice costs its length, not 2^length. A fragment that
  * spreads itself, directly or through others, is a 400 here — before any other walk could loop on it —
- * and so is an expansion beyond MAX_EXPANDED_FIELDS (400 QUERY_TOO_COSTLY).
+ * and so are an expansion beyond MAX_EXPANDED_FIELDS and a selection set broader than MAX_SELECTION_BREADTH
+ * (400 QUERY_TOO_COSTLY).
  */
 export function operationShape(document: DocumentNode, operation: OperationDefinitionNode): OperationShape {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
-  const sizes = new Map<string, number>();
+  const sizes = new Map<string, SelectionSetSize>();
   const inProgress: string[] = [];
   const cap = MAX_EXPANDED_FIELDS + 1;
 
-  const fragmentSize = (name: string): number => {
+  const fragmentSize = (name: string): SelectionSetSize => {
     const known = sizes.get(name);
     if (known !== undefined) return known;
     const fragment = fragments.get(name);
     // an unknown fragment is reported by validation (KnownFragmentNamesRule)
-    if (!fragment) return 0;
+    if (!fragment) return { fields: 0, breadth: 0 };
     if (inProgress.includes(name)) throw badRequest(`fragment cycle: ${[...inProgress.slice(inProgress.indexOf(name)), name].join(' → ')}`);
     inProgress.push(name);
     const size = selectionSetSize(fragment.selectionSet);
@@ -49,21 +68,35 @@ export function operationShape(document: DocumentNode, operation: OperationDefin
     return size;
   };
 
-  const selectionSetSize = (selectionSet: SelectionSetNode): number => {
-    let size = 0;
+  const selectionSetSize = (selectionSet: SelectionSetNode): SelectionSetSize => {
+    const total = { fields: 0, breadth: 0 };
+    // graphql-js merges a fragment spread twice at one level once
+    const spread = new Set<string>();
     for (const selection of selectionSet.selections) {
-      if (selection.kind === Kind.FIELD) size += 1 + (selection.selectionSet ? selectionSetSize(selection.selectionSet) : 0);
-      else if (selection.kind === Kind.INLINE_FRAGMENT) size += selectionSetSize(selection.selectionSet);
-      else size += fragmentSize(selection.name.value);
-      if (size >= cap) return cap;
+      if (selection.kind === Kind.FIELD) {
+        total.fields += 1 + (selection.selectionSet ? selectionSetSize(selection.selectionSet).fields : 0);
+        total.breadth += 1;
+      } else {
+        if (selection.kind === Kind.FRAGMENT_SPREAD && spread.has(selection.name.value)) continue;
+        if (selection.kind === Kind.FRAGMENT_SPREAD) spread.add(selection.name.value);
+        const inner = selection.kind === Kind.INLINE_FRAGMENT ? selectionSetSize(selection.selectionSet) : fragmentSize(selection.name.value);
+        total.fields += inner.fields;
+        total.breadth += inner.breadth;
+      }
+      if (total.breadth > MAX_SELECTION_BREADTH) {
+        throw tooCostly(`a selection set selects more than ${MAX_SELECTION_BREADTH} fields (its fragments' included)`, {
+          maxSelectionBreadth: MAX_SELECTION_BREADTH,
+        });
+      }
+      if (total.fields >= cap) return { fields: cap, breadth: total.breadth };
     }
-    return size;
+    return total;
   };
 
-  const expandedFields = selectionSetSize(operation.selectionSet);
+  const expandedFields = selectionSetSize(operation.selectionSet).fields;
   if (expandedFields > MAX_EXPANDED_FIELDS) {
-    throw new GraphQLError(`the operation selects more than ${MAX_EXPANDED_FIELDS} fields once its fragments are expanded`, {
-      extensions: { code: 'QUERY_TOO_COSTLY', details: { maxExpandedFields: MAX_EXPANDED_FIELDS } },
+    throw tooCostly(`the operation selects more than ${MAX_EXPANDED_FIELDS} fields once its fragments are expanded`, {
+      maxExpandedFields: MAX_EXPANDED_FIELDS,
     });
   }
 
