@@ -19,6 +19,7 @@ import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { requestIdOf, useRequestId } from './request-id.js';
 import type { Services } from './services.js';
+import { createHttpServer, type HttpServer } from './tls.js';
 
 export interface ApiServerOptions {
   config: Config;
@@ -34,7 +35,11 @@ export interface ApiServerOptions {
 }
 
 export interface ApiServer {
-  server: http.Server;
+  server: HttpServer['server'];
+  /** https with server.tls */
+  protocol: HttpServer['protocol'];
+  /** Re-reads server.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
+  reloadTls(): boolean;
   listen(port: number, host: string): Promise<{ port: number }>;
   close(): Promise<void>;
 }
@@ -187,7 +192,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     }
   }
 
-  const server = http.createServer((req, res) => {
+  const { server, protocol, reload: reloadTls } = createHttpServer(config.server.tls, log, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql') {
       if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendPayloadTooLarge(res);
@@ -223,6 +228,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
 
   return {
     server,
+    protocol,
+    reloadTls,
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
