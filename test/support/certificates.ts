@@ -1,5 +1,5 @@
 // Throwaway certificates for the TLS tests, made with openssl in a temporary directory that close()
-// removes: a CA, server certificates for 127.0.0.1/localhost, a client certificate, and a client
+// removes: a CA, server certificates for 127.0.0.1/localhost, client certificates, and a client
 // certificate from a second CA that nobody trusts.
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -26,6 +26,8 @@ export interface TestCertificates {
   /** Another server certificate from the same CA, as after a rotation. */
   renewedServer: CertificateFiles;
   client: CertificateFiles;
+  /** Another client certificate from the same CA. */
+  renewedClient: CertificateFiles;
   /** A CA that signed nothing the tests trust. */
   untrustedCa: string;
   untrustedClient: CertificateFiles;
@@ -61,6 +63,7 @@ export async function createTestCertificates(): Promise<TestCertificates> {
     server: await makeSigned(dir, 'server', ca, serverExtensions),
     renewedServer: await makeSigned(dir, 'renewed-server', ca, serverExtensions),
     client: await makeSigned(dir, 'client', ca, 'extendedKeyUsage=clientAuth'),
+    renewedClient: await makeSigned(dir, 'renewed-client', ca, 'extendedKeyUsage=clientAuth'),
     untrustedCa: untrustedCa.cert,
     untrustedClient: await makeSigned(dir, 'untrusted-client', untrustedCa, 'extendedKeyUsage=clientAuth'),
     close: () => rm(dir, { recursive: true, force: true }),
