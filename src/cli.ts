@@ -70,8 +70,9 @@ async function runServe(
   const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks });
   const { port } = await api.listen(config.server.port, config.server.host);
   cleanups.push(() => api.close());
+  if (config.server.tls) process.on('SIGHUP', () => api.reloadTls());
   const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
-  const base = `http://${host}:${port}`;
+  const base = `${api.protocol}://${host}:${port}`;
   log.info({ url: base, graphql: `${base}/graphql` }, 'api_started');
   return base;
 }
@@ -141,6 +142,7 @@ async function main(argv: string[]): Promise<void> {
         if (command === 'start') {
           const worker = startWorker({ config: effective, db, log, registry: metrics.registry, listener });
           cleanups.push(() => worker.stop());
+          if (config.nifi.tls) process.on('SIGHUP', () => worker.reloadTls());
           readinessChecks.push(worker.listening);
         }
         const base = await runServe(effective, log, db, url, cleanups, listener, metrics, readinessChecks);
@@ -164,6 +166,7 @@ async function main(argv: string[]): Promise<void> {
         collectDefaultMetrics({ register: registry, prefix: 'lc_' });
         const worker = startWorker({ config, db, log, registry });
         cleanups.push(() => worker.stop());
+        if (config.nifi.tls) process.on('SIGHUP', () => worker.reloadTls());
         if (metricsPort !== undefined) {
           const ready = async () => worker.listening() && (await checkDatabase(db.pool)).ok;
           const health = await serveWorkerHealth({ registry, ready, port: metricsPort, host: config.server.host });

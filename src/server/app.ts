@@ -22,6 +22,7 @@ import { useQueryCost } from './query-cost.js';
 import { useStorableInputs } from './storable-inputs.js';
 import { requestIdFrom, requestIdOf, useRequestId } from './request-id.js';
 import type { Services } from './services.js';
+import { createHttpServer, type HttpServer } from './tls.js';
 
 export interface ApiServerOptions {
   config: Config;
@@ -37,7 +38,11 @@ export interface ApiServerOptions {
 }
 
 export interface ApiServer {
-  server: http.Server;
+  server: HttpServer['server'];
+  /** https with server.tls */
+  protocol: HttpServer['protocol'];
+  /** Re-reads server.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
+  reloadTls(): boolean;
   listen(port: number, host: string): Promise<{ port: number }>;
   close(): Promise<void>;
 }
@@ -221,7 +226,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     }
   }
 
-  const server = http.createServer((req, res) => {
+  const { server, protocol, reload: reloadTls } = createHttpServer(config.server.tls, log, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql') {
       // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
@@ -264,6 +269,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
 
   return {
     server,
+    protocol,
+    reloadTls,
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -10,7 +10,7 @@ import { dispatchRequest } from '../domain/dispatch/request.js';
 import { DISPATCH_CHANNEL } from '../domain/dispatch/wake.js';
 import type { Logger } from '../server/logger.js';
 import type { WorkerMetrics } from './metrics.js';
-import { postJson } from './http-post.js';
+import { createReceiverClient } from './http-post.js';
 
 export const DISPATCHER_ACTOR = 'dispatcher';
 export const LISTEN_APPLICATION_NAME = 'load-control-dispatcher';
@@ -39,6 +39,8 @@ export interface Dispatcher {
   stop(): Promise<void>;
   /** The LISTEN connection is up. */
   listening(): boolean;
+  /** Re-reads nifi.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
+  reloadTls(): boolean;
 }
 
 interface Delivery {
@@ -60,6 +62,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   if (!receiverUrl) throw new Error('config: nifi.receiverUrl: required by the dispatcher');
   const log = options.log.child({ component: 'dispatcher' });
   const policy = config.dispatch;
+  const receiver = createReceiverClient(config.nifi.tls, log);
   let stopping = false;
 
   const childLog = (d: { runId: string; dispatchId: string; partitionId: string | null }) =>
@@ -69,7 +72,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const request = dispatchRequest(receiverUrl!, d);
     if (log.isLevelEnabled('debug')) childLog(d).debug({ url: request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
     try {
-      const response = await postJson(request.url, request.headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
+      const response = await receiver.post(request.url, request.headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
       return { httpStatus: response.status, responseText: response.text.slice(0, MAX_ERROR_BODY) };
     } catch (error) {
       return { httpStatus: null, error: describeError(error) };
@@ -202,5 +205,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (!options.listener) await listener?.close();
     },
     listening: () => listener?.connected() ?? false,
+    reloadTls: receiver.reloadTls,
   };
 }

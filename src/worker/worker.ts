@@ -22,6 +22,8 @@ export interface Worker {
   stop(): Promise<void>;
   /** The dispatcher's LISTEN connection is up (a readiness check). */
   listening(): boolean;
+  /** Re-reads nifi.tls's files (SIGHUP); false without a dispatcher or when a file will not do (logged). */
+  reloadTls(): boolean;
 }
 
 /**
@@ -47,5 +49,6 @@ export function startWorker(options: WorkerOptions): Worker {
       log.info('worker_stopped');
     },
     listening: () => dispatcher?.listening() ?? true,
+    reloadTls: () => dispatcher?.reloadTls() ?? false,
   };
 }

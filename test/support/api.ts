@@ -84,7 +84,7 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
   const realtime = options.realtime ? startRealtime({ url: config.database.url!, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } }) : undefined;
   const api = createApiServer({ config, db, log, metrics: createApiMetrics(), realtime, consoleDir: options.consoleDir });
   const { port } = await api.listen(0, '127.0.0.1');
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${api.protocol}://127.0.0.1:${port}`;
   if (realtime) {
     for (let i = 0; i < 200 && !realtime.listening(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     if (!realtime.listening()) throw new Error('the realtime LISTEN connection did not come up');

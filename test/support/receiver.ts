@@ -1,6 +1,8 @@
-// A stand-in for NiFi's control receiver (PG-05): a real HTTP server on loopback that records every
-// call and answers as scripted (status, delay, body), 202 by default.
+// A stand-in for NiFi's control receiver (PG-05): a real HTTP (or HTTPS) server on loopback that records
+// every call and answers as scripted (status, delay, body), 202 by default.
 import http from 'node:http';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 
 export interface ReceivedCall {
   method: string;
@@ -9,6 +11,10 @@ export interface ReceivedCall {
   body: Record<string, unknown>;
   /** performance.timeOrigin + performance.now() when the request arrived: wall-clock ms, sub-ms precise. */
   receivedAt: number;
+  /** The caller's port: the same for calls over one kept-alive connection. */
+  remotePort: number | undefined;
+  /** Over HTTPS: the SHA-256 fingerprint of the client certificate the caller presented, if any. */
+  clientCertificate?: string;
 }
 
 export interface Reply {
@@ -36,13 +42,14 @@ export interface Receiver {
 
 const asReply = (r: number | Reply): Reply => (typeof r === 'number' ? { status: r } : r);
 
-export async function startReceiver(): Promise<Receiver> {
+/** With `tls` (certificate, key, and e.g. ca + requestCert + rejectUnauthorized for mTLS) it is an HTTPS server. */
+export async function startReceiver(options: { tls?: https.ServerOptions } = {}): Promise<Receiver> {
   const calls: ReceivedCall[] = [];
   let queue: Reply[] = [];
   let fallback: Reply = { status: 202 };
   let hook: CallHook | undefined;
 
-  const server = http.createServer((req, res) => {
+  const handle: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -50,7 +57,9 @@ export async function startReceiver(): Promise<Receiver> {
       const text = Buffer.concat(chunks).toString('utf8');
       const call: ReceivedCall = {
         method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : {}, receivedAt,
+        remotePort: req.socket.remotePort,
       };
+      if (options.tls) call.clientCertificate = (req.socket as TLSSocket).getPeerCertificate().fingerprint256;
       calls.push(call);
       const reply = queue.shift() ?? fallback;
       void (async () => {
@@ -61,12 +70,13 @@ export async function startReceiver(): Promise<Receiver> {
         res.end(reply.body ?? '');
       })();
     });
-  });
+  };
+  const server = options.tls ? https.createServer(options.tls, handle) : http.createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
 
   return {
-    url: `http://127.0.0.1:${port}/nifi-control/`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}/nifi-control/`,
     calls,
     script(...replies) {
       queue.push(...replies.map(asReply));
