@@ -78,6 +78,17 @@ export function readPemFiles(files: PemFiles): PemContents {
 }
 
 /** The served certificate's fingerprint and expiry, for the log. */
+/** Re-reads the files for a reload; on failure logs `event` with what went wrong and returns null (the files in use stay). */
+export function rereadPemFiles(files: PemFiles, log: Logger, event: string): PemContents | null {
+  try {
+    return readPemFiles(files);
+  } catch (error) {
+    const problems = error instanceof ConfigError ? error.problems : [String(error)];
+    log.error({ problems, effect: 'the files in use stay' }, event);
+    return null;
+  }
+}
+
 export function describeCertificate(cert: Buffer | undefined): { fingerprint256: string; validTo: string } | undefined {
   if (!cert) return undefined;
   const { fingerprint256, validTo } = new X509Certificate(cert);
@@ -125,14 +136,8 @@ export function createHttpServer(config: ServerTlsConfig | undefined, log: Logge
     server,
     protocol: 'https',
     reload() {
-      let contents: PemContents;
-      try {
-        contents = readPemFiles(files);
-      } catch (error) {
-        const problems = error instanceof ConfigError ? error.problems : [String(error)];
-        log.error({ problems, effect: 'the certificate in use stays' }, 'tls_reload_failed');
-        return false;
-      }
+      const contents = rereadPemFiles(files, log, 'tls_reload_failed');
+      if (!contents) return false;
       server.setSecureContext(contents);
       log.info({ certificate: describeCertificate(contents.cert) }, 'tls_reloaded');
       return true;

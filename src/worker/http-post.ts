@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import { ConfigError, type Config } from '../config/config.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../server/logger.js';
-import { describeCertificate, readPemFiles, type PemContents, type PemFiles } from '../server/tls.js';
+import { describeCertificate, readPemFiles, rereadPemFiles, type PemContents, type PemFiles } from '../server/tls.js';
 
 export type NifiTlsConfig = NonNullable<Config['nifi']['tls']>;
 
@@ -72,14 +72,8 @@ export function createReceiverClient(config: NifiTlsConfig | undefined, log: Log
     },
     reloadTls() {
       if (!files) return false;
-      let contents: PemContents;
-      try {
-        contents = readPemFiles(files);
-      } catch (error) {
-        const problems = error instanceof ConfigError ? error.problems : [String(error)];
-        log.error({ problems, effect: 'the files in use stay' }, 'nifi_tls_reload_failed');
-        return false;
-      }
+      const contents = rereadPemFiles(files, log, 'nifi_tls_reload_failed');
+      if (!contents) return false;
       const previous = agents['https:'];
       agents['https:'] = httpsAgent(contents);
       retire(previous);
