@@ -13,7 +13,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { fmt, printTable } from './support.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const BENCHES = ['report-chunk', 'dispatch', 'realtime'] as const;
+const BENCHES = ['report-chunk', 'dispatch', 'realtime', 'hostile'] as const;
 type BenchName = (typeof BENCHES)[number];
 const PGBENCH_CLIENTS = 16;
 const PGBENCH_SECONDS = 10;
@@ -171,6 +171,7 @@ async function main(): Promise<number> {
     const chunk = runs.get('report-chunk')?.json;
     const dispatch = runs.get('dispatch');
     const realtime = runs.get('realtime');
+    const hostile = runs.get('hostile')?.json;
     const rows: Array<{ measure: string; value: number | undefined; unit: string; throughput?: boolean }> = [
       { measure: 'reportChunk, run of 8 partitions', value: chunk?.p8?.perSecond, unit: 'reports/s', throughput: true },
       { measure: 'reportChunk latency p50 / p99, 8 partitions', value: chunk?.p8?.p50, unit: `ms (p99 ${fmt(chunk?.p8?.p99 ?? NaN, 2)})` },
@@ -183,6 +184,9 @@ async function main(): Promise<number> {
       { measure: 'realtime: commit → SSE subscriber p50', value: realtime?.json?.latencyP50Ms ?? measured(realtime, /latency p50/), unit: 'ms' },
       { measure: 'realtime: commit → SSE subscriber p99', value: realtime?.json?.latencyP99Ms ?? measured(realtime, /latency p99/), unit: 'ms' },
       { measure: 'realtime: reportChunk with subscribers connected', value: realtime?.json?.writesPerSecondWith ?? measured(realtime, /^write throughput with subscribers/), unit: 'writes/s', throughput: true },
+      { measure: 'hostile: slowest document within the limits, API CPU', value: hostile ? Math.max(...Object.values<{ cpuMs: number }>(hostile.documents).map((d) => d.cpuMs)) : undefined, unit: 'ms (target < 50)' },
+      { measure: 'hostile: ten anonymous 15 MB bodies, API VmRSS increase', value: hostile?.anonymousBodies?.increaseMb, unit: 'MB (target < 50)' },
+      { measure: 'hostile: SIGTERM under load, requests without a complete response', value: hostile?.shutdown?.incomplete, unit: `(target 0; exit in ${fmt(hostile?.shutdown?.exitMs ?? NaN, 0)} ms)` },
       { measure: 'API memory (VmRSS) under the reportChunk load, peak', value: chunk?.apiRssMb?.peakMb, unit: `MB (${fmt(chunk?.apiRssMb?.startMb ?? NaN, 0)} after warm-up)` },
       { measure: `pgbench: single-row durable UPDATE, ${PGBENCH_CLIENTS} clients`, value: reference?.tps, unit: 'TPS', throughput: true },
     ];

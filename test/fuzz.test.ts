@@ -5,19 +5,16 @@
 // 5xx, and a fingerprint of every nifi_ops table (row count and a hash of the rows) must be unchanged after
 // every rejected (4xx) request, except for the refusals the contract records on purpose.
 import {
-  buildClientSchema, getIntrospectionQuery, getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType,
-  isObjectType, isScalarType, type GraphQLInputObjectType, type GraphQLInputType, type GraphQLSchema, type IntrospectionQuery,
+  getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, type GraphQLInputObjectType, type GraphQLInputType,
+  type GraphQLSchema,
 } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generator } from '../sim/random.js';
 import { ERROR_HTTP_STATUS, type ErrorCode } from '../src/domain/errors.js';
-import { startTestApi, TOKENS, type TestApi, type TokenName } from './support/api.js';
-import {
-  CLAIM_PUBLISH, HDFS_ROOT, JOB, MARK_SUCCESS, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, createRun, manifestInput,
-  metric, recordMetrics, report, startRun, toPublished, toStageValidating, toStagingValidated,
-} from './support/fixtures.js';
-import { defineGate, observed } from './support/gate-fixtures.js';
+import { startTestApi, TOKENS, type TestApi } from './support/api.js';
+import { createRun, manifestInput } from './support/fixtures.js';
+import { changedTables, pooled, postGraphql, prepareFuzzWorld, type FuzzWorld } from './support/fuzz-world.js';
 
 const SEED = 20260601;
 const TOTAL_CASES = 10_500;
@@ -51,97 +48,11 @@ interface Outcome {
   headerCode: string | null;
 }
 
+let world: FuzzWorld;
 let api: TestApi;
 let schema: GraphQLSchema;
-const baselines = new Map<string, Record<string, unknown>>();
-/** The roles a mutation accepts (nifi, operator or both). */
-const roles = new Map<string, TokenName[]>();
-
-// ---- the world the requests hit: runs in every state, a gate, observations ----
-
-async function seed(): Promise<void> {
-  const extracting = await startRun(api, [5, 5, 5]);
-  const owner = await claim(api, extracting.runId, '0000');
-  await report(api, chunkInput(extracting, '0000', owner.claimToken, 0, 2, 2));
-  const doneOwner = await claim(api, extracting.runId, '0001');
-  await report(api, chunkInput(extracting, '0001', doneOwner.claimToken, 0, 1, 5));
-  const failing = await startRun(api, [4]);
-  const failOwner = await claim(api, failing.runId, '0000');
-  const created = await createRun(api);
-  const extracted = await completeRun(api);
-  const validating = await toStageValidating(api);
-  const staged = await toStagingValidated(api);
-  const publishing = await toStagingValidated(api);
-  const publishToken = randomUUID();
-  await api.gql(CLAIM_PUBLISH, { input: { runId: publishing.runId, publishToken } });
-  const unknown = await toStagingValidated(api);
-  const unknownToken = randomUUID();
-  await api.gql(CLAIM_PUBLISH, { input: { runId: unknown.runId, publishToken: unknownToken } });
-  await api.gql(REPORT_PUBLISH_RESULT, { input: { runId: unknown.runId, publishToken: unknownToken, outcome: 'PUBLISH_UNKNOWN' } });
-  const published = await toPublished(api);
-  const succeeded = await toPublished(api);
-  await recordMetrics(api, succeeded.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '7')]);
-  await api.gql(MARK_SUCCESS, { input: { runId: succeeded.runId, targetCount: '7' } });
-  const cancellable = await startRun(api, [3]);
-  await defineGate(api, 'FUZZ_LOAD_GATE', ['FUZZ_UP'], 'FUZZ_GATED');
-  await defineGate(api, 'FUZZ_REPORT', ['FUZZ_UP']);
-  await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-01', state: 'SUCCEEDED' });
-  await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-02', state: 'RUNNING' });
-
-  const metricInput = { metricName: 'STAGE_COUNT', expectedValue: '7', actualValue: '7', tolerance: '0', result: 'PASS', details: { q: 'select' } };
-  const all: Record<string, Record<string, unknown>> = {
-    createRun: {
-      jobKey: 'FUZZ_GATED', businessKey: '2031-05-02', hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_FUZZ_',
-      allowEmptySource: false, parameters: { source: 'APP.T' }, idempotencyKey: 'fuzz-create',
-    },
-    registerManifest: { ...manifestInput(created.runId, [3, 4], { nullCount: 2 }), sourceMetricsVersion: 'v1' },
-    failRun: { runId: created.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'PG-10', errorCode: 'E1', message: 'm' },
-    claimPartition: { runId: extracting.runId, partitionId: '0002', claimToken: randomUUID(), workerNode: 'nifi-01' },
-    reportChunk: { ...chunkInput(extracting, '0000', owner.claimToken, 1, 2, 3) },
-    failPartition: {
-      runId: failing.runId, partitionId: '0000', claimToken: failOwner.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL',
-      errorCode: 'ORA-00942', message: 'table gone', attempt: '1',
-    },
-    recordEvent: {
-      runId: extracting.runId, level: 'WARN', name: 'FUZZ_EVENT', jobKey: JOB, businessKey: extracting.businessKey, partitionId: '0000',
-      chunkIndex: '0', processGroup: 'PG-20', processorName: 'InvokeHTTP', processorId: 'abc', nodeId: 'nifi-01', attemptNo: '1',
-      rowCount: '1', byteCount: '1', durationMs: '1', errorClass: 'HTTP', errorCode: 'E', message: 'm', details: { a: 1 },
-    },
-    startValidation: { runId: extracted.runId, dispatchId: extracted.dispatchId, node: 'nifi-02' },
-    recordMetrics: { runId: validating.runId, stage: 'STAGING', queryVersion: 'v1', metrics: [metricInput] },
-    markStageValidated: { runId: validating.runId },
-    claimPublish: { runId: staged.runId, publishToken: randomUUID() },
-    reportPublishResult: { runId: publishing.runId, publishToken, outcome: 'PUBLISHED', errorCode: null, message: 'done' },
-    markSuccess: { runId: published.runId, targetCount: '7' },
-    recordCleanup: { runId: succeeded.runId, droppedTable: 'tmp_t', deletedPath: succeeded.hdfsRunPath },
-    resolveUnknown: { runId: unknown.runId, resolution: 'FAILED_PUBLISH', reason: 'target untouched' },
-    resendDispatch: { runId: extracted.runId, dispatchId: extracted.dispatchId, reason: 'receiver is back' },
-    cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
-    reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
-    defineGate: { consumer: 'FUZZ_OTHER', requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'], boundJobKey: null },
-    recordObservation: { jobId: 'FUZZ_UP', businessDate: '2031-05-03', attempt: '1', runId: 'up-1', state: 'RUNNING', startedAt: '2031-05-03T06:00:00+02:00' },
-    publish: { consumer: 'FUZZ_REPORT', businessDate: '2031-05-01', output: { file: '/reports/2031-05-01.csv', rows: 12 } },
-  };
-  for (const [name, input] of Object.entries(all)) baselines.set(name, input);
-}
-
-// ---- the schema: which mutations, their input types, their roles ----
-
-function mutationInputType(name: string): GraphQLInputObjectType {
-  const field = schema.getMutationType()!.getFields()[name]!;
-  const type = getNamedType(field.args.find((a) => a.name === 'input')!.type);
-  if (!isInputObjectType(type)) throw new Error(`${name}: input is not an input object`);
-  return type;
-}
-
-function document(name: string): string {
-  const field = schema.getMutationType()!.getFields()[name]!;
-  const payload = getNamedType(field.type);
-  const scalars = isObjectType(payload)
-    ? Object.values(payload.getFields()).filter((f) => { const t = getNamedType(f.type); return isScalarType(t) || isEnumType(t); }).map((f) => f.name)
-    : [];
-  return `mutation($input: ${mutationInputType(name).name}!) { ${name}(input: $input) { ${scalars.length ? scalars.join(' ') : '__typename'} } }`;
-}
+let baselines: FuzzWorld['baselines'];
+let roles: FuzzWorld['roles'];
 
 // ---- values ----
 
@@ -339,7 +250,7 @@ function setAt(input: Record<string, unknown>, path: Array<string | number>, val
 function gqlCase(mutation: string, label: string, input: unknown, invalid: boolean, token: string | null): Case {
   const body = [DEEP_JSON, VERY_DEEP_JSON].reduce(
     (text, deep) => text.replaceAll(JSON.stringify(deep.marker), deep.text),
-    JSON.stringify({ query: document(mutation), variables: { input } }),
+    JSON.stringify({ query: world.document(mutation), variables: { input } }),
   );
   return { mutation, label, body, token, invalid };
 }
@@ -352,7 +263,7 @@ function generateCases(): Case[] {
     const baseline = baselines.get(mutation);
     if (!baseline) throw new Error(`no baseline input for ${mutation}: add one to seed()`);
     const token = TOKENS[roles.get(mutation)![0]!];
-    const type = mutationInputType(mutation);
+    const type = world.mutationInputType(mutation);
     for (const leaf of leaves(type, baseline)) {
       const variants = variantsFor(leaf.type, getAt(baseline, leaf.path), random);
       pool.push({ mutation, leaf, variants });
@@ -375,7 +286,7 @@ function generateCases(): Case[] {
   }
   for (const [label, body, contentType] of [
     ['invalid JSON', '{"query": "mutation {', 'application/json'], ['empty body', '', 'application/json'], ['array body', '[]', 'application/json'],
-    ['query not a string', '{"query": 5}', 'application/json'], ['variables not an object', JSON.stringify({ query: document('createRun'), variables: 5 }), 'application/json'],
+    ['query not a string', '{"query": 5}', 'application/json'], ['variables not an object', JSON.stringify({ query: world.document('createRun'), variables: 5 }), 'application/json'],
     ['syntax error', JSON.stringify({ query: 'mutation { createRun(' }), 'application/json'], ['unknown field', JSON.stringify({ query: 'mutation { dropEverything }' }), 'application/json'],
     ['text body', 'mutation { createRun }', 'text/plain'], ['deep selection', JSON.stringify({ query: `query { ${'a { '.repeat(40)}b${' }'.repeat(40)} }` }), 'application/json'],
     ['many aliases', JSON.stringify({ query: `query { ${Array.from({ length: 60 }, (_, i) => `a${i}: gates { consumer }`).join(' ')} }` }), 'application/json'],
@@ -417,65 +328,17 @@ function generateCases(): Case[] {
 // ---- sending and fingerprints ----
 
 async function send(c: Case): Promise<Outcome> {
-  const response = await fetch(`${api.url}/graphql`, {
-    method: 'POST',
-    headers: { 'Content-Type': c.contentType ?? 'application/json', ...(c.token ? { Authorization: `Bearer ${c.token}` } : {}) },
-    body: c.body,
-  });
-  const text = await response.text();
-  let body: { errors?: Array<{ extensions?: { code?: string } }> } = {};
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // a non-JSON answer is judged by its status alone
-  }
-  const codes = (body.errors ?? []).map((e) => String(e.extensions?.code));
-  return { c, status: response.status, codes, code: codes[0], headerCode: response.headers.get('x-error-code') };
-}
-
-type Fingerprint = Record<string, string>;
-
-let fingerprintSql: string;
-
-async function fingerprint(): Promise<Fingerprint> {
-  const { rows } = await api.sql.query<{ name: string; print: string }>(fingerprintSql);
-  return Object.fromEntries(rows.map((r) => [r.name, r.print]));
-}
-
-function changedTables(before: Fingerprint, after: Fingerprint): string[] {
-  return Object.keys(after).filter((t) => before[t] !== after[t]);
+  const { status, codes, code, headerCode } = await postGraphql(api.url, c.body, { token: c.token, contentType: c.contentType });
+  return { c, status, codes, code, headerCode };
 }
 
 const rejected = (o: Outcome) => o.status >= 400 && o.status < 500;
 const recordedRefusal = (o: Outcome) => o.code !== undefined && o.code in RECORDED_REFUSALS;
 
-async function pooled<T, R>(items: T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!);
-  }));
-  return results;
-}
-
 beforeAll(async () => {
   api = await startTestApi();
-  const introspection = await api.gql<IntrospectionQuery>(getIntrospectionQuery(), {}, { token: 'viewer' });
-  schema = buildClientSchema(introspection.body.data!);
-  for (const name of Object.keys(schema.getMutationType()!.getFields())) {
-    // auth is decided before validation: a bare call tells whether a role may call the mutation
-    const allowed: TokenName[] = [];
-    for (const role of ['nifi', 'operator'] as const) {
-      if ((await api.gql(`mutation { ${name}(input: {}) { __typename } }`, {}, { token: role })).status !== 403) allowed.push(role);
-    }
-    roles.set(name, allowed);
-  }
-  await seed();
-  const { rows } = await api.sql.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'nifi_ops' AND table_type = 'BASE TABLE' ORDER BY table_name`);
-  fingerprintSql = rows.map(({ table_name: t }) =>
-    `SELECT '${t}' AS name, count(*) || ':' || COALESCE(md5(string_agg(md5(t::text), '' ORDER BY md5(t::text))), '') AS print FROM nifi_ops.${t} t`,
-  ).join(' UNION ALL ');
+  world = await prepareFuzzWorld(api);
+  ({ schema, baselines, roles } = world);
 }, 120_000);
 afterAll(async () => api?.close());
 
@@ -491,12 +354,12 @@ describe('fuzzing every mutation', () => {
     const changedByRejection: string[] = [];
     const serial: Case[] = [];
     // nothing else writes to this database (no worker runs): each check's "after" is the next one's "before"
-    let current = await fingerprint();
+    let current = await world.fingerprint();
     const checkOne = async (c: Case) => {
       const before = current;
       const outcome = await send(c);
       outcomes.push(outcome);
-      current = await fingerprint();
+      current = await world.fingerprint();
       if (!rejected(outcome)) return;
       const allowed = RECORDED_REFUSALS[outcome.code ?? ''] ?? [];
       const changed = changedTables(before, current).filter((t) => !allowed.includes(t));
@@ -510,7 +373,7 @@ describe('fuzzing every mutation', () => {
       const batch = invalid.slice(i, i + BATCH);
       const before = current;
       const results = await pooled(batch, CONCURRENCY, send);
-      const after = (current = await fingerprint());
+      const after = (current = await world.fingerprint());
       if (results.every((o) => rejected(o) && !recordedRefusal(o))) {
         outcomes.push(...results);
         const changed = changedTables(before, after);
@@ -548,7 +411,7 @@ describe('fuzzing every mutation', () => {
 
 describe('what the fuzzing and the simulator found', () => {
   it('refuses U+0000 in text, in JSON keys and values, and JSON nested too deep, with 422 naming the field; nothing changes', async () => {
-    const before = await fingerprint();
+    const before = await world.fingerprint();
     const event = baselines.get('recordEvent')!;
     const create = baselines.get('createRun')!;
     const deep = (depth: number) => {
@@ -562,17 +425,17 @@ describe('what the fuzzing and the simulator found', () => {
       ['recordEvent', { ...event, details: { 'k\u0000': 1 } }, 'input.details'],
       ['createRun', { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_DEEP', parameters: deep(100) }, `input.parameters${'.n'.repeat(64)}`],
     ] as const) {
-      const res = await api.gql(document(mutation), { input }, { token: roles.get(mutation)![0]! });
+      const res = await api.gql(world.document(mutation), { input }, { token: roles.get(mutation)![0]! });
       expect([res.status, res.code, res.details?.field], `${mutation} ${field}`).toEqual([422, 'INVALID_INPUT', field]);
     }
-    expect(await fingerprint()).toEqual(before);
-    const shallow = await api.gql(document('createRun'), { input: { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_SHALLOW', parameters: deep(10) } });
+    expect(await world.fingerprint()).toEqual(before);
+    const shallow = await api.gql(world.document('createRun'), { input: { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_SHALLOW', parameters: deep(10) } });
     expect(shallow.status).toBe(200);
   });
 
   it('answers a request with several input errors with the X-Error-Code of the status it gets', async () => {
     const input = { ...baselines.get('claimPartition')!, runId: 'not-a-uuid', workerNode: 5 };
-    const res = await api.gql(document('claimPartition'), { input });
+    const res = await api.gql(world.document('claimPartition'), { input });
     expect(res.body.errors!.map((e) => e.extensions?.code).sort()).toEqual(['BAD_REQUEST', 'INVALID_INPUT']);
     expect([res.status, res.headers.get('x-error-code')]).toEqual([422, 'INVALID_INPUT']);
   });
@@ -580,7 +443,7 @@ describe('what the fuzzing and the simulator found', () => {
   it('answers a body of an unsupported content type with 415 in the error envelope', async () => {
     const response = await fetch(`${api.url}/graphql`, {
       method: 'POST', headers: { 'Content-Type': 'application/octet-stream', Authorization: `Bearer ${TOKENS.nifi}`, 'X-Request-Id': 'fuzz-415' },
-      body: JSON.stringify({ query: document('createRun'), variables: { input: baselines.get('createRun') } }),
+      body: JSON.stringify({ query: world.document('createRun'), variables: { input: baselines.get('createRun') } }),
     });
     expect([response.status, response.headers.get('x-error-code')]).toEqual([415, 'BAD_REQUEST']);
     const body = (await response.json()) as { errors: Array<{ message: string; extensions: Record<string, unknown> }> };
@@ -591,7 +454,7 @@ describe('what the fuzzing and the simulator found', () => {
   it('registers a manifest whose sourceMetrics name SOURCE_COUNT too (one row, the flow\'s value)', async () => {
     const run = await createRun(api);
     const input = { ...manifestInput(run.runId, [2, 3]), sourceMetrics: { SOURCE_COUNT: '5', AMOUNT_SUM: '1.5' } };
-    const res = await api.gql(document('registerManifest'), { input });
+    const res = await api.gql(world.document('registerManifest'), { input });
     expect([res.status, res.body.data?.registerManifest?.status]).toEqual([200, 'EXTRACTING']);
     const { rows } = await api.sql.query(
       `SELECT metric_name, actual_value FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'SOURCE' ORDER BY metric_name`, [run.runId]);

@@ -97,27 +97,7 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
     db,
     sql,
     realtime,
-    async gql(query, variables = {}, options = {}) {
-      const token = options.token === undefined ? 'nifi' : options.token;
-      const response = await fetch(`${url}/graphql`, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          ...(token ? { Authorization: `Bearer ${TOKENS[token]}` } : {}),
-          ...options.headers,
-        },
-        body: JSON.stringify({ query, variables }),
-      });
-      const body = (await response.json()) as GqlResponse['body'];
-      const first = body.errors?.[0]?.extensions;
-      return {
-        status: response.status,
-        headers: response.headers,
-        body,
-        code: first?.code as string | undefined,
-        details: first?.details as Record<string, unknown> | undefined,
-      } as GqlResponse<never>;
-    },
+    gql: graphqlCaller(url),
     async close() {
       await api.close();
       await realtime?.close();
@@ -129,3 +109,28 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
 }
 
 export const newToken = (): string => randomUUID();
+
+/** TestApi.gql for the API at `url`: a POST /graphql with the named token (nifi unless told). */
+export function graphqlCaller(url: string): TestApi['gql'] {
+  return async (query, variables = {}, options = {}) => {
+    const token = options.token === undefined ? 'nifi' : options.token;
+    const response = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(token ? { Authorization: `Bearer ${TOKENS[token]}` } : {}),
+        ...options.headers,
+      },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as GqlResponse['body'];
+    const first = body.errors?.[0]?.extensions;
+    return {
+      status: response.status,
+      headers: response.headers,
+      body,
+      code: first?.code as string | undefined,
+      details: first?.details as Record<string, unknown> | undefined,
+    } as GqlResponse<never>;
+  };
+}

@@ -1,0 +1,65 @@
+// The API as a child process (`load-control serve` from the sources) on a test database: for tests whose
+// requests may hold the API's event loop for good, which an API inside the test process would take the test
+// runner down with. A hung API is killed and started again on the same database.
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { freePort, spawnCli, waitUntilReady } from '../../bench/support.js';
+import { createDb } from '../../src/db/client.js';
+import { graphqlCaller, testConfig, type TestApi } from './api.js';
+import { createTestDatabase } from './database.js';
+
+export interface TestApiProcess extends TestApi {
+  /** The current API process's pid. */
+  pid(): number;
+  /** Kills the API process (SIGKILL) and starts a new one on the same database and port. */
+  restart(): Promise<void>;
+}
+
+export async function startTestApiProcess(): Promise<TestApiProcess> {
+  const database = await createTestDatabase();
+  const config = testConfig({ database: { url: database.url } });
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    DATABASE_URL: database.url,
+    PORT: String(port),
+    LC_SERVER__HOST: '127.0.0.1',
+    LC_LOGGING__LEVEL: 'fatal',
+    LC_AUTH__TOKENS: JSON.stringify(config.auth.tokens),
+  };
+  const start = async (): Promise<ChildProcess> => {
+    const child = spawnCli('serve', env, { fromSource: true });
+    await waitUntilReady(url, child);
+    return child;
+  };
+  const kill = (process: ChildProcess) => new Promise<void>((resolve) => {
+    if (process.exitCode !== null || process.signalCode !== null) return resolve();
+    process.once('exit', () => resolve());
+    process.kill('SIGKILL');
+  });
+  let child = await start();
+  const db = createDb(database.url, { poolSize: 2 });
+  const sql = new pg.Pool({ connectionString: database.url, max: 4 });
+  // a connection still closing when the test database is dropped must not fail the run
+  sql.on('error', () => undefined);
+  return {
+    url,
+    config,
+    database,
+    db,
+    sql,
+    realtime: undefined,
+    gql: graphqlCaller(url),
+    pid: () => child.pid!,
+    async restart() {
+      await kill(child);
+      child = await start();
+    },
+    async close() {
+      await kill(child);
+      await sql.end();
+      await db.close();
+      await database.drop();
+    },
+  };
+}
