@@ -19,6 +19,7 @@ import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { requestIdOf, useRequestId } from './request-id.js';
 import type { Services } from './services.js';
+import { drainable, type OpenRequest } from './shutdown.js';
 
 export interface ApiServerOptions {
   config: Config;
@@ -36,6 +37,11 @@ export interface ApiServerOptions {
 export interface ApiServer {
   server: http.Server;
   listen(port: number, host: string): Promise<{ port: number }>;
+  /** /readyz turns 503 at once; then as DrainableServer.drain. */
+  drain(): Promise<void>;
+  /** The requests not yet answered. */
+  open(): OpenRequest[];
+  /** Cuts every connection off, open requests too. */
   close(): Promise<void>;
 }
 
@@ -177,6 +183,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   });
 
   async function ready(): Promise<boolean> {
+    if (lifecycle.draining) return false;
     try {
       await db.pool.query('SELECT 1');
       for (const check of readinessChecks) if (!(await check())) return false;
@@ -220,6 +227,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       if (!served) sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not Found' });
     });
   });
+  const lifecycle = drainable(server);
 
   return {
     server,
@@ -232,6 +240,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         });
       });
     },
+    async drain() {
+      await lifecycle.drain();
+      progress.close();
+    },
+    open: () => lifecycle.open(),
     close() {
       progress.close();
       return new Promise((resolve) => {
