@@ -1,0 +1,30 @@
+// `load-control` as a child process, as an operator runs it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const CLI = ['--import', 'tsx', 'src/cli.ts'];
+
+export type CliProcess = ChildProcess & { output: () => string; exited: Promise<number | null> };
+
+/** The environment of a child process: ours without any load-control settings, plus `env`. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LC_') && k !== 'DATABASE_URL'));
+  return { ...base, LC_LOGGING__LEVEL: 'info', ...env };
+}
+
+export function runCli(args: string[], env: Record<string, string>): CliProcess {
+  const child = spawn(process.execPath, [...CLI, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return Object.assign(child, { output: () => output, exited });
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
