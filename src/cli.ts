@@ -14,6 +14,7 @@ import { startRealtime } from './realtime/realtime.js';
 import { createApiServer } from './server/app.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { createApiMetrics, type ApiMetrics } from './server/metrics.js';
+import { createShutdown, type Shutdown } from './server/shutdown.js';
 import { serveWorkerHealth } from './worker/health-server.js';
 import { startWorker } from './worker/worker.js';
 
@@ -37,8 +38,6 @@ const DEV_TOKEN_ROLES: Array<{ name: string; roles: Role[] }> = [
   { name: 'dev-viewer', roles: ['viewer'] },
 ];
 
-type Cleanup = () => Promise<void>;
-
 /** Development tokens for the embedded database: made on first start, kept under .data/, printed each start. */
 function developmentTokens(): Array<{ name: string; roles: Role[]; token: string }> {
   if (existsSync(DEV_TOKENS_FILE)) return JSON.parse(readFileSync(DEV_TOKENS_FILE, 'utf8'));
@@ -48,28 +47,29 @@ function developmentTokens(): Array<{ name: string; roles: Role[]; token: string
   return tokens;
 }
 
-async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean, cleanups: Cleanup[]): Promise<{ url: string; embedded: boolean }> {
+async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean, shutdown: Shutdown): Promise<{ url: string; embedded: boolean }> {
   if (config.database.url) return { url: config.database.url, embedded: false };
   if (!allowEmbedded) throw new ConfigError(['config: database.url: required (set DATABASE_URL or LC_DATABASE__URL)']);
   const embedded: EmbeddedPostgresHandle = await startEmbeddedPostgres({
     dataDir: join(DATA_DIR, 'postgres'),
     log: (message) => log.debug({ component: 'embedded-postgres' }, message),
   });
-  cleanups.push(() => embedded.stop());
+  shutdown.close('embedded-postgres', () => embedded.stop());
   log.info({ dataDir: join(DATA_DIR, 'postgres') }, 'embedded_postgres_started');
   return { url: embedded.url, embedded: true };
 }
 
 async function runServe(
-  config: Config, log: Logger, db: Db, url: string, cleanups: Cleanup[], listener: Listener,
+  config: Config, log: Logger, db: Db, url: string, shutdown: Shutdown, listener: Listener,
   metrics: ApiMetrics = createApiMetrics(), readinessChecks: Array<() => boolean> = [],
 ): Promise<string> {
   // subscriptions are fed by the process's LISTEN connection; its health is part of /readyz
   const realtime = startRealtime({ url, config, log, listener });
-  cleanups.push(() => realtime.close());
+  shutdown.close('realtime', () => realtime.close());
+  shutdown.drain('subscriptions', async () => realtime.endSubscriptions());
   const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks });
   const { port } = await api.listen(config.server.port, config.server.host);
-  cleanups.push(() => api.close());
+  shutdown.drain('api', () => api.drain(), () => ({ requests: api.open() }));
   if (config.server.tls) process.on('SIGHUP', () => api.reloadTls());
   const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
   const base = `${api.protocol}://${host}:${port}`;
@@ -100,22 +100,14 @@ async function main(argv: string[]): Promise<void> {
 
   const config = loadConfig({ configPath: values.config });
   const log = createLogger(config.logging, command);
-  const cleanups: Cleanup[] = [];
-  let stopping = false;
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    log.info('stopping');
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log.error({ err: error }, 'stop_failed'));
-    process.exit(code);
-  };
-  process.on('SIGINT', () => void stop(0));
-  process.on('SIGTERM', () => void stop(0));
+  const shutdown = createShutdown({ log, timeoutMs: config.server.shutdownTimeout });
+  shutdown.handleSignals();
+  const stop = shutdown.stop;
 
   try {
     switch (command) {
       case 'migrate': {
-        const { url } = await openDatabase(config, log, false, cleanups);
+        const { url } = await openDatabase(config, log, false, shutdown);
         const { applied } = await migrate(config.database.migrationUrl ?? url, { log: (m) => log.info(m) });
         log.info({ applied }, 'migrated');
         await stop(0);
@@ -123,7 +115,7 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'serve':
       case 'start': {
-        const { url, embedded } = await openDatabase(config, log, command === 'start', cleanups);
+        const { url, embedded } = await openDatabase(config, log, command === 'start', shutdown);
         await migrate(url, { log: (m) => log.info(m) });
         let effective = config;
         let devTokens: ReturnType<typeof developmentTokens> = [];
@@ -132,20 +124,20 @@ async function main(argv: string[]): Promise<void> {
           effective = { ...config, auth: { tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
         }
         const db = createDb(url, { poolSize: effective.database.poolSize, timeouts: effective.database });
-        cleanups.push(() => db.close());
+        shutdown.close('database', () => db.close());
         log.info({ config: describeConfig(effective) }, 'config');
         const metrics = createApiMetrics();
         const readinessChecks: Array<() => boolean> = [];
         // one LISTEN connection for the whole process: realtime's channels and, with `start`, the dispatcher's
         const listener = startListener({ url, log, applicationName: PROCESS_LISTENER_NAME, timeouts: effective.database });
-        cleanups.push(() => listener.close());
+        shutdown.close('listen', () => listener.close());
         if (command === 'start') {
           const worker = startWorker({ config: effective, db, log, registry: metrics.registry, listener });
-          cleanups.push(() => worker.stop());
+          shutdown.drain('worker', () => worker.stop(), () => worker.open());
           if (config.nifi.tls) process.on('SIGHUP', () => worker.reloadTls());
           readinessChecks.push(worker.listening);
         }
-        const base = await runServe(effective, log, db, url, cleanups, listener, metrics, readinessChecks);
+        const base = await runServe(effective, log, db, url, shutdown, listener, metrics, readinessChecks);
         console.log(`\nLoad Control is up.\n  GraphQL + GraphiQL: ${base}/graphql\n  console:            ${base}/`);
         for (const t of devTokens) console.log(`  token ${t.name.padEnd(13)} (${t.roles.join(', ')}): ${t.token}`);
         console.log('  Ctrl-C stops everything.\n');
@@ -159,18 +151,19 @@ async function main(argv: string[]): Promise<void> {
         if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
           throw new ConfigError(['--metrics-port: must be a port number (0 picks a free one)']);
         }
-        const { url } = await openDatabase(config, log, false, cleanups);
+        const { url } = await openDatabase(config, log, false, shutdown);
         const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database });
-        cleanups.push(() => db.close());
+        shutdown.close('database', () => db.close());
         const registry = new Registry();
         collectDefaultMetrics({ register: registry, prefix: 'lc_' });
         const worker = startWorker({ config, db, log, registry });
-        cleanups.push(() => worker.stop());
+        shutdown.drain('worker', () => worker.stop(), () => worker.open());
         if (config.nifi.tls) process.on('SIGHUP', () => worker.reloadTls());
         if (metricsPort !== undefined) {
-          const ready = async () => worker.listening() && (await checkDatabase(db.pool)).ok;
+          // it keeps serving while the worker drains: /readyz answers 503, /metrics still answer
+          const ready = async () => !shutdown.stopping() && worker.listening() && (await checkDatabase(db.pool)).ok;
           const health = await serveWorkerHealth({ registry, ready, port: metricsPort, host: config.server.host });
-          cleanups.push(() => health.close());
+          shutdown.close('health-server', () => health.close());
           log.info({ port: health.port }, 'worker_metrics_listening');
         }
         return;

@@ -1,14 +1,11 @@
 // `load-control work` as a process: its configuration check and its health endpoints.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROCESS_LISTENER_NAME } from '../src/db/listener.js';
 import { startTestApi, type TestApi } from './support/api.js';
+import { freePort, runCli as run } from './support/cli.js';
 import { completeRun } from './support/fixtures.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
 import { until } from './support/until.js';
-
-const CLI = ['--import', 'tsx', 'src/cli.ts'];
 
 let api: TestApi;
 let receiver: Receiver;
@@ -20,30 +17,6 @@ afterAll(async () => {
   await receiver?.close();
   await api?.close();
 });
-
-/** The environment of a child process: ours without any load-control settings, plus `env`. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LC_') && k !== 'DATABASE_URL'));
-  return { ...base, LC_LOGGING__LEVEL: 'info', ...env };
-}
-
-function run(args: string[], env: Record<string, string>): ChildProcess & { output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [...CLI, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return Object.assign(child, { output: () => output, exited });
-}
-
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('load-control work', () => {
   it('refuses to start without nifi.receiverUrl, naming the key', async () => {

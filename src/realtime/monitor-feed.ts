@@ -63,6 +63,10 @@ export class MonitorFeed {
         this.idle();
       }),
     };
+    if (this.closed) {
+      subscriber.stream.close();
+      return subscriber.stream;
+    }
     this.summaries.add(subscriber);
     this.startRefreshing();
     this.changed();
@@ -71,11 +75,15 @@ export class MonitorFeed {
 
   /** Alerts raised from now on. The alerts present now are read before this resolves, as the baseline. */
   async subscribeAlerts(): Promise<EventStream<Alert>> {
-    if (!this.known) await this.refresh();
+    if (!this.known && !this.closed) await this.refresh();
     const stream: EventStream<Alert> = new EventStream<Alert>(() => {
       this.alertStreams.delete(stream);
       this.idle();
     });
+    if (this.closed) {
+      stream.close();
+      return stream;
+    }
     this.alertStreams.add(stream);
     this.startRefreshing();
     return stream;
@@ -104,6 +112,7 @@ export class MonitorFeed {
     return this.summaries.size + this.alertStreams.size;
   }
 
+  /** Ends every subscription, and each later one at once. */
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);

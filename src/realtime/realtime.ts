@@ -20,6 +20,11 @@ export interface Realtime {
   db: Db;
   /** The LISTEN connection is up: part of /readyz. */
   listening(): boolean;
+  /**
+   * Ends every subscription, and from now on each new one at once: its SSE stream ends with `complete`
+   * (a stopping server). Realtime's connections stay open for the fields of events still being sent.
+   */
+  endSubscriptions(): void;
   close(): Promise<void>;
 }
 
@@ -86,6 +91,10 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     monitor,
     db: { ...db, prisma: createSharedReader(db.prisma, (runId) => runs.deliveredAt(runId)) },
     listening: () => listener.connected(),
+    endSubscriptions() {
+      runs.close();
+      monitor.close();
+    },
     async close() {
       runs.close();
       monitor.close();

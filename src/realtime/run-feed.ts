@@ -30,6 +30,7 @@ export class RunFeed {
   private readonly broad = new Set<Subscriber>();
   private readonly reading = new Map<string, { again: boolean }>();
   private readonly delivered = new Map<string, number>();
+  private closed = false;
 
   constructor(
     private readonly reader: Tx,
@@ -50,6 +51,10 @@ export class RunFeed {
         }
       }),
     };
+    if (this.closed) {
+      subscriber.stream.close();
+      return subscriber.stream;
+    }
     if (filter.runId) {
       const set = this.byRun.get(filter.runId) ?? new Set<Subscriber>();
       set.add(subscriber);
@@ -114,7 +119,9 @@ export class RunFeed {
     return count;
   }
 
+  /** Ends every subscription, and each later one at once. */
   close(): void {
+    this.closed = true;
     for (const set of [...this.byRun.values()]) for (const s of [...set]) s.stream.close();
     for (const s of [...this.broad]) s.stream.close();
   }

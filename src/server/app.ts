@@ -23,6 +23,7 @@ import { useStorableInputs } from './storable-inputs.js';
 import { requestIdFrom, requestIdOf, useRequestId } from './request-id.js';
 import type { Services } from './services.js';
 import { createHttpServer, type HttpServer } from './tls.js';
+import { drainable, type OpenRequest } from './shutdown.js';
 
 export interface ApiServerOptions {
   config: Config;
@@ -44,6 +45,11 @@ export interface ApiServer {
   /** Re-reads server.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
   reloadTls(): boolean;
   listen(port: number, host: string): Promise<{ port: number }>;
+  /** /readyz turns 503 at once; then as DrainableServer.drain. */
+  drain(): Promise<void>;
+  /** The requests not yet answered. */
+  open(): OpenRequest[];
+  /** Cuts every connection off, open requests too. */
   close(): Promise<void>;
 }
 
@@ -212,6 +218,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   });
 
   async function ready(): Promise<boolean> {
+    if (lifecycle.draining) return false;
     const database = await checkDatabase(db.pool);
     if (!database.ok) {
       log.warn({ reason: database.reason }, 'readyz_database_not_ready');
@@ -266,6 +273,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       if (!served) sendJson(res, 404, { code: 'NOT_FOUND', message: 'Not Found' });
     });
   });
+  const lifecycle = drainable(server);
 
   return {
     server,
@@ -280,6 +288,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         });
       });
     },
+    async drain() {
+      await lifecycle.drain();
+      progress.close();
+    },
+    open: () => lifecycle.open(),
     close() {
       progress.close();
       return new Promise((resolve) => {

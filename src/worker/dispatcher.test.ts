@@ -7,7 +7,7 @@ import { dispatchRow, eventsNamed, makeDue, testWorker, workerConfig, type TestW
 import { inTransaction } from '../db/transaction.js';
 import { backoffMs } from '../domain/dispatch/backoff.js';
 import { markDead } from '../domain/dispatch/deliver.js';
-import { leaseDispatches } from '../domain/dispatch/lease.js';
+import { leaseDispatches, releaseLeases } from '../domain/dispatch/lease.js';
 
 const REISSUE = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
 
@@ -54,6 +54,25 @@ describe('backoff', () => {
     expect(backoffMs(3, 5_000, 60_000)).toBe(20_000);
     expect(backoffMs(10, 5_000, 60_000)).toBe(60_000);
     expect(backoffMs(1_000_000, 5_000, 300_000)).toBe(300_000);
+  });
+});
+
+describe('releaseLeases', () => {
+  it('makes a lease not sent due at once with its attempt uncounted, but not one that expired and was taken again', async () => {
+    const run = await completeRun(api);
+    const [first] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000 })).leased;
+    expect(first).toMatchObject({ dispatchId: run.dispatchId, attempt: 1 });
+    expect(await releaseLeases(api.db.pool, [first!])).toBe(1);
+    expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 0, deferred: false });
+
+    const [again] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000 })).leased;
+    expect(again).toMatchObject({ dispatchId: run.dispatchId, attempt: 1 });
+    // the lease expires and another worker takes the call
+    await makeDue(api, run.runId);
+    const [third] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000 })).leased;
+    expect(third).toMatchObject({ dispatchId: run.dispatchId, attempt: 2 });
+    expect(await releaseLeases(api.db.pool, [again!])).toBe(0);
+    expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 2, deferred: true });
   });
 });
 

@@ -5,9 +5,11 @@ import { inStatement, inTransaction } from '../db/transaction.js';
 import {
   decideDelivery, deferDispatch, markDead, markSent, type DeliveryAttempt, type DeliveryDecision,
 } from '../domain/dispatch/deliver.js';
-import { cancelUnwantedDispatches, leaseDispatches, type LeasedDispatch, type LeaseResult } from '../domain/dispatch/lease.js';
+import {
+  cancelUnwantedDispatches, leaseDispatches, releaseLeases, type LeasedDispatch,
+} from '../domain/dispatch/lease.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
-import { DISPATCH_CHANNEL } from '../domain/dispatch/wake.js';
+import { DISPATCH_CHANNEL, wakeDispatcher } from '../domain/dispatch/wake.js';
 import type { Logger } from '../server/logger.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createReceiverClient } from './http-post.js';
@@ -16,7 +18,6 @@ export const DISPATCHER_ACTOR = 'dispatcher';
 export const LISTEN_APPLICATION_NAME = 'load-control-dispatcher';
 
 const MAX_ERROR_BODY = 2000;
-const NOTHING_LEASED: LeaseResult = { leased: [], unwanted: [] };
 
 export interface DispatcherOptions {
   config: Config;
@@ -35,8 +36,13 @@ export interface Dispatcher {
   dispatchOnce(): Promise<number>;
   /** LISTEN for wake-ups and run passes until stopped: on a wake-up, else every dispatch.pollInterval. */
   start(): void;
-  /** Lets the batch in flight finish, then closes its own LISTEN connection (not a shared one). */
+  /**
+   * Lets the batch on the wire finish, gives back the leases of a batch leased but not sent, then closes
+   * its own LISTEN connection (not a shared one).
+   */
   stop(): Promise<void>;
+  /** The calls on the wire, if any: what a stop still waits for. */
+  sending(): { dispatchIds: string[]; forMs: number } | null;
   /** The LISTEN connection is up. */
   listening(): boolean;
   /** Re-reads nifi.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
@@ -129,22 +135,39 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
+  /** Leased calls that will not be sent (the dispatcher is stopping): due again at once, for any worker. */
+  async function giveBack(leased: LeasedDispatch[]): Promise<void> {
+    if (leased.length === 0) return;
+    const released = await releaseLeases(db.pool, leased);
+    log.info({ released, dispatchIds: leased.map((d) => d.dispatchId) }, 'dispatch_leases_released');
+    await wakeDispatcher(db.pool, DISPATCHER_ACTOR);
+  }
+
+  let onTheWire: { dispatchIds: string[]; since: number } | null = null;
+
   async function dispatchOnce(): Promise<number> {
     let attempted = 0;
     let next = lease();
     for (;;) {
       const { leased, unwanted } = await next;
+      if (stopping) {
+        await giveBack(leased);
+        return attempted;
+      }
       if (leased.length === 0 && unwanted.length === 0) return attempted;
       attempted += leased.length;
-      // the next batch is leased while this one is on the wire (not when stopping: it would wait out its lease)
-      next = stopping ? Promise.resolve(NOTHING_LEASED) : lease();
+      // the next batch is leased while this one is on the wire
+      next = lease();
       try {
         if (unwanted.length > 0) await cancelUnwanted(unwanted);
+        onTheWire = { dispatchIds: leased.map((d) => d.dispatchId), since: performance.now() };
         await deliver(leased);
       } catch (error) {
         // what the pending lease took becomes due again when its lease expires; let it settle first
         await next.catch(() => undefined);
         throw error;
+      } finally {
+        onTheWire = null;
       }
     }
   }
@@ -206,5 +229,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     listening: () => listener?.connected() ?? false,
     reloadTls: receiver.reloadTls,
+    sending: () => onTheWire && { dispatchIds: onTheWire.dispatchIds, forMs: Math.round(performance.now() - onTheWire.since) },
   };
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Registry } from 'prom-client';
+import { drainable } from '../server/shutdown.js';
 
 export interface WorkerHealthOptions {
   registry: Registry;
@@ -11,6 +12,7 @@ export interface WorkerHealthOptions {
 
 export interface WorkerHealthServer {
   port: number;
+  /** Answers the requests already received, as the API's drain. */
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function serveWorkerHealth(options: WorkerHealthOptions): Promise<W
     }
     json(404, { code: 'NOT_FOUND', message: 'Not Found' });
   });
+  const lifecycle = drainable(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, resolve);
@@ -43,9 +46,6 @@ export async function serveWorkerHealth(options: WorkerHealthOptions): Promise<W
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : options.port,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () => lifecycle.drain(),
   };
 }

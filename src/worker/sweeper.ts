@@ -21,6 +21,8 @@ export interface Sweeper {
   start(): void;
   /** Lets the cycle in flight finish. */
   stop(): Promise<void>;
+  /** How long the cycle in flight has been running, if one is: what a stop still waits for. */
+  cycling(): { forMs: number } | null;
 }
 
 export function createSweeper(options: SweeperOptions): Sweeper {
@@ -51,13 +53,17 @@ export function createSweeper(options: SweeperOptions): Sweeper {
   let loop: Promise<void> | undefined;
   let stopping = false;
   let interrupt: (() => void) | undefined;
+  let cycleStarted: number | null = null;
 
   async function run(): Promise<void> {
     while (!stopping) {
+      cycleStarted = performance.now();
       try {
         await cycle();
       } catch (error) {
         log.error({ err: error }, 'sweeper_error');
+      } finally {
+        cycleStarted = null;
       }
       if (stopping) return;
       await new Promise<void>((resolve) => {
@@ -81,5 +87,6 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       interrupt?.();
       await loop;
     },
+    cycling: () => (cycleStarted === null ? null : { forMs: Math.round(performance.now() - cycleStarted) }),
   };
 }

@@ -3,9 +3,9 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import type { Listener } from '../db/listener.js';
 import type { Logger } from '../server/logger.js';
-import { createDispatcher } from './dispatcher.js';
+import { createDispatcher, type Dispatcher } from './dispatcher.js';
 import { createWorkerMetrics } from './metrics.js';
-import { createSweeper } from './sweeper.js';
+import { createSweeper, type Sweeper } from './sweeper.js';
 
 export interface WorkerOptions {
   config: Config;
@@ -18,8 +18,13 @@ export interface WorkerOptions {
 }
 
 export interface Worker {
-  /** Lets the dispatch pass and sweep in flight finish, then closes its own LISTEN connection. */
+  /**
+   * Lets the calls on the wire and the sweep in flight finish, gives back the leases of calls not sent,
+   * then closes its own LISTEN connection.
+   */
   stop(): Promise<void>;
+  /** What a stop still waits for. */
+  open(): { sending: ReturnType<Dispatcher['sending']>; sweeping: ReturnType<Sweeper['cycling']> };
   /** The dispatcher's LISTEN connection is up (a readiness check). */
   listening(): boolean;
   /** Re-reads nifi.tls's files (SIGHUP); false without a dispatcher or when a file will not do (logged). */
@@ -50,5 +55,6 @@ export function startWorker(options: WorkerOptions): Worker {
     },
     listening: () => dispatcher?.listening() ?? true,
     reloadTls: () => dispatcher?.reloadTls() ?? false,
+    open: () => ({ sending: dispatcher?.sending() ?? null, sweeping: sweeper.cycling() }),
   };
 }

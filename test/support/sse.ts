@@ -15,6 +15,10 @@ export interface SseSubscription<T = Record<string, any>> {
   arrivals: number[];
   /** The server sent `complete` or closed the stream. */
   ended: boolean;
+  /** The server sent `complete`. */
+  completed: boolean;
+  /** Why the stream broke off rather than ended (a reset, or close()). */
+  broken: unknown;
   /** Waits (polling, generous) until a message satisfies the predicate; returns it. */
   waitFor(predicate: (message: SseMessage<T>) => boolean, timeoutMs?: number): Promise<SseMessage<T>>;
   close(): void;
@@ -44,6 +48,8 @@ export async function subscribe<T = Record<string, any>>(
     messages: [],
     arrivals: [],
     ended: false,
+    completed: false,
+    broken: undefined,
     async waitFor(predicate, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (let seen = 0; ; ) {
@@ -75,11 +81,11 @@ export async function subscribe<T = Record<string, any>>(
             subscription.messages.push(JSON.parse(data));
             subscription.arrivals.push(performance.now());
           }
-          if (event === 'complete') subscription.ended = true;
+          if (event === 'complete') subscription.ended = subscription.completed = true;
         }
       }
-    } catch {
-      // aborted by close()
+    } catch (error) {
+      subscription.broken = error;
     }
     subscription.ended = true;
   })();

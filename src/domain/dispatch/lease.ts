@@ -13,6 +13,8 @@ export interface LeasedDispatch {
   partitionId: string | null;
   /** Attempts so far, this one included. */
   attempt: number;
+  /** The due time the lease set (PostgreSQL's text, microseconds and all): it and `attempt` identify the lease. */
+  leasedUntil: string;
   jobKey: string;
   businessKey: string;
   snapshotScn: string | null;
@@ -42,6 +44,7 @@ interface LeaseRow {
   dispatch_type: DispatchType;
   partition_id: string | null;
   attempt_count: number;
+  leased_until: string;
   job_key: string;
   business_key: string;
   snapshot_scn: string | null;
@@ -77,16 +80,16 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
              next_attempt_at = clock_timestamp() + make_interval(secs => ${options.leaseMs / 1000}::float8)
         FROM picked
        WHERE t.dispatch_id = picked.dispatch_id AND picked.wanted
-      RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count
+      RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count, t.next_attempt_at
     )
     SELECT true AS leased, l.dispatch_id::text, l.run_id::text, l.dispatch_type, l.partition_id, l.attempt_count,
-           r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
+           l.next_attempt_at::text AS leased_until, r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
            p.upper_inclusive, p.is_null_partition, p.expected_row_count::text
       FROM leased l
       JOIN nifi_ops.load_run r ON r.run_id = l.run_id
       LEFT JOIN nifi_ops.load_partition p ON p.run_id = l.run_id AND p.partition_id = l.partition_id
     UNION ALL
-    SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM picked WHERE NOT wanted`;
   const { rows } = await sql.query<LeaseRow>(query.text, query.values);
   return {
@@ -96,6 +99,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
       dispatchType: l.dispatch_type,
       partitionId: l.partition_id,
       attempt: l.attempt_count,
+      leasedUntil: l.leased_until,
       jobKey: l.job_key,
       businessKey: l.business_key,
       snapshotScn: l.snapshot_scn,
@@ -108,6 +112,23 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
     })),
     unwanted: rows.filter((row) => !row.leased).map((row) => row.dispatch_id),
   };
+}
+
+/**
+ * Gives back leases of calls that were never sent (a stopping dispatcher): due at once for any worker, the
+ * attempt uncounted. Only a row still as its lease left it: PENDING with the lease's attempt count and due
+ * time (a lease that expired and was taken again moved both). Returns how many were released.
+ */
+export async function releaseLeases(sql: pg.Pool, leases: Array<Pick<LeasedDispatch, 'dispatchId' | 'attempt' | 'leasedUntil'>>): Promise<number> {
+  const { rowCount } = await sql.query(
+    `UPDATE nifi_ops.load_dispatch AS t
+        SET attempt_count = t.attempt_count - 1, next_attempt_at = clock_timestamp()
+       FROM unnest($1::uuid[], $2::integer[], $3::timestamptz[]) AS l(dispatch_id, attempt, leased_until)
+      WHERE t.dispatch_id = l.dispatch_id AND t.status = 'PENDING'
+        AND t.attempt_count = l.attempt AND t.next_attempt_at = l.leased_until`,
+    [leases.map((l) => l.dispatchId), leases.map((l) => l.attempt), leases.map((l) => l.leasedUntil)],
+  );
+  return rowCount ?? 0;
 }
 
 export interface CancelledDispatch {
