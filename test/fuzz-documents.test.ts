@@ -80,6 +80,13 @@ function invalidInput(field: string): HostileCase['judge'] {
   };
 }
 
+/**
+ * A valid document whose cost the limit may refuse: the cost counts every fragment spread, where execution
+ * merges repeated ones, so a fragment graph can be refused (quickly) although it would run cheaply.
+ */
+const runsOrTooCostly: HostileCase['judge'] = (o) =>
+  o.status === 200 || (o.status === 400 && o.code === 'QUERY_TOO_COSTLY') ? undefined : `expected 200 or 400 QUERY_TOO_COSTLY, got ${describeOutcome(o)}`;
+
 /** A document the parser itself refuses (a syntax error, 400) or the input check (422 naming the field). */
 function unparsableOrInvalid(field: string): HostileCase['judge'] {
   return (o) => (o.status === 400 && o.code === 'BAD_REQUEST' ? undefined : invalidInput(field)(o));
@@ -135,7 +142,7 @@ function fragmentChain(random: Random, host: (typeof FRAGMENT_HOSTS)[number]): H
   const n = random() < 0.6 ? largest.n : between(random, 8, largest.n);
   return {
     category: `fragment chain ${host.where}`, label: `${n} fragments on ${host.on}, each spreading the next ${fanout} times`,
-    body: gqlBody(build(n)), token: TOKENS.viewer, judge: statusIn(200),
+    body: gqlBody(build(n)), token: TOKENS.viewer, judge: runsOrTooCostly,
   };
 }
 
@@ -147,7 +154,7 @@ function fragmentDag(random: Random, host: (typeof FRAGMENT_HOSTS)[number]): Hos
     ` fragment D${i} on ${host.on} { ${host.leaves[i % host.leaves.length]} ${[...new Set(spreads[i]!.filter((j) => j < n))].map((j) => `...D${j}`).join(' ')} }`).join('');
   const largest = largestWithinLimit(build, 2);
   const n = between(random, Math.min(20, largest.n), largest.n);
-  return { category: `fragment DAG ${host.where}`, label: `${n} fragments on ${host.on}`, body: gqlBody(build(n)), token: TOKENS.viewer, judge: statusIn(200) };
+  return { category: `fragment DAG ${host.where}`, label: `${n} fragments on ${host.on}`, body: gqlBody(build(n)), token: TOKENS.viewer, judge: runsOrTooCostly };
 }
 
 function fragmentCycle(random: Random, index: number): HostileCase {
@@ -350,7 +357,7 @@ function aliasFlood(random: Random, index: number): HostileCase {
   const query = `query { ${Array.from({ length: n }, (_, i) => `r${i}: runs(first: ${LARGEST_PAGE}) { nodes { ${n > MAX_ALIASES ? 'runId' : RUN_FIELDS} } }`).join(' ')} }`;
   return {
     category: 'alias flood', label: `${n} aliases of runs(first: ${LARGEST_PAGE})`, body: gqlBody(query), token: TOKENS.viewer,
-    judge: n > MAX_ALIASES ? statusIn(400) : (o) => (o.status === 200 || (o.status === 400 && o.code === 'QUERY_TOO_COSTLY') ? undefined : `expected 200 or 400 QUERY_TOO_COSTLY, got ${describeOutcome(o)}`),
+    judge: n > MAX_ALIASES ? statusIn(400) : runsOrTooCostly,
   };
 }
 

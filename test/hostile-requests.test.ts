@@ -234,6 +234,9 @@ describe('strings PostgreSQL cannot store', () => {
     const deep = await api.gql(literal(`${'{ n: '.repeat(70)}1${' }'.repeat(70)}`));
     expect([deep.status, deep.code]).toEqual([422, 'INVALID_INPUT']);
     expect(String(deep.details?.reason)).toContain('nested');
+    // nested deeper than graphql-js's recursive parser can go, and still under the token limit: 400, not a stack overflow
+    const tooDeep = await api.gql(literal(`${'['.repeat(2400)}1${']'.repeat(2400)}`));
+    expect([tooDeep.status, tooDeep.code]).toEqual([400, 'BAD_REQUEST']);
     // a lone surrogate escape in a literal is not even a GraphQL string: a schema-level 400
     const surrogate = await api.gql(literal('{ note: "\\ud800" }'));
     expect([surrogate.status, surrogate.code]).toEqual([400, 'BAD_REQUEST']);

@@ -286,6 +286,8 @@ describe('stopping load-control work', () => {
     await until('the sweep waiting for the lock', async () => (await waitingForRunLock()) > 0);
     const signalled = performance.now();
     child.kill('SIGTERM');
+    // the signal reaches the child's event loop asynchronously: ask once it has been handled
+    await until('the signal handled', () => child.output().includes('"msg":"stopping"'), 2000);
     expect((await fetch(`${health}/readyz`)).status).toBe(503);
     await sleep(300);
     await lock.release();

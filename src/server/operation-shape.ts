@@ -1,6 +1,7 @@
 import {
   GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode,
 } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
 
 /**
  * Fields an operation may select once every fragment spread is expanded. A document within the token limit
@@ -115,4 +116,24 @@ export function operationShape(document: DocumentNode, operation: OperationDefin
   };
   collectRoot(operation.selectionSet);
   return { rootFields, expandedFields };
+}
+
+/**
+ * graphql-js parses recursively: a literal nested a couple of thousand levels deep, still within the token
+ * limit, exhausts the stack before the limit is reached. That is the document's fault, so a 400.
+ * Registered after the token limit, whose parse function it wraps.
+ */
+export function useNestingLimitedParse(): Plugin {
+  return {
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        try {
+          return parseFn(source, options);
+        } catch (error) {
+          if (error instanceof RangeError) throw badRequest('the document is nested too deeply to parse');
+          throw error;
+        }
+      });
+    },
+  };
 }
