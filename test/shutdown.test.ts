@@ -133,7 +133,10 @@ function rawConnection(port: number, key: string) {
     socket.on('end', () => resolve({ text }));
   });
   return {
+    key,
     send: (request: string) => socket.write(request),
+    /** How many response heads have arrived so far. */
+    answered: () => (text.match(/HTTP\/1\.1 \d{3}/g) ?? []).length,
     /** Every response's status and headers, in order, once the server closed the connection. */
     async responses() {
       const { text: all, error } = await closed;
@@ -210,16 +213,43 @@ describe('stopping load-control serve', () => {
   }, 180_000);
 
   it('turns /readyz to 503 at once on a connection open at SIGTERM, and refuses new connections', async () => {
-    const { child, base, port } = await startApi('serve');
+    const { child, port } = await startApi('serve');
     const lock = await lockRunInserts();
     const raw = rawConnection(port, `stop-readyz-${randomUUID()}`);
     await until('the request waiting for the lock', async () => (await waitingForRunLock()) === 1);
     child.kill('SIGTERM');
     await until('the stop to begin', () => child.output().includes('"stopping"'));
-    expect(await fetch(`${base}/readyz`).then(() => 'answered', (error) => error.cause?.code)).toBe('ECONNREFUSED');
+    // a new connection (fetch would reuse an idle one, which the drain keeps and answers for a while)
+    const connecting = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    });
+    expect(connecting).toBe('ECONNREFUSED');
     raw.send('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await lock.release();
     expect((await raw.responses()).heads.map((h) => h.status)).toEqual([200, 503]);
+    expect(await child.exited).toBe(0);
+  });
+
+  it('answers a request sent after SIGTERM on a keep-alive connection that was idle, with Connection: close', async () => {
+    const { child, port } = await startApi('serve');
+    const key = `stop-idle-${randomUUID()}`;
+    const raw = rawConnection(port, `stop-idle-first-${randomUUID()}`);
+    await until('the first answer', async () => (await committedKeys([raw.key])).size === 1 && raw.answered() === 1);
+    // the connection is idle now; the client writes its next request just after the signal
+    child.kill('SIGTERM');
+    await until('the stop to begin', () => child.output().includes('"stopping"'));
+    const body = createRunBody(key);
+    raw.send(`POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKENS.nifi}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const { heads, error } = await raw.responses();
+    expect(error).toBeUndefined();
+    expect(heads.map((h) => h.status)).toEqual([200, 200]);
+    expect(heads[1]!.headers).toContain('connection: close');
+    expect(await committedKeys([key])).toEqual(new Set([key]));
     expect(await child.exited).toBe(0);
   });
 

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import type { Logger } from './logger.js';
 
 /** A request received and not yet answered, for the log of a drain that ran out of time. */
@@ -15,17 +15,25 @@ export interface DrainableServer {
   readonly draining: boolean;
   open(): OpenRequest[];
   /**
-   * Stops accepting connections and closes the idle ones; every request already received, also one that
-   * arrives later on a connection still open, is answered, the last one of each connection with
-   * `Connection: close`, and each connection is closed as soon as it is idle. Resolves when none is left.
+   * Stops accepting connections; every request already received, also one that arrives later on a
+   * connection still open, is answered, the last one of each connection with `Connection: close`, which
+   * closes it. Connections idle from the start are closed after IDLE_GRACE_MS. Resolves when none is left.
    */
   drain(): Promise<void>;
 }
+
+/**
+ * How long a drain keeps the keep-alive connections that are idle at its start. A client may be writing its
+ * next request on one at this very moment: closing it then resets that request. Within the grace, the
+ * request is answered (with `Connection: close`); busy clients send theirs within milliseconds.
+ */
+export const IDLE_GRACE_MS = 1000;
 
 /** Tracks a server's requests per connection, so that it can be drained rather than cut off. */
 export function drainable(server: http.Server): DrainableServer {
   const pending = new Map<Socket, Array<{ req: http.IncomingMessage; res: http.ServerResponse; at: number }>>();
   let draining = false;
+  let graceOver = false;
   let drained: Promise<void> | undefined;
 
   // Node drops the responses queued behind one that says `Connection: close` (pipelined requests, whose
@@ -47,7 +55,7 @@ export function drainable(server: http.Server): DrainableServer {
       queue.splice(queue.indexOf(entry), 1);
       if (queue.length === 0) pending.delete(socket);
       // a response whose headers went out before the drain (an SSE stream) left its connection open
-      if (draining) server.closeIdleConnections();
+      if (graceOver) server.closeIdleConnections();
     });
   });
 
@@ -68,8 +76,12 @@ export function drainable(server: http.Server): DrainableServer {
       draining = true;
       drained ??= new Promise<void>((resolve) => {
         for (const queue of pending.values()) markLast(queue);
-        // net.Server's close: no new connections; http.Server's also closes the connections idle now
-        server.close(() => resolve());
+        // net.Server's close only stops accepting; http.Server's would also cut the connections idle now
+        net.Server.prototype.close.call(server, () => resolve());
+        setTimeout(() => {
+          graceOver = true;
+          server.closeIdleConnections();
+        }, IDLE_GRACE_MS).unref();
       });
       return drained;
     },
