@@ -6,6 +6,7 @@
 // Usage: npm run build && npx tsx bench/hostile.ts   (DATABASE_URL names the server, else an embedded one)
 import { request } from 'undici';
 import { hashToken } from '../src/auth/tokens.js';
+import * as consoleOperations from '../web/src/api/operations.js';
 import {
   BENCH_TOKEN, benchDatabase, fmt, gqlRequest, median, printTable, processCpuSeconds, rssMegabytes, sampleRss, startCli, type ServedApi,
 } from './support.js';
@@ -32,6 +33,11 @@ function largest(build: (n: number) => string): string {
   return build(n);
 }
 
+const MAX_PARTITIONS = 10_000;
+const RUN_SCALARS = 'runId jobKey businessKey status snapshotScn sourceCount sourceNullSplitCount sourceMinSplit sourceMaxSplit ' +
+  'expectedPartitionCount successPartitionCount failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable ' +
+  'parameters idempotencyKey createdBy startedAt heartbeatAt extractCompletedAt publishStartedAt publishedAt completedAt cleanedAt ' +
+  'errorStage errorCode errorMessage';
 const RUN_FIELDS = 'runId jobKey businessKey status parameters partitions { partitionId status } events { name } dispatches { dispatchId }';
 const DOCUMENTS: Record<string, string> = {
   'fragment chain at the root': largest((n) => `query { ...F0 }${Array.from({ length: n }, (_, i) => ` fragment F${i} on Query { __typename ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`).join('')}`),
@@ -55,38 +61,74 @@ interface Timed {
   status: number | 'timeout' | string;
   cpuMs: number;
   wallMs: number;
+  /** The API's VmRSS peak during the request, above its VmRSS before it. */
+  rssMb: number;
 }
 
-/** One request, sequentially: the API's CPU (utime + stime from /proc) and the wall time it took. */
-async function timed(query: string): Promise<Timed> {
+/** One request, sequentially: the API's CPU (utime + stime from /proc), the wall time and the memory it took. */
+async function timed(query: string, variables: Record<string, unknown> = {}): Promise<Timed> {
   const pid = api.process.pid!;
   const cpu = processCpuSeconds(pid);
+  const rssBefore = rssMegabytes(pid);
+  const sampler = sampleRss(pid, 5);
   const started = performance.now();
+  const measured = (status: Timed['status']): Timed => ({
+    status, cpuMs: (processCpuSeconds(pid) - cpu) * 1000, wallMs: performance.now() - started, rssMb: sampler.stop().peakMb - rssBefore,
+  });
   try {
     const token = query.startsWith('mutation') ? BENCH_TOKEN : VIEWER_TOKEN;
-    const { status } = await gqlRequest(api.url, query, {}, { token, timeoutMs: REQUEST_TIMEOUT_MS });
-    return { status, cpuMs: (processCpuSeconds(pid) - cpu) * 1000, wallMs: performance.now() - started };
+    const { status } = await gqlRequest(api.url, query, variables, { token, timeoutMs: REQUEST_TIMEOUT_MS });
+    return measured(status);
   } catch (error) {
     const name = (error as Error).name;
-    return { status: name === 'TimeoutError' ? 'timeout' : name, cpuMs: (processCpuSeconds(pid) - cpu) * 1000, wallMs: performance.now() - started };
+    return measured(name === 'TimeoutError' ? 'timeout' : name);
   }
 }
 
-async function seed(): Promise<void> {
+/** RUNS runs, and one with the largest manifest allowed; returns that run's id. */
+async function seed(): Promise<string> {
   for (let i = 0; i < RUNS; i += 25) {
     await Promise.all(Array.from({ length: Math.min(25, RUNS - i) }, (_, j) => gqlRequest(api.url,
       'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }',
       { input: { jobKey: 'BENCH_HOSTILE', businessKey: `BK_${i + j}`, hdfsRoot: '/data', stageTablePrefix: 'T_', parameters: { i: i + j } } })));
   }
+  const created = await gqlRequest(api.url, 'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }',
+    { input: { jobKey: 'BENCH_HOSTILE', businessKey: 'BK_LARGEST', hdfsRoot: '/data', stageTablePrefix: 'T_' } }, { token: BENCH_TOKEN });
+  const runId = created.body.data.createRun.runId as string;
+  const manifest = await gqlRequest(api.url, 'mutation($input: RegisterManifestInput!) { registerManifest(input: $input) { status } }', {
+    input: {
+      runId, sourceCount: String(MAX_PARTITIONS), plannedPartitionCount: String(MAX_PARTITIONS),
+      partitions: Array.from({ length: MAX_PARTITIONS }, (_, i) => ({
+        partitionId: String(i).padStart(4, '0'), lowerBound: String(i * 10), upperBound: String(i * 10 + 10),
+        upperInclusive: i === MAX_PARTITIONS - 1, expectedRowCount: '1',
+      })),
+    },
+  }, { token: BENCH_TOKEN, timeoutMs: 120_000 });
+  if (manifest.body.data?.registerManifest?.status !== 'EXTRACTING') throw new Error(JSON.stringify(manifest.body));
+  return runId;
 }
 
-async function documentCosts() {
+/** What the limits let through at their most expensive: the console's page of the largest run, and runs pages near the cost limit. */
+function acceptedDocuments(largestRunId: string): Record<string, { query: string; variables: Record<string, unknown> }> {
+  const eventFields = 'eventId eventTime level name partitionId processGroup errorCode message actor';
+  const page = (alias: string) => `${alias}: runs(first: ${LARGEST_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
+  return {
+    'console run page, 10,000 partitions': { query: consoleOperations.RUN, variables: { runId: largestRunId } },
+    [`3 × runs(first: ${LARGEST_PAGE}) with events, near the cost limit`]: { query: `{ ${['a', 'b', 'c'].map(page).join(' ')} }`, variables: {} },
+  };
+}
+
+type Documents = Record<string, { query: string; variables: Record<string, unknown> }>;
+const asDocuments = (queries: Record<string, string>): Documents =>
+  Object.fromEntries(Object.entries(queries).map(([name, query]) => [name, { query, variables: {} }]));
+
+async function documentCosts(title: string, documents: Documents) {
   const rows: Array<Record<string, string | number>> = [];
-  const results: Record<string, { status: Timed['status']; cpuMs: number; wallMs: number }> = {};
-  for (const [name, query] of Object.entries(DOCUMENTS)) {
+  const results: Record<string, { status: Timed['status']; cpuMs: number; wallMs: number; rssMb: number }> = {};
+  for (const [name, { query, variables }] of Object.entries(documents)) {
     const rounds: Timed[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const t = await timed(query);
+      const t = await timed(query, variables);
       rounds.push(t);
       if (t.status === 'timeout') {
         await restart();
@@ -96,22 +138,26 @@ async function documentCosts() {
     const statuses = [...new Set(rounds.map((r) => r.status))].join(', ');
     const cpuMs = median(rounds.map((r) => r.cpuMs));
     const wallMs = median(rounds.map((r) => r.wallMs));
-    results[name] = { status: statuses, cpuMs, wallMs };
-    rows.push({ document: name, bytes: query.length, status: statuses, rounds: rounds.length, 'API CPU ms (median)': fmt(cpuMs, 0), 'wall ms (median)': fmt(wallMs, 0) });
+    const rssMb = Math.max(...rounds.map((r) => r.rssMb));
+    results[name] = { status: statuses, cpuMs, wallMs, rssMb };
+    rows.push({
+      document: name, bytes: query.length, status: statuses, rounds: rounds.length, 'API CPU ms (median)': fmt(cpuMs, 0),
+      'wall ms (median)': fmt(wallMs, 0), 'RSS increase MB (max)': fmt(rssMb, 1),
+    });
   }
-  printTable(`the worst documents within the limits, one at a time (median of up to ${ROUNDS}; a timeout is ${REQUEST_TIMEOUT_MS / 1000} s and ends the rounds)`, rows);
+  printTable(`${title} (median of up to ${ROUNDS}; a timeout is ${REQUEST_TIMEOUT_MS / 1000} s and ends the rounds; CPU is counted in 10 ms ticks)`, rows);
   return results;
 }
 
 /** /healthz every 10 ms while four copies of the document run at once, for a few seconds. */
-async function healthUnderLoad(name: string, query: string, seconds = 3) {
+async function healthUnderLoad(name: string, { query, variables }: Documents[string], seconds = 3) {
   const latencies: number[] = [];
   let failed = 0;
   const statuses = new Map<string, number>();
   const until = performance.now() + seconds * 1000;
   const load = Array.from({ length: 4 }, async () => {
     while (performance.now() < until) {
-      const t = await timed(query);
+      const t = await timed(query, variables);
       statuses.set(String(t.status), (statuses.get(String(t.status)) ?? 0) + 1);
       if (t.status === 'timeout') return;
     }
@@ -202,13 +248,18 @@ async function main(): Promise<void> {
   databaseUrl = database.url;
   api = await startCli('serve', databaseUrl, ENV);
   try {
-    await seed();
-    const costs = await documentCosts();
+    const largestRunId = await seed();
+    const hostile = asDocuments(DOCUMENTS);
+    const accepted = acceptedDocuments(largestRunId);
+    const costs = {
+      ...(await documentCosts('the worst documents within the limits, one at a time', hostile)),
+      ...(await documentCosts('the costliest requests the limits accept, one at a time', accepted)),
+    };
     const health = [];
-    for (const [name, query] of Object.entries(DOCUMENTS)) {
+    for (const [name, document] of Object.entries({ ...hostile, ...accepted })) {
       // a document that hung alone would hold the API for the whole window: its number is its timeout above
       if (costs[name]!.status === 'timeout') continue;
-      health.push(await healthUnderLoad(name, query));
+      health.push(await healthUnderLoad(name, document));
     }
     printTable('/healthz latency while four such requests run at once (3 s each)', health.map((h) => ({
       document: h.document, 'their statuses': h.statuses, probes: h.probes, failed: h.failed, 'p50 ms': fmt(h.p50, 1), 'p99 ms': fmt(h.p99, 1),

@@ -159,6 +159,17 @@ describe('expensive requests', () => {
     expect(res.details).toMatchObject({ maxCost: 250_000 });
   });
 
+  it('counts a runs page once: nodes and edges hold the page runs(first) asked for', async () => {
+    const scalars = 'runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount ' +
+      'failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable parameters idempotencyKey createdBy ' +
+      'startedAt heartbeatAt extractCompletedAt publishStartedAt publishedAt completedAt cleanedAt errorStage errorCode errorMessage';
+    const events = 'events(last: 10) { eventId eventTime level name partitionId processGroup errorCode message actor }';
+    // 3 pages × 500 runs × (27 fields + 1 + 10 events × 9 fields) ≈ 177,000: within the limit
+    const res = await api.gql(`{ ${['a', 'b', 'c'].map((alias) => `${alias}: runs(first: 500) { nodes { ${scalars} ${events} } }`).join(' ')} }`,
+      {}, { token: 'viewer' });
+    expect([res.status, res.code]).toEqual([200, undefined]);
+  });
+
   it('counts a list by the page its variables ask for, request by request', async () => {
     const query = `query($n: Int) { runs(first: $n) { nodes { ${runFields} partitions { partitionId status } } } }`;
     const small = await api.gql(query, { n: 1 }, { token: 'viewer' });

@@ -179,8 +179,9 @@ const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | n
 
 const RunConnection = builder.objectRef<{ runs: RunRecord[]; hasNextPage: boolean }>('RunConnection').implement({
   fields: (t) => ({
-    edges: t.field({ type: [RunEdge], resolve: (c) => c.runs }),
-    nodes: t.field({ type: [RunRef], resolve: (c) => c.runs }),
+    // the page's size is counted once, by runs(first)
+    edges: t.field({ type: [RunEdge], complexity: { field: 1, multiplier: 1 }, resolve: (c) => c.runs }),
+    nodes: t.field({ type: [RunRef], complexity: { field: 1, multiplier: 1 }, resolve: (c) => c.runs }),
     pageInfo: t.field({
       type: PageInfo,
       resolve: (c) => ({ hasNextPage: c.hasNextPage, endCursor: c.runs.length ? encodeRunCursor(c.runs[c.runs.length - 1]!) : null }),
