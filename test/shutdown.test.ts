@@ -354,7 +354,8 @@ describe('stopping load-control start', () => {
     const { dispatchId } = await completeRun(api);
     receiver.reset();
     receiver.setDefault({ status: 202, delayMs: 1000 });
-    const { child, base } = await startApi('start', { LC_NIFI__RECEIVER_URL: receiver.url });
+    // the table lock can also hold the worker's writes; the request must outwait them, not hit statementTimeout
+    const { child, base } = await startApi('start', { LC_NIFI__RECEIVER_URL: receiver.url, LC_DATABASE__STATEMENT_TIMEOUT: 'PT30S' });
     const feed = await subscribe(base, SUMMARY);
     await feed.waitFor(() => true);
     await receiver.waitForCalls(1);
