@@ -1,15 +1,8 @@
 import { complexityFromQuery } from '@pothos/plugin-complexity';
-import { GraphQLError, Kind, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { MAX_QUERY_COST } from '../graphql/cost.js';
-
-interface OperationArgs {
-  schema: GraphQLSchema;
-  document: DocumentNode;
-  operationName?: string | null;
-  variableValues?: Record<string, unknown> | null;
-  contextValue: unknown;
-}
+import { refuseBeforeExecution, type OperationArgs } from './before-execution.js';
 
 /**
  * The cost of the operation about to run, from the fields' declared costs (src/graphql/cost.ts) and the
@@ -43,16 +36,8 @@ function tooCostly(cost: number): GraphQLError {
  * Runs after validation, which has already bounded the document (operation-shape.ts).
  */
 export function useQueryCost(): Plugin {
-  const check = (args: OperationArgs, refuse: (error: GraphQLError) => void) => {
+  return refuseBeforeExecution((args) => {
     const cost = costOf(args);
-    if (cost !== null && cost > MAX_QUERY_COST) refuse(tooCostly(cost));
-  };
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      check(args, (error) => setResultAndStopExecution({ errors: [error] }));
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      check(args, (error) => setResultAndStopExecution({ errors: [error] }));
-    },
-  };
+    return cost !== null && cost > MAX_QUERY_COST ? tooCostly(cost) : null;
+  });
 }

@@ -1,5 +1,6 @@
 import { GraphQLError, Kind, visit, type DocumentNode, type ValueNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { refuseBeforeExecution } from './before-execution.js';
 
 /** JSON inputs (parameters, details, outputs) nested deeper than this are refused. */
 export const MAX_NESTING = 64;
@@ -84,22 +85,12 @@ function invalidInput({ field, reason }: Problem): GraphQLError {
  * (the argument or variable path, as `input.details.note`).
  */
 export function useStorableInputs(): Plugin {
-  const check = (document: DocumentNode, variables: Record<string, unknown> | null | undefined) => {
-    for (const [name, value] of Object.entries(variables ?? {})) {
+  return refuseBeforeExecution(({ document, variableValues }) => {
+    for (const [name, value] of Object.entries(variableValues ?? {})) {
       const problem = inVariable(value, [name], 0);
       if (problem) return invalidInput(problem);
     }
     const problem = inDocument(document);
     return problem ? invalidInput(problem) : null;
-  };
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const error = check(args.document, args.variableValues);
-      if (error) setResultAndStopExecution({ errors: [error] });
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const error = check(args.document, args.variableValues);
-      if (error) setResultAndStopExecution({ errors: [error] });
-    },
-  };
+  });
 }
