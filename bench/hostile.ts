@@ -10,13 +10,13 @@ import * as consoleOperations from '../web/src/api/operations.js';
 import {
   BENCH_TOKEN, benchDatabase, fmt, gqlRequest, median, printTable, processCpuSeconds, rssMegabytes, sampleRss, startCli, type ServedApi,
 } from './support.js';
+import { MAX_RUNS_PAGE } from '../src/graphql/cost.js';
+import { DOCUMENT_LIMITS } from '../src/server/operation-shape.js';
 
 const VIEWER_TOKEN = 'bench-viewer-token';
 const ROUNDS = 5;
 const REQUEST_TIMEOUT_MS = 15_000;
 const RUNS = 500;
-const LARGEST_PAGE = 500;
-const MAX_TOKENS = 5000;
 const ENV = {
   LC_AUTH__TOKENS: JSON.stringify([
     { name: 'bench', sha256: hashToken(BENCH_TOKEN), roles: ['nifi', 'operator'] },
@@ -28,8 +28,8 @@ const ENV = {
 function largest(build: (n: number) => string): string {
   const tokens = (doc: string) => doc.match(/\.\.\.|[A-Za-z_][A-Za-z0-9_]*|-?\d+|"[^"]*"|[{}():@!$=[\]]/g)?.length ?? 0;
   let n = 1;
-  while (tokens(build(n * 2)) < MAX_TOKENS - 20) n *= 2;
-  for (let step = n / 2; step >= 1; step /= 2) if (tokens(build(n + step)) < MAX_TOKENS - 20) n += step;
+  while (tokens(build(n * 2)) < DOCUMENT_LIMITS.tokens - 20) n *= 2;
+  for (let step = n / 2; step >= 1; step /= 2) if (tokens(build(n + step)) < DOCUMENT_LIMITS.tokens - 20) n += step;
   return build(n);
 }
 
@@ -42,8 +42,8 @@ const RUN_FIELDS = 'runId jobKey businessKey status parameters partitions { part
 const DOCUMENTS: Record<string, string> = {
   'fragment chain at the root': largest((n) => `query { ...F0 }${Array.from({ length: n }, (_, i) => ` fragment F${i} on Query { __typename ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`).join('')}`),
   'fragment chain under runs': largest((n) => `query { runs(first: 2) { nodes { ...F0 } } }${Array.from({ length: n }, (_, i) => ` fragment F${i} on Run { runId ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`).join('')}`),
-  'field repetition flood': largest((n) => `query { runs(first: ${LARGEST_PAGE}) { nodes { ${'runId '.repeat(n)}} } }`),
-  [`alias flood: 20 × runs(first: ${LARGEST_PAGE})`]: `query { ${Array.from({ length: 20 }, (_, i) => `r${i}: runs(first: ${LARGEST_PAGE}) { nodes { ${RUN_FIELDS} } }`).join(' ')} }`,
+  'field repetition flood': largest((n) => `query { runs(first: ${MAX_RUNS_PAGE}) { nodes { ${'runId '.repeat(n)}} } }`),
+  [`alias flood: 20 × runs(first: ${MAX_RUNS_PAGE})`]: `query { ${Array.from({ length: 20 }, (_, i) => `r${i}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_FIELDS} } }`).join(' ')} }`,
   'directive flood': largest((n) => `query { ${Array.from({ length: n }, (_, i) => `g${i % 20}: gates @include(if: true) { consumer }`).join(' ')} }`),
   'deep literal (JSON)': largest((n) => `mutation { createRun(input: {jobKey: "J", businessKey: "DEEP", hdfsRoot: "/d", stageTablePrefix: "T_", parameters: ${'{n: '.repeat(n)}1${'}'.repeat(n)}}) { runId } }`),
 };
@@ -111,10 +111,10 @@ async function seed(): Promise<string> {
 /** What the limits let through at their most expensive: the console's page of the largest run, and runs pages near the cost limit. */
 function acceptedDocuments(largestRunId: string): Record<string, { query: string; variables: Record<string, unknown> }> {
   const eventFields = 'eventId eventTime level name partitionId processGroup errorCode message actor';
-  const page = (alias: string) => `${alias}: runs(first: ${LARGEST_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
+  const page = (alias: string) => `${alias}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
   return {
     'console run page, 10,000 partitions': { query: consoleOperations.RUN, variables: { runId: largestRunId } },
-    [`3 × runs(first: ${LARGEST_PAGE}) with events, near the cost limit`]: { query: `{ ${['a', 'b', 'c'].map(page).join(' ')} }`, variables: {} },
+    [`3 × runs(first: ${MAX_RUNS_PAGE}) with events, near the cost limit`]: { query: `{ ${['a', 'b', 'c'].map(page).join(' ')} }`, variables: {} },
   };
 }
 

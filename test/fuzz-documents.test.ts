@@ -15,12 +15,10 @@ import { generator } from '../sim/random.js';
 import { TOKENS } from './support/api.js';
 import { startTestApiProcess, type TestApiProcess } from './support/api-process.js';
 import { changedTables, postGraphql, prepareFuzzWorld, type FuzzWorld, type PostOutcome } from './support/fuzz-world.js';
+import { MAX_RUNS_PAGE } from '../src/graphql/cost.js';
+import { DOCUMENT_LIMITS } from '../src/server/operation-shape.js';
 
 const SEED = 20260602;
-/** The API's limits: documents are generated within them (or just past them, where said). */
-const MAX_TOKENS = 5000;
-const MAX_ALIASES = 20;
-const LARGEST_PAGE = 500;
 /** Generous to the target (50 ms of CPU per decision) on a loaded two-core machine. */
 const PROMPT_MS = 1_000;
 /** An answer later than this is a hang: the API is restarted. */
@@ -125,7 +123,7 @@ function largestWithinLimit(build: (n: number) => string, lo: number): { n: numb
   for (let step = 256; step >= 1; step = Math.floor(step / 2)) {
     for (;;) {
       const document = build(best.n + step);
-      if (tokenCount(document) > MAX_TOKENS - 10) break;
+      if (tokenCount(document) > DOCUMENT_LIMITS.tokens - 10) break;
       best = { n: best.n + step, document };
     }
   }
@@ -149,7 +147,7 @@ function fragmentChain(random: Random, host: (typeof FRAGMENT_HOSTS)[number]): H
 /** n fragments, each spreading the next and 1–5 more of the later ones: many paths to each, no cycle. */
 function fragmentDag(random: Random, host: (typeof FRAGMENT_HOSTS)[number]): HostileCase {
   // more fragments than the token limit lets a document hold
-  const spreads = Array.from({ length: MAX_TOKENS }, (_, i) => [i + 1, ...Array.from({ length: between(random, 1, 5) }, () => i + 2 + Math.floor(random() * 12))]);
+  const spreads = Array.from({ length: DOCUMENT_LIMITS.tokens }, (_, i) => [i + 1, ...Array.from({ length: between(random, 1, 5) }, () => i + 2 + Math.floor(random() * 12))]);
   const build = (n: number) => host.operation('...D0 ...D1') + Array.from({ length: n }, (_, i) =>
     ` fragment D${i} on ${host.on} { ${host.leaves[i % host.leaves.length]} ${[...new Set(spreads[i]!.filter((j) => j < n))].map((j) => `...D${j}`).join(' ')} }`).join('');
   const largest = largestWithinLimit(build, 2);
@@ -353,11 +351,11 @@ const RUN_FIELDS = 'runId jobKey businessKey status parameters partitions { part
 
 function aliasFlood(random: Random, index: number): HostileCase {
   // half at the limit with the largest page, half past the limit
-  const n = index % 2 === 0 ? MAX_ALIASES : between(random, MAX_ALIASES + 1, 400);
-  const query = `query { ${Array.from({ length: n }, (_, i) => `r${i}: runs(first: ${LARGEST_PAGE}) { nodes { ${n > MAX_ALIASES ? 'runId' : RUN_FIELDS} } }`).join(' ')} }`;
+  const n = index % 2 === 0 ? DOCUMENT_LIMITS.aliases : between(random, DOCUMENT_LIMITS.aliases + 1, 400);
+  const query = `query { ${Array.from({ length: n }, (_, i) => `r${i}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${n > DOCUMENT_LIMITS.aliases ? 'runId' : RUN_FIELDS} } }`).join(' ')} }`;
   return {
-    category: 'alias flood', label: `${n} aliases of runs(first: ${LARGEST_PAGE})`, body: gqlBody(query), token: TOKENS.viewer,
-    judge: n > MAX_ALIASES ? statusIn(400) : runsOrTooCostly,
+    category: 'alias flood', label: `${n} aliases of runs(first: ${MAX_RUNS_PAGE})`, body: gqlBody(query), token: TOKENS.viewer,
+    judge: n > DOCUMENT_LIMITS.aliases ? statusIn(400) : runsOrTooCostly,
   };
 }
 
@@ -365,7 +363,7 @@ function aliasFlood(random: Random, index: number): HostileCase {
 function fieldRepetitionFlood(random: Random): HostileCase {
   const shapes = [
     (n: number) => `query { gates { ${'consumer '.repeat(n)}} }`,
-    (n: number) => `query { runs(first: ${LARGEST_PAGE}) { nodes { ${'runId '.repeat(n)}} } }`,
+    (n: number) => `query { runs(first: ${MAX_RUNS_PAGE}) { nodes { ${'runId '.repeat(n)}} } }`,
     (n: number) => `query { ${'gates { consumer } '.repeat(n)}}`,
     (n: number) => `query { ${'runs(first: 1) { nodes { runId } } '.repeat(n)}}`,
   ];

@@ -12,11 +12,10 @@ import {
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
 import { builder, type GraphQLContext } from './builder.js';
-import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, pagedCost } from './cost.js';
+import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
 import { ANY_ROLE, NIFI } from './roles.js';
 
-const MAX_RUNS_PAGE = 500;
 const MAX_RUN_EVENTS = 1000;
 
 export const actorName = (ctx: GraphQLContext): string => ctx.actor?.name ?? 'anonymous';

@@ -18,7 +18,7 @@ import { createConsoleHandler } from './console.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
-import { useNestingLimitedParse } from './operation-shape.js';
+import { DOCUMENT_LIMITS, useNestingLimitedParse } from './operation-shape.js';
 import { useQueryCost } from './query-cost.js';
 import { useStorableInputs } from './storable-inputs.js';
 import { requestIdFrom, requestIdOf, useRequestId } from './request-id.js';
@@ -205,11 +205,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     plugins: [
       useRequestId(),
       useAccessLog(metrics, log),
-      maxTokensPlugin({ n: 5000 }),
+      maxTokensPlugin({ n: DOCUMENT_LIMITS.tokens }),
       useNestingLimitedParse(),
       // introspection counts too: GraphiQL's own introspection query is 13 levels deep
-      maxDepthPlugin({ n: 20, ignoreIntrospection: false, flattenFragments: true }),
-      maxAliasesPlugin({ n: 20 }),
+      maxDepthPlugin({ n: DOCUMENT_LIMITS.depth, ignoreIntrospection: false, flattenFragments: true }),
+      maxAliasesPlugin({ n: DOCUMENT_LIMITS.aliases }),
       useRootFieldAuth(),
       useQueryCost(),
       useStorableInputs(),

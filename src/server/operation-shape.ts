@@ -3,6 +3,9 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
+/** What a document may hold, checked while parsing and validating (graphql-armor's plugins, in app.ts). */
+export const DOCUMENT_LIMITS = { tokens: 5000, depth: 20, aliases: 20 } as const;
+
 /**
  * Fields an operation may select once every fragment spread is expanded. A document within the token limit
  * has at most a few thousand fields as written; fragments spread several times each can multiply that
