@@ -6,6 +6,7 @@ import {
 } from '../../../test/support/fixtures.js';
 import { defineGate, observed, readinessOf, toSuccess, unique, OBSERVATIONS, PUBLISH, publishInput } from '../../../test/support/gate-fixtures.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
+import { testWorker, workerConfig } from '../../../test/support/worker.js';
 import { createDb, type Db } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -334,5 +335,45 @@ describe('previewPurge', () => {
       { runId: newer.runId, jobKey: expect.any(String), businessKey: newer.businessKey, status: 'FAILED_PUBLISH', completedAt: expect.any(Date), rows: await detailRows(newer.runId) },
     ]);
     expect(await everything()).toEqual(snapshot);
+  });
+});
+
+describe('the sweeper', () => {
+  async function counters(registry: import('prom-client').Registry) {
+    const runs = (await registry.getSingleMetric('lc_ledger_purged_runs_total')!.get()).values.map((v) => v.value);
+    const rows = (await registry.getSingleMetric('lc_ledger_purged_rows_total')!.get()).values
+      .map((v) => [v.labels.table, v.value] as const).filter(([, n]) => n > 0);
+    return { runs, rows: Object.fromEntries(rows) };
+  }
+
+  it('purges what is past retention.ledger in its cycle and counts it in lc_ledger_purged_*_total', async () => {
+    const due = await dueRun();
+    const inside = await failedPublish();
+    await endedDaysAgo(inside.runId, 60);
+    const insideRows = await detailRows(inside.runId);
+    const worker = testWorker(api, workerConfig(api, { url: 'http://127.0.0.1:9/' }));
+    try {
+      await worker.sweeper.cycle();
+      expect(await detailRows(due.runId)).toEqual(noRows());
+      expect((await runRow(due.runId)).purged_at).toBeInstanceOf(Date);
+      expect(await detailRows(inside.runId)).toEqual(insideRows);
+      expect(await counters(worker.registry)).toEqual({
+        runs: [1], rows: Object.fromEntries(Object.entries(due.rows).filter(([, n]) => n > 0)),
+      });
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('keeps what retention.ledger still covers', async () => {
+    const run = await dueRun();
+    const worker = testWorker(api, { ...workerConfig(api, { url: 'http://127.0.0.1:9/' }), retention: { ledger: 200 * DAY } });
+    try {
+      await worker.sweeper.cycle();
+      expect(await detailRows(run.runId)).toEqual(run.rows);
+      expect(await counters(worker.registry)).toEqual({ runs: [0], rows: {} });
+    } finally {
+      await worker.close();
+    }
   });
 });
