@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import {
@@ -252,6 +253,22 @@ describe('purgeLedger', () => {
     // files go before their partitions (RESTRICT): no batch deletes a partition while files remain
     const filesGoneAt = batches.findIndex((_, i) => batches.slice(0, i + 1).reduce((n, x) => n + x.deleted.load_file, 0) === 40);
     expect(batches.slice(0, filesGoneAt).every((b) => b.deleted.load_partition === 0)).toBe(true);
+  });
+
+  it('tells the listeners of the run (lc_run_changed) when its purge completes', async () => {
+    const run = await dueRun();
+    const listener = new pg.Client({ connectionString: api.database.url });
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(`${n.channel} ${n.payload}`));
+      await listener.query('LISTEN lc_run_changed');
+      await purge();
+      await listener.query('SELECT 1');
+      expect(heard).toEqual([`lc_run_changed ${run.runId}`]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('starts no batch once its time budget is spent', async () => {

@@ -5,7 +5,6 @@
 import type { Db, Tx } from '../../db/client.js';
 import { inTransaction } from '../../db/transaction.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { RUN_CHANGED_CHANNEL } from '../../realtime/channels.js';
 import { FAILED_RUN_STATUSES, type RunStatus } from '../states.js';
 
 /** The tables purged for a run, children before their parents (the foreign keys are ON DELETE RESTRICT). */
@@ -25,7 +24,7 @@ export const noRows = (): RowCounts => Object.fromEntries(PURGED_TABLES.map((tab
  * terminal transition sets) before `before`, and terminal — a failed or cancelled run as it is, a SUCCESS run
  * only once its staging table and files were cleaned up (recordCleanup). Active runs, PUBLISH_UNKNOWN among
  * them, have no completed_at and never qualify. `r.purged_at IS NULL AND r.completed_at < …` is what the
- * partial index ix_load_run_purge serves, oldest first.
+ * partial index ix_load_run_purge (0012) serves, oldest first.
  */
 function purgeDue(before: Date): Prisma.Sql {
   return Prisma.sql`(r.purged_at IS NULL AND r.completed_at < ${before}
@@ -86,8 +85,6 @@ export async function purgeNextBatch(tx: Tx, options: { before: Date; batchRows:
   // every table returned fewer rows than it was allowed: nothing of the run is left
   await tx.$executeRaw`
     UPDATE nifi_ops.load_run SET purged_at = clock_timestamp() WHERE run_id = ${run.runId}::uuid AND purged_at IS NULL`;
-  // the load_run triggers notify on status and cleanup only; a console showing this run re-reads it
-  await tx.$executeRaw`SELECT pg_notify(${RUN_CHANGED_CHANNEL}, ${run.runId})`;
   return { run, deleted, purged: true };
 }
 
