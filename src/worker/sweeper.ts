@@ -2,7 +2,7 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { wakeDispatcher } from '../domain/dispatch/wake.js';
-import { PURGED_TABLES, SWEEPER_PURGE_LIMITS, purgeLedger } from '../domain/purge/purge.js';
+import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/purge/purge.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnce, type SweepResult } from '../domain/sweeper/sweep.js';
@@ -18,7 +18,7 @@ export interface SweeperOptions {
 
 export interface Sweeper {
   /**
-   * One cycle: a sweep (null when another sweeper holds this cycle), then at most SWEEPER_PURGE_LIMITS of
+   * One cycle: a sweep (null when another sweeper holds this cycle), then at most SWEEPER_PURGE_BUDGET_MS of
    * ledger purging (every worker purges: concurrent purgers skip each other's runs), then the gauges.
    */
   cycle(): Promise<SweepResult | null>;
@@ -42,7 +42,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
   /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */
   async function purgeExpiredLedger(): Promise<void> {
     const before = new Date(Date.now() - config.retention.ledger);
-    const summary = await purgeLedger(db, { before, ...SWEEPER_PURGE_LIMITS });
+    const summary = await purgeLedger(db, { before, batchRows: PURGE_BATCH_ROWS, budgetMs: SWEEPER_PURGE_BUDGET_MS });
     const rows = PURGED_TABLES.reduce((n, table) => n + summary.deleted[table], 0);
     if (rows === 0 && summary.purgedRuns.length === 0) return;
     metrics.purgedRuns.inc(summary.purgedRuns.length);

@@ -12,8 +12,10 @@ export const PURGED_TABLES = ['load_file', 'load_partition', 'load_validation', 
 export type PurgedTable = (typeof PURGED_TABLES)[number];
 export type RowCounts = Record<PurgedTable, number>;
 
-/** What a sweeper cycle spends on purging at most: the time budget is checked before each batch. */
-export const SWEEPER_PURGE_LIMITS = { batchRows: 5000, budgetMs: 250 } as const;
+/** Detail rows one batch (one transaction) deletes at most: well under a second and the statement timeout. */
+export const PURGE_BATCH_ROWS = 5000;
+/** What a sweeper cycle spends on purging: no batch starts after this (the one in flight finishes). */
+export const SWEEPER_PURGE_BUDGET_MS = 250;
 
 const SUCCESS: RunStatus = 'SUCCESS';
 
