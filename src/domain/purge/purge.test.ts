@@ -394,3 +394,34 @@ describe('the sweeper', () => {
     }
   });
 });
+
+describe('the API', () => {
+  const RUN_DETAIL = `query($runId: UUID!) { run(runId: $runId) {
+    runId status purgedAt extractedCount successPartitionCount expectedPartitionCount completedAt
+    partitionCounts { status count } partitions { partitionId } dispatches { dispatchId } metrics { metricName } events(last: 50) { name } } }`;
+
+  it('shows a purged run as its summary with purgedAt, and its partitions, dispatches, metrics and events empty', async () => {
+    const run = await dueRun();
+    const kept = await failedPublish();
+    const before = await api.gql(RUN_DETAIL, { runId: run.runId }, { token: 'viewer' });
+    expect(before.body.data!.run).toMatchObject({ purgedAt: null, extractedCount: 12, successPartitionCount: 3 });
+    expect(before.body.data!.run.partitions).toHaveLength(3);
+
+    await purge();
+
+    const res = await api.gql(RUN_DETAIL, { runId: run.runId }, { token: 'viewer' });
+    expect(res.status).toBe(200);
+    const purgedAt = (await runRow(run.runId)).purged_at as Date;
+    expect(res.body.data!.run).toEqual({
+      ...before.body.data!.run, purgedAt: purgedAt.toISOString(),
+      partitionCounts: [], partitions: [], dispatches: [], metrics: [], events: [],
+    });
+    const other = await api.gql(RUN_DETAIL, { runId: kept.runId }, { token: 'viewer' });
+    expect(other.body.data!.run.purgedAt).toBeNull();
+    expect(other.body.data!.run.partitions).toHaveLength(3);
+    const listed = await api.gql(`{ runs(first: 10) { nodes { runId purgedAt } } }`, {}, { token: 'viewer' });
+    expect(listed.body.data!.runs.nodes).toEqual(expect.arrayContaining([
+      { runId: run.runId, purgedAt: purgedAt.toISOString() }, { runId: kept.runId, purgedAt: null },
+    ]));
+  });
+});
