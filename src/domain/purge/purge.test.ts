@@ -11,7 +11,8 @@ import { testWorker, workerConfig } from '../../../test/support/worker.js';
 import { createDb, type Db } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { inTransaction } from '../../db/transaction.js';
-import { PURGED_TABLES, noRows, previewPurge, purgeLedger, type PurgeBatch, type RowCounts } from './purge.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { PURGED_TABLES, nextDueRun, noRows, previewPurge, purgeLedger, type PurgeBatch, type RowCounts } from './purge.js';
 
 const DAY = 86_400_000;
 const RETENTION = 90 * DAY;
@@ -269,6 +270,14 @@ describe('purgeLedger', () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it('finds its next run through ix_load_run_purge: the query states the partial index predicate', async () => {
+    const plan = await api.db.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SET LOCAL enable_seqscan = off`;
+      return tx.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN (COSTS OFF) ${nextDueRun(cutoff())}`);
+    });
+    expect(plan.map((line) => line['QUERY PLAN']).join('\n')).toMatch(/Index Scan using ix_load_run_purge on load_run r\n\s+Index Cond: \(completed_at < /);
   });
 
   it('starts no batch once its time budget is spent', async () => {
