@@ -3,19 +3,25 @@
 // the second, every other report completes a partition — and, as a like-for-like check, the same number of
 // reports to 10,000 partitions that do not complete; plus claims/s. The reports are sent by wrk when it is
 // installed (apt-get install -y wrk), otherwise by the Node client of bench/support.ts; the table says which.
+// Then a report on its own, as the API sends one when no batch is in flight, through pg on one connection:
+// nifi_ops.report_chunk against nifi_ops.report_chunks with a batch of one (new chunks, then the same chunks
+// replayed, which a batch answers DEFERRED and report_chunk then decides), in the database backend's own
+// CPU time per report, so that other load on the machine does not count.
 // Usage: npm run build && npx tsx bench/report-chunk.ts   (DATABASE_URL optional; embedded otherwise;
-// BENCH_REPORTS, BENCH_ROUNDS and BENCH_POOL change the run's size, the rounds and the API's pool size)
+// BENCH_REPORTS, BENCH_ROUNDS and BENCH_POOL change the run's size, the rounds and the API's pool size;
+// BENCH_ONLY=lone measures only the report on its own)
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import {
   benchDatabase, fmt, gql, measure, median, postgresCpuSeconds, printTable, processCpuSeconds, sampleRss, startCli, wrkInstalled,
-  wrkReports, type Measured, type ReportLoad, type ReportLoadResult,
+  wrkReports, type BenchDatabase, type Measured, type ReportLoad, type ReportLoadResult, type ServedApi,
 } from './support.js';
 
 const CLIENTS = 32;
 const REPORTS = Number(process.env.BENCH_REPORTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WRK = wrkInstalled();
+const ONLY_LONE = process.env.BENCH_ONLY === 'lone';
 
 const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
 const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
@@ -123,76 +129,163 @@ async function settle(url: string): Promise<void> {
   await sql.end();
 }
 
+interface LoneResult {
+  backendCpuUs: number;
+  p50Us: number;
+}
+
+const LONE_PARTITIONS = 8;
+const LONE_CHUNKS = Number(process.env.BENCH_LONE_CHUNKS ?? 400);
+const SINGLE_SQL = 'SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
+const BATCH_SQL = 'SELECT * FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
+
+/** Reports every chunk of a fresh run alone, one after the other, then replays them all; both timed. */
+async function loneReports(url: string, databaseUrl: string, path: 'single' | 'batch of one'): Promise<{ fresh: LoneResult; replay: LoneResult }> {
+  const created = await gql(url, CREATE, {
+    i: { jobKey: 'BENCH_JOB', businessKey: `lone_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
+  });
+  const { runId, hdfsRunPath } = created.body.data.createRun;
+  const pids = Array.from({ length: LONE_PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
+  await gql(url, MANIFEST, {
+    i: {
+      runId, sourceCount: String(LONE_PARTITIONS * LONE_CHUNKS), plannedPartitionCount: String(LONE_PARTITIONS),
+      partitions: pids.map((partitionId, i) => ({
+        partitionId, lowerBound: String(i * 10), upperBound: String(i * 10 + 10), upperInclusive: i === LONE_PARTITIONS - 1,
+        expectedRowCount: String(LONE_CHUNKS),
+      })),
+    },
+  });
+  const tokens = pids.map(() => randomUUID());
+  for (const [i, partitionId] of pids.entries()) await gql(url, CLAIM, { i: { runId, partitionId, claimToken: tokens[i], workerNode: 'n' } });
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const { rows: [{ pid }] } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const reports = Array.from({ length: LONE_PARTITIONS * LONE_CHUNKS }, (_, n) => {
+    const p = n % LONE_PARTITIONS;
+    const chunk = Math.floor(n / LONE_PARTITIONS);
+    return [runId, pids[p], tokens[p], chunk, LONE_CHUNKS, null, `${hdfsRunPath}/part-${pids[p]}-${String(chunk).padStart(6, '0')}.parquet`,
+      '1', '100', 'bench'] as const;
+  });
+  const send = async (values: readonly unknown[]) => {
+    if (path === 'single') return client.query({ name: 'single', text: SINGLE_SQL, values: [...values] });
+    const { rows } = await client.query({ name: 'batch', text: BATCH_SQL, values: values.map((v) => [v]) });
+    if (rows[0].outcome === 'DEFERRED') await client.query({ name: 'single', text: SINGLE_SQL, values: [...values] });
+  };
+  const timed = async (): Promise<LoneResult> => {
+    const cpu0 = processCpuSeconds(pid);
+    const latencies: number[] = [];
+    for (const values of reports) {
+      const t0 = performance.now();
+      await send(values);
+      latencies.push((performance.now() - t0) * 1000);
+    }
+    latencies.sort((a, b) => a - b);
+    return { backendCpuUs: ((processCpuSeconds(pid) - cpu0) / reports.length) * 1e6, p50Us: latencies[Math.floor(latencies.length / 2)]! };
+  };
+  try {
+    const fresh = await timed();
+    const replay = await timed();
+    return { fresh, replay };
+  } finally {
+    await client.end();
+  }
+}
+
 async function main(): Promise<void> {
   const database = await benchDatabase();
   // the product's default pool (database.poolSize 10): on two cores, more connections than that only queue
   // on the CPU, and a lock holder waiting for a core holds up every report behind it
   const api = await startCli('serve', database.url, process.env.BENCH_POOL ? { LC_DATABASE__POOLSIZE: process.env.BENCH_POOL } : {});
   try {
-    // warm up: JIT, connection pool, plan caches
-    await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
-    // the API's resident memory while it takes the load
-    const rss = sampleRss(api.process.pid!);
-    // the two runs alternate, ROUNDS times each, and the medians are compared: this machine's speed drifts by
-    // tens of percent over a minute, which one run after the other would read as a difference between them
-    const rounds: Array<{ small: ScenarioResult; large: ScenarioResult; progress: ScenarioResult }> = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      await settle(database.url);
-      const small = await runScenario(api.url, api.process.pid!, { name: `p8r${round}`, partitions: 8, chunksPerPartition: REPORTS / 8 });
-      await settle(database.url);
-      const large = await runScenario(api.url, api.process.pid!, { name: `p10000r${round}`, partitions: 10_000, chunksPerPartition: REPORTS / 10_000 });
-      await settle(database.url);
-      // the same number of reports to 10,000 partitions that do not complete: what a report costs in a large
-      // run, without the partition completions that make up half of the reports above
-      const progress = await runScenario(api.url, api.process.pid!, {
-        name: `p10000progress${round}`, partitions: 10_000, chunksPerPartition: 1000, reportedPerPartition: REPORTS / 10_000,
-      });
-      rounds.push({ small, large, progress });
-    }
-    const memory = rss.stop();
-    const sql = new pg.Client({ connectionString: database.url });
-    await sql.connect();
-    const { rows } = await sql.query(`SELECT count(*)::int AS runs FROM nifi_ops.load_run WHERE status = 'EXTRACTED_VALIDATED'`);
-    await sql.end();
-    const row = (label: string, r: ScenarioResult) => ({
-      run: label, 'reports/s': fmt(r.reports.perSecond, 0), 'p50 ms': fmt(r.reports.p50, 2), 'p99 ms': fmt(r.reports.p99, 2),
-      'validation scheduled': r.reports.validationScheduled, 'API CPU µs/report': fmt(r.apiCpuUs, 0), 'PG CPU µs/report': fmt(r.pgCpuUs, 0),
-      'mean batch': fmt(r.meanBatch, 1), 'load generator CPU µs/report': fmt(r.reports.loadGeneratorCpuUs, 0),
-    });
-    printTable(`reportChunk over HTTP, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client; install wrk for a lighter load generator'}), ${REPORTS} reports per run, ${ROUNDS} rounds`, rounds.flatMap((r, i) => [
-      row(`round ${i + 1}: 8 partitions`, r.small), row(`round ${i + 1}: 10,000 partitions`, r.large),
-      row(`round ${i + 1}: 10,000 partitions, progress only`, r.progress),
-    ]));
-    const medians = (pick: (r: (typeof rounds)[number]) => Measured) => ({
-      perSecond: median(rounds.map((r) => pick(r).perSecond)), p50: median(rounds.map((r) => pick(r).p50)), p99: median(rounds.map((r) => pick(r).p99)),
-    });
-    const small = medians((r) => r.small.reports);
-    const large = medians((r) => r.large.reports);
-    const progress = medians((r) => r.progress.reports);
-    printTable('medians over the rounds', [
-      { run: '8 partitions', 'reports/s': fmt(small.perSecond, 0), 'p50 ms': fmt(small.p50, 2), 'p99 ms': fmt(small.p99, 2) },
-      { run: '10,000 partitions', 'reports/s': fmt(large.perSecond, 0), 'p50 ms': fmt(large.p50, 2), 'p99 ms': fmt(large.p99, 2) },
-      { run: '10,000 partitions, progress only', 'reports/s': fmt(progress.perSecond, 0), 'p50 ms': fmt(progress.p50, 2), 'p99 ms': fmt(progress.p99, 2) },
-    ]);
-    const claims = medians((r) => r.large.claims);
-    printTable('claimPartition, 10,000 partitions (medians)', [
-      { 'claims/s': fmt(claims.perSecond, 0), 'p50 ms': fmt(claims.p50, 2), 'p99 ms': fmt(claims.p99, 2) },
-    ]);
-    printTable(`API process memory (VmRSS) under this load, ${CLIENTS} clients`, [
-      { 'after warm-up MB': fmt(memory.startMb), 'peak MB': fmt(memory.peakMb), 'at the end MB': fmt(memory.endMb) },
-    ]);
-    const ratio = large.perSecond / small.perSecond;
-    console.log(`ratio 10,000 / 8 partitions (medians): ${fmt(ratio, 2)} (target >= 0.8); runs completed: ${rows[0].runs} of ${1 + 2 * ROUNDS}`);
-    console.log(`ratio 10,000 partitions progress only / 8 partitions (medians): ${fmt(progress.perSecond / small.perSecond, 2)}`);
-    console.log(JSON.stringify({
-      bench: 'report-chunk',
-      p8: small, p10000: large, p10000ProgressOnly: progress, claims, ratio, apiRssMb: memory,
-      rounds: rounds.map((r) => ({ p8: r.small.reports.perSecond, p10000: r.large.reports.perSecond, p10000ProgressOnly: r.progress.reports.perSecond })),
-    }));
+    if (!ONLY_LONE) await httpScenarios(api, database);
+    await loneScenarios(api, database);
   } finally {
     await api.stop();
     await database.close();
   }
+}
+
+async function httpScenarios(api: ServedApi, database: BenchDatabase): Promise<void> {
+  // warm up: JIT, connection pool, plan caches
+  await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
+  // the API's resident memory while it takes the load
+  const rss = sampleRss(api.process.pid!);
+  // the two runs alternate, ROUNDS times each, and the medians are compared: this machine's speed drifts by
+  // tens of percent over a minute, which one run after the other would read as a difference between them
+  const rounds: Array<{ small: ScenarioResult; large: ScenarioResult; progress: ScenarioResult }> = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    await settle(database.url);
+    const small = await runScenario(api.url, api.process.pid!, { name: `p8r${round}`, partitions: 8, chunksPerPartition: REPORTS / 8 });
+    await settle(database.url);
+    const large = await runScenario(api.url, api.process.pid!, { name: `p10000r${round}`, partitions: 10_000, chunksPerPartition: REPORTS / 10_000 });
+    await settle(database.url);
+    // the same number of reports to 10,000 partitions that do not complete: what a report costs in a large
+    // run, without the partition completions that make up half of the reports above
+    const progress = await runScenario(api.url, api.process.pid!, {
+      name: `p10000progress${round}`, partitions: 10_000, chunksPerPartition: 1000, reportedPerPartition: REPORTS / 10_000,
+    });
+    rounds.push({ small, large, progress });
+  }
+  const memory = rss.stop();
+  const sql = new pg.Client({ connectionString: database.url });
+  await sql.connect();
+  const { rows } = await sql.query(`SELECT count(*)::int AS runs FROM nifi_ops.load_run WHERE status = 'EXTRACTED_VALIDATED'`);
+  await sql.end();
+  const row = (label: string, r: ScenarioResult) => ({
+    run: label, 'reports/s': fmt(r.reports.perSecond, 0), 'p50 ms': fmt(r.reports.p50, 2), 'p99 ms': fmt(r.reports.p99, 2),
+    'validation scheduled': r.reports.validationScheduled, 'API CPU µs/report': fmt(r.apiCpuUs, 0), 'PG CPU µs/report': fmt(r.pgCpuUs, 0),
+    'mean batch': fmt(r.meanBatch, 1), 'load generator CPU µs/report': fmt(r.reports.loadGeneratorCpuUs, 0),
+  });
+  printTable(`reportChunk over HTTP, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client; install wrk for a lighter load generator'}), ${REPORTS} reports per run, ${ROUNDS} rounds`, rounds.flatMap((r, i) => [
+    row(`round ${i + 1}: 8 partitions`, r.small), row(`round ${i + 1}: 10,000 partitions`, r.large),
+    row(`round ${i + 1}: 10,000 partitions, progress only`, r.progress),
+  ]));
+  const medians = (pick: (r: (typeof rounds)[number]) => Measured) => ({
+    perSecond: median(rounds.map((r) => pick(r).perSecond)), p50: median(rounds.map((r) => pick(r).p50)), p99: median(rounds.map((r) => pick(r).p99)),
+  });
+  const small = medians((r) => r.small.reports);
+  const large = medians((r) => r.large.reports);
+  const progress = medians((r) => r.progress.reports);
+  printTable('medians over the rounds', [
+    { run: '8 partitions', 'reports/s': fmt(small.perSecond, 0), 'p50 ms': fmt(small.p50, 2), 'p99 ms': fmt(small.p99, 2) },
+    { run: '10,000 partitions', 'reports/s': fmt(large.perSecond, 0), 'p50 ms': fmt(large.p50, 2), 'p99 ms': fmt(large.p99, 2) },
+    { run: '10,000 partitions, progress only', 'reports/s': fmt(progress.perSecond, 0), 'p50 ms': fmt(progress.p50, 2), 'p99 ms': fmt(progress.p99, 2) },
+  ]);
+  const claims = medians((r) => r.large.claims);
+  printTable('claimPartition, 10,000 partitions (medians)', [
+    { 'claims/s': fmt(claims.perSecond, 0), 'p50 ms': fmt(claims.p50, 2), 'p99 ms': fmt(claims.p99, 2) },
+  ]);
+  printTable(`API process memory (VmRSS) under this load, ${CLIENTS} clients`, [
+    { 'after warm-up MB': fmt(memory.startMb), 'peak MB': fmt(memory.peakMb), 'at the end MB': fmt(memory.endMb) },
+  ]);
+  const ratio = large.perSecond / small.perSecond;
+  console.log(`ratio 10,000 / 8 partitions (medians): ${fmt(ratio, 2)} (target >= 0.8); runs completed: ${rows[0].runs} of ${1 + 2 * ROUNDS}`);
+  console.log(`ratio 10,000 partitions progress only / 8 partitions (medians): ${fmt(progress.perSecond / small.perSecond, 2)}`);
+  console.log(JSON.stringify({
+    bench: 'report-chunk',
+    p8: small, p10000: large, p10000ProgressOnly: progress, claims, ratio, apiRssMb: memory,
+    rounds: rounds.map((r) => ({ p8: r.small.reports.perSecond, p10000: r.large.reports.perSecond, p10000ProgressOnly: r.progress.reports.perSecond })),
+  }));
+}
+
+async function loneScenarios(api: ServedApi, database: BenchDatabase): Promise<void> {
+  // alternated as the scenarios above are; the medians are compared
+  const lone: Array<Record<'single' | 'batch of one', { fresh: LoneResult; replay: LoneResult }>> = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    await settle(database.url);
+    const single = await loneReports(api.url, database.url, 'single');
+    await settle(database.url);
+    lone.push({ single, 'batch of one': await loneReports(api.url, database.url, 'batch of one') });
+  }
+  const loneMedian = (path: 'single' | 'batch of one', kind: 'fresh' | 'replay', key: keyof LoneResult) =>
+    fmt(median(lone.map((r) => r[path][kind][key])), 0);
+  printTable(`a report on its own, one connection, ${LONE_PARTITIONS * LONE_CHUNKS} reports (medians of ${ROUNDS} rounds)`,
+    (['single', 'batch of one'] as const).map((path) => ({
+      path: path === 'single' ? 'report_chunk' : 'report_chunks of one (+ report_chunk when DEFERRED)',
+      'new chunk: backend CPU µs': loneMedian(path, 'fresh', 'backendCpuUs'), 'new chunk: p50 µs': loneMedian(path, 'fresh', 'p50Us'),
+      'replay: backend CPU µs': loneMedian(path, 'replay', 'backendCpuUs'), 'replay: p50 µs': loneMedian(path, 'replay', 'p50Us'),
+    })));
+  console.log(JSON.stringify({ bench: 'report-chunk-lone', lone: lone.map((r) => ({ single: r.single, batchOfOne: r['batch of one'] })) }));
 }
 
 await main();

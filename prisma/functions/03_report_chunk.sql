@@ -49,51 +49,13 @@ BEGIN
         IF r.first_of_run THEN
             SELECT l.status, l.hdfs_run_path INTO run_row FROM nifi_ops.load_run l WHERE l.run_id = r.run_id;
         END IF;
-        counted := NULL;
+        -- a row of nulls with the fields read below: a record never assigned has no fields to read, and a
+        -- report of a run that has moved on assigns it nothing
+        SELECT NULL::integer AS received_chunks, NULL::text AS status, NULL::bigint AS received_rows,
+               NULL::bigint AS received_bytes INTO counted;
         IF run_row.status = 'EXTRACTING' AND starts_with(r.hdfs_path, run_row.hdfs_run_path || '/') THEN
-            -- report_chunk's fast path (below) in one statement: the partition's counters
-            -- move only for a chunk not recorded yet, and the chunk is recorded only when they moved
-            WITH moved AS (
-                UPDATE nifi_ops.load_partition p
-                   SET received_chunks = p.received_chunks + 1, received_rows = p.received_rows + r.record_count,
-                       received_bytes = p.received_bytes + COALESCE(r.byte_count, 0),
-                       reported_chunk_count = CASE WHEN p.received_chunks = 0 THEN r.chunk_count ELSE p.reported_chunk_count END,
-                       chunk_count_mismatches = CASE WHEN p.received_chunks = 0 THEN 0
-                           ELSE p.chunk_count_mismatches + CASE WHEN r.chunk_count <> p.reported_chunk_count THEN 1 ELSE 0 END END,
-                       heartbeat_at = clock_timestamp(),
-                       status = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN 'SUCCESS' ELSE p.status END,
-                       actual_row_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN p.received_rows + r.record_count ELSE p.actual_row_count END,
-                       file_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN r.chunk_count ELSE p.file_count END,
-                       fragment_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN r.chunk_count ELSE p.fragment_count END,
-                       byte_count = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN p.received_bytes + COALESCE(r.byte_count, 0) ELSE p.byte_count END,
-                       completed_at = CASE WHEN p.received_chunks + 1 = r.chunk_count THEN clock_timestamp() ELSE p.completed_at END
-                 WHERE p.run_id = r.run_id AND p.partition_id = r.partition_id AND p.claim_token = r.claim_token
-                   AND CASE WHEN p.status <> 'RUNNING' THEN false
-                            WHEN p.received_chunks + 1 < r.chunk_count THEN true
-                            ELSE p.received_chunks + 1 = r.chunk_count
-                                 AND (p.received_chunks = 0 OR (p.reported_chunk_count = r.chunk_count AND p.chunk_count_mismatches = 0))
-                                 AND p.received_rows + r.record_count = p.expected_row_count
-                       END
-                   AND NOT EXISTS (SELECT FROM nifi_ops.load_file f
-                                    WHERE f.run_id = r.run_id AND f.partition_id = r.partition_id AND f.chunk_index = r.chunk_index)
-                RETURNING p.received_chunks, p.status, p.received_rows, p.received_bytes
-            ), recorded AS (
-                INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_identifier, fragment_count,
-                        hdfs_path, record_count, byte_count, status, reported_by)
-                SELECT r.run_id, r.partition_id, r.chunk_index, r.fragment_identifier, r.chunk_count, r.hdfs_path,
-                       r.record_count, r.byte_count, 'WRITTEN', r.actor
-                  FROM moved
-                ON CONFLICT ON CONSTRAINT load_file_pkey DO NOTHING
-                RETURNING 1
-            )
-            SELECT m.received_chunks, m.status, m.received_rows, m.received_bytes, EXISTS (SELECT FROM recorded) AS recorded
-              INTO counted FROM moved m;
-            IF counted.recorded IS false THEN
-                -- reported by another transaction that committed after this statement's snapshot was taken (a
-                -- duplicate within this batch is seen by it): undo the batch; the caller's retry defers this report
-                RAISE EXCEPTION 'chunk % of partition % was reported concurrently', r.chunk_index, r.partition_id
-                    USING ERRCODE = 'serialization_failure';
-            END IF;
+            SELECT * INTO counted FROM nifi_ops.advance_partition(r.run_id, r.partition_id, r.claim_token, r.chunk_index,
+                r.chunk_count, r.fragment_identifier, r.hdfs_path, r.record_count, r.byte_count, r.actor);
         END IF;
         IF counted.status IS NULL THEN
             RETURN QUERY SELECT r.i::integer, 'DEFERRED', NULL::text, NULL::text, NULL::integer, false;
@@ -111,6 +73,71 @@ BEGIN
             done_bytes := '{}'; done_actors := '{}';
         END IF;
     END LOOP;
+END
+$$;
+
+-- The fast path, shared by report_chunks and report_chunk: a new chunk of a RUNNING partition (of an
+-- EXTRACTING run, which the caller checked) that either does not complete the partition or completes it
+-- successfully. One UPDATE locks the partition row and moves its counters (no separate FOR UPDATE), so the row
+-- lock is held only from here to COMMIT; its condition is re-checked on the row as locked, so only one report
+-- can turn a partition SUCCESS; the chunk is recorded only when the counters moved. The CASE keeps the planner
+-- on the primary key: with `status = 'RUNNING'` as a plain condition it may pick the partial recovery index
+-- and scan every running partition of every run. Not taken (a replay, a refusal, a chunk that would fail its
+-- partition, a partition that has moved on): every OUT parameter is NULL and nothing changed.
+CREATE OR REPLACE FUNCTION nifi_ops.advance_partition(
+    p_run_id uuid, p_partition_id text, p_claim_token uuid, p_chunk_index integer, p_chunk_count integer,
+    p_fragment_identifier text, p_hdfs_path text, p_record_count bigint, p_byte_count bigint, p_actor text,
+    OUT received_chunks integer, OUT status text, OUT received_rows bigint, OUT received_bytes bigint
+) LANGUAGE plpgsql AS $$
+DECLARE
+    was_recorded boolean;
+BEGIN
+    WITH moved AS (
+        UPDATE nifi_ops.load_partition p
+           SET received_chunks = p.received_chunks + 1, received_rows = p.received_rows + p_record_count,
+               received_bytes = p.received_bytes + COALESCE(p_byte_count, 0),
+               -- the first chunk tells the chunk count; later ones that disagree are counted
+               reported_chunk_count = CASE WHEN p.received_chunks = 0 THEN p_chunk_count ELSE p.reported_chunk_count END,
+               chunk_count_mismatches = CASE WHEN p.received_chunks = 0 THEN 0
+                   ELSE p.chunk_count_mismatches + CASE WHEN p_chunk_count <> p.reported_chunk_count THEN 1 ELSE 0 END END,
+               heartbeat_at = clock_timestamp(),
+               -- the chunk that completes it (the condition below made that a success)
+               status = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN 'SUCCESS' ELSE p.status END,
+               actual_row_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p.received_rows + p_record_count ELSE p.actual_row_count END,
+               file_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p_chunk_count ELSE p.file_count END,
+               fragment_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p_chunk_count ELSE p.fragment_count END,
+               byte_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p.received_bytes + COALESCE(p_byte_count, 0) ELSE p.byte_count END,
+               completed_at = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN clock_timestamp() ELSE p.completed_at END
+         WHERE p.run_id = p_run_id AND p.partition_id = p_partition_id AND p.claim_token = p_claim_token
+           AND CASE WHEN p.status <> 'RUNNING' THEN false
+                    WHEN p.received_chunks + 1 < p_chunk_count THEN true
+                    -- as the general path decides: every chunk told the same count n, there are n of them, and
+                    -- their rows add up to the partition's expected count
+                    ELSE p.received_chunks + 1 = p_chunk_count
+                         AND (p.received_chunks = 0 OR (p.reported_chunk_count = p_chunk_count AND p.chunk_count_mismatches = 0))
+                         AND p.received_rows + p_record_count = p.expected_row_count
+               END
+           AND NOT EXISTS (SELECT FROM nifi_ops.load_file f
+                            WHERE f.run_id = p_run_id AND f.partition_id = p_partition_id AND f.chunk_index = p_chunk_index)
+        RETURNING p.received_chunks, p.status, p.received_rows, p.received_bytes
+    ), recorded AS (
+        INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_identifier, fragment_count,
+                hdfs_path, record_count, byte_count, status, reported_by)
+        SELECT p_run_id, p_partition_id, p_chunk_index, p_fragment_identifier, p_chunk_count, p_hdfs_path,
+               p_record_count, p_byte_count, 'WRITTEN', p_actor
+          FROM moved
+        ON CONFLICT ON CONSTRAINT load_file_pkey DO NOTHING
+        RETURNING 1
+    )
+    SELECT m.received_chunks, m.status, m.received_rows, m.received_bytes, EXISTS (SELECT FROM recorded)
+      INTO received_chunks, status, received_rows, received_bytes, was_recorded FROM moved m;
+    IF was_recorded IS false THEN
+        -- the same chunk, reported by another transaction that committed after this statement's snapshot was
+        -- taken (a duplicate within one batch is seen by it): the counters above counted it twice. Undo the
+        -- statement; the caller's retry takes the general path (a batch's retry defers the report).
+        RAISE EXCEPTION 'chunk % of partition % was reported concurrently', p_chunk_index, p_partition_id
+            USING ERRCODE = 'serialization_failure';
+    END IF;
 END
 $$;
 
@@ -202,64 +229,23 @@ DECLARE
     success record;
     totals record;
     detail text;
+    moved record;
 BEGIN
-    -- Fast path, most reports: a new chunk of a RUNNING partition of an EXTRACTING run that either does not
-    -- complete the partition or completes it successfully. One UPDATE locks the partition row and moves its
-    -- counters (no separate FOR UPDATE), so the row lock is held only from here to COMMIT; its condition is
-    -- re-checked on the row as locked, so only one report can turn a partition SUCCESS. A chunk that would
-    -- fail the partition takes the general path. The CASE keeps the planner on the primary key: with
-    -- `status = 'RUNNING'` as a plain condition it may pick the partial recovery index and scan every
-    -- running partition of every run.
+    -- the fast path (advance_partition) for most reports; the general path below for the rest
     SELECT status, hdfs_run_path INTO run_row FROM nifi_ops.load_run WHERE run_id = p_run_id;
-    PERFORM FROM nifi_ops.load_file WHERE run_id = p_run_id AND partition_id = p_partition_id AND chunk_index = p_chunk_index;
-    has_old := FOUND;
-    IF run_row.status = 'EXTRACTING' AND starts_with(p_hdfs_path, run_row.hdfs_run_path || '/') AND NOT has_old THEN
-        UPDATE nifi_ops.load_partition p
-           SET received_chunks = p.received_chunks + 1, received_rows = p.received_rows + p_record_count,
-               received_bytes = p.received_bytes + COALESCE(p_byte_count, 0),
-               -- the first chunk tells the chunk count; later ones that disagree are counted
-               reported_chunk_count = CASE WHEN p.received_chunks = 0 THEN p_chunk_count ELSE p.reported_chunk_count END,
-               chunk_count_mismatches = CASE WHEN p.received_chunks = 0 THEN 0
-                   ELSE p.chunk_count_mismatches + CASE WHEN p_chunk_count <> p.reported_chunk_count THEN 1 ELSE 0 END END,
-               heartbeat_at = clock_timestamp(),
-               -- the chunk that completes it (the condition below made that a success)
-               status = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN 'SUCCESS' ELSE p.status END,
-               actual_row_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p.received_rows + p_record_count ELSE p.actual_row_count END,
-               file_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p_chunk_count ELSE p.file_count END,
-               fragment_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p_chunk_count ELSE p.fragment_count END,
-               byte_count = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN p.received_bytes + COALESCE(p_byte_count, 0) ELSE p.byte_count END,
-               completed_at = CASE WHEN p.received_chunks + 1 = p_chunk_count THEN clock_timestamp() ELSE p.completed_at END
-         WHERE p.run_id = p_run_id AND p.partition_id = p_partition_id AND p.claim_token = p_claim_token
-           AND CASE WHEN p.status <> 'RUNNING' THEN false
-                    WHEN p.received_chunks + 1 < p_chunk_count THEN true
-                    -- as the general path decides: every chunk told the same count n, there are n of them, and
-                    -- their rows add up to the partition's expected count
-                    ELSE p.received_chunks + 1 = p_chunk_count
-                         AND (p.received_chunks = 0 OR (p.reported_chunk_count = p_chunk_count AND p.chunk_count_mismatches = 0))
-                         AND p.received_rows + p_record_count = p.expected_row_count
-               END
-        RETURNING p.received_chunks, p.status, p.received_rows, p.received_bytes INTO new_received, new_status, new_rows, new_bytes;
-        IF FOUND THEN
-            INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_identifier, fragment_count,
-                    hdfs_path, record_count, byte_count, status, reported_by)
-            VALUES (p_run_id, p_partition_id, p_chunk_index, p_fragment_identifier, p_chunk_count, p_hdfs_path,
-                    p_record_count, p_byte_count, 'WRITTEN', p_actor)
-            ON CONFLICT (run_id, partition_id, chunk_index) DO NOTHING;
-            IF NOT FOUND THEN
-                -- the same chunk, reported concurrently, committed after our lookup: the counters above
-                -- counted it twice. Undo the statement; the caller's retry takes the general path below.
-                RAISE EXCEPTION 'chunk % of partition % was reported concurrently', p_chunk_index, p_partition_id
-                    USING ERRCODE = 'serialization_failure';
-            END IF;
-            received_chunks := new_received;
-            IF new_status = 'SUCCESS' THEN
-                SELECT * INTO success FROM nifi_ops.count_partition_success(p_run_id, p_partition_id, new_rows, new_received, new_bytes, p_actor);
-                outcome := CASE WHEN success.run_completed THEN 'RUN_COMPLETE' ELSE 'PARTITION_SUCCESS' END;
-                partition_status := 'SUCCESS'; run_status := success.run_status;
-                validation_scheduled := success.run_completed; partition_outcome := 'SUCCESS';
-                RETURN;
-            END IF;
-            outcome := 'PROGRESS'; partition_status := 'RUNNING'; run_status := 'EXTRACTING'; validation_scheduled := false;
+    IF run_row.status = 'EXTRACTING' AND starts_with(p_hdfs_path, run_row.hdfs_run_path || '/') THEN
+        SELECT * INTO moved FROM nifi_ops.advance_partition(p_run_id, p_partition_id, p_claim_token, p_chunk_index,
+            p_chunk_count, p_fragment_identifier, p_hdfs_path, p_record_count, p_byte_count, p_actor);
+        IF moved.status = 'SUCCESS' THEN
+            SELECT * INTO success FROM nifi_ops.count_partition_success(p_run_id, p_partition_id, moved.received_rows,
+                moved.received_chunks, moved.received_bytes, p_actor);
+            outcome := CASE WHEN success.run_completed THEN 'RUN_COMPLETE' ELSE 'PARTITION_SUCCESS' END;
+            partition_status := 'SUCCESS'; run_status := success.run_status; received_chunks := moved.received_chunks;
+            validation_scheduled := success.run_completed; partition_outcome := 'SUCCESS';
+            RETURN;
+        ELSIF moved.status IS NOT NULL THEN
+            outcome := 'PROGRESS'; partition_status := 'RUNNING'; run_status := 'EXTRACTING';
+            received_chunks := moved.received_chunks; validation_scheduled := false;
             RETURN;
         END IF;
     END IF;

@@ -1,4 +1,4 @@
-// The LISTEN/NOTIFY channels of realtime; prisma/migrations/0006_realtime_notify sends on them from triggers.
+// The LISTEN/NOTIFY channels of realtime; prisma/functions/04_realtime_notify.sql sends on them from triggers.
 
 /** Payload: a run_id. Sent on commit of a run's transition, dispatch or metric change. */
 export const RUN_CHANGED_CHANNEL = 'lc_run_changed';

@@ -36,7 +36,7 @@ beforeEach(async () => {
   await settle();
 });
 
-describe('NOTIFY triggers (migration 0006)', () => {
+describe('NOTIFY triggers (prisma/functions/04_realtime_notify.sql)', () => {
   it('a new run notifies lc_run_changed with its run id', async () => {
     const run = await createRun(api);
     expect(await settle()).toEqual([{ channel: RUN_CHANGED_CHANNEL, payload: run.runId }]);

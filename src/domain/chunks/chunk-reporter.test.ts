@@ -127,6 +127,26 @@ describe('chunk reporter (group commit)', () => {
     expect(after.files).toHaveLength(3);
   });
 
+  it('defers, without an error, every report of a run that is no longer EXTRACTING (first in its batch or not)', async () => {
+    const { run, tokens, reports } = await claimedRun(2, 1);
+    for (const cmd of reports) expect(await reportChunk(api.db.pool, cmd)).toMatchObject({ partitionStatus: 'SUCCESS' });
+    const moved = await api.sql.query<{ status: string }>('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
+    expect(moved.rows[0]!.status).toBe('EXTRACTED_VALIDATED');
+    const other = await claimedRun(1, 2);
+    // the same statement the reporter sends: the completed run's replays and a new chunk of another run
+    const batch = [reports[0]!, reports[1]!, other.reports[0]!];
+    const { rows } = await api.sql.query<{ ordinal: number; outcome: string }>(
+      'SELECT ordinal, outcome FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ORDER BY ordinal',
+      [
+        batch.map((c) => c.runId), batch.map((c) => c.partitionId), batch.map((c) => c.claimToken), batch.map((c) => c.chunkIndex),
+        batch.map((c) => c.chunkCount), batch.map((c) => c.fragmentIdentifier), batch.map((c) => c.hdfsPath),
+        batch.map((c) => c.recordCount.toString()), batch.map((c) => c.byteCount?.toString() ?? null), batch.map((c) => c.actor),
+      ],
+    );
+    expect(rows).toEqual([{ ordinal: 1, outcome: 'DEFERRED' }, { ordinal: 2, outcome: 'DEFERRED' }, { ordinal: 3, outcome: 'PROGRESS' }]);
+    expect(tokens).toHaveLength(2);
+  });
+
   it('defers a chunk that fails its partition; the batch around it commits first', async () => {
     const { run, reports } = await claimedRun(2, 2);
     const { reporter: r, batches } = reporter();

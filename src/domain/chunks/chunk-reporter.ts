@@ -36,7 +36,7 @@ interface BatchRow {
  * Group commit for reportChunk. A report that finds a free slot is sent at once, alone, through report_chunk,
  * so a quiet system adds no latency. Reports that arrive while every slot is busy wait, and the next free
  * slot sends all of them (up to maxBatch) as one call of nifi_ops.report_chunks: one statement, one commit
- * (prisma/migrations/0009_…). Each report in a batch is decided exactly as report_chunk's fast path decides it,
+ * (prisma/functions/03_report_chunk.sql). Each report in a batch is decided by report_chunk's fast path,
  * under the same row locks; the reports that path does not take come back DEFERRED and are sent alone after
  * the batch committed. When the batch fails as a whole (a chunk's path taken by another chunk, say, undoes
  * every report in it), each report is sent alone, in arrival order, and gets its own answer.

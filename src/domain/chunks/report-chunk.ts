@@ -38,7 +38,7 @@ export function checkChunkReport(cmd: ReportChunkCommand): void {
 /**
  * reportChunk (ref §3.7). The whole decision — claim check, chunk upsert, the partition's counters, its
  * outcome and, for the last partition, the run's completion with its VALIDATE_RUN outbox row — is
- * nifi_ops.report_chunk (prisma/migrations/0002_… and 0008_…), read top to bottom there. One statement per
+ * nifi_ops.report_chunk (prisma/functions/03_report_chunk.sql), read top to bottom there. One statement per
  * report; reports that arrive together are sent as one batch by the chunk reporter (chunk-reporter.ts).
  */
 export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promise<ReportChunkResult> {

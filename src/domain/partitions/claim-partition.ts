@@ -18,7 +18,7 @@ export interface ClaimPartitionResult {
 
 /**
  * claimPartition (ref §3.6): PENDING/RETRY → RUNNING for one claim token; the same token again is a replay.
- * The decision is nifi_ops.claim_partition (prisma/migrations/0002_…): one statement, one round trip.
+ * The decision is nifi_ops.claim_partition (prisma/functions/02_claim_partition.sql): one statement, one round trip.
  */
 export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand): Promise<ClaimPartitionResult> {
   const { rows } = await sql.query<{
