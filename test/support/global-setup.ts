@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
-import { migrate, readMigrationFiles } from '../../src/db/migrate.js';
+import { migrate, readFunctionFiles, readMigrationFiles } from '../../src/db/migrate.js';
 import { databaseUrl, describeUrl } from './url.js';
 
 declare module 'vitest' {
@@ -71,7 +71,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 async function prepareTemplate(admin: pg.Client, adminUrl: string): Promise<{ template: string; reused: boolean }> {
-  const files = await readMigrationFiles();
+  const files = [...(await readMigrationFiles()), ...(await readFunctionFiles())];
   const hash = createHash('sha256');
   for (const file of files) hash.update(`${file.name}\0${file.checksum}\0`);
   const hex = hash.digest('hex').slice(0, 8);
