@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, readMigrationFiles } from '../src/db/migrate.js';
+import { migrate, readFunctionFiles, readMigrationFiles, readSchemaStatus, type MigrateResult, type SchemaStatus } from '../src/db/migrate.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { createTestDatabase } from './support/database.js';
 import { CLAIM, CREATE_RUN, REPORT } from './support/fixtures.js';
@@ -42,7 +42,8 @@ async function tablesOnDisk(url: string): Promise<Relation[]> {
 let fixture: UpgradeFixture;
 let before: Relation[];
 let recordedBefore: string[];
-let applied: string[];
+let statusBefore: SchemaStatus;
+let migrated: MigrateResult;
 let api: TestApi;
 let receiver: Receiver;
 let worker: TestWorkerParts;
@@ -57,7 +58,8 @@ beforeAll(async () => {
   recordedBefore = (await client.query<{ name: string }>('SELECT name FROM nifi_ops.lc_migration ORDER BY name')).rows.map((r) => r.name);
   await client.end();
 
-  applied = (await migrate(database.url)).applied;
+  statusBefore = await readSchemaStatus(database.url);
+  migrated = await migrate(database.url);
 
   const stale = { stale: DECADE, runTimeout: DECADE, validationStale: DECADE, publishStale: DECADE };
   api = await startTestApi({ recovery: stale }, { database });
@@ -80,11 +82,18 @@ async function deliver(dispatchId: string) {
 }
 
 describe('a ledger of 2efcf01 upgraded', () => {
-  it('had migrations 0001-0009 and gets every newer one, rewriting no table', async () => {
+  it('had migrations 0001-0009 and gets every newer one and every function file, rewriting no table', async () => {
     const files = (await readMigrationFiles()).map((file) => file.name);
+    const functionFiles = await readFunctionFiles();
     expect(recordedBefore).toEqual(files.filter((name) => name <= '0009_report_chunks_group_commit'));
-    expect(applied).toEqual(files.filter((name) => !recordedBefore.includes(name)));
+    expect(migrated.applied).toEqual(files.filter((name) => !recordedBefore.includes(name)));
+    expect(migrated.functionsApplied).toEqual(functionFiles.map((file) => file.name));
+    expect(statusBefore).toEqual({ pendingMigrations: migrated.applied, pendingFunctions: migrated.functionsApplied, unknownMigrations: [] });
+    expect(await readSchemaStatus(api.database.url)).toEqual({ pendingMigrations: [], pendingFunctions: [], unknownMigrations: [] });
     expect((await api.sql.query('SELECT name FROM nifi_ops.lc_migration ORDER BY name')).rows.map((r) => r.name)).toEqual(files);
+    expect((await api.sql.query('SELECT name, checksum FROM nifi_ops.lc_function_file ORDER BY name')).rows).toEqual(
+      functionFiles.map((file) => ({ name: file.name, checksum: file.checksum })),
+    );
     // A rewrite (ALTER COLUMN TYPE, a volatile default, VACUUM FULL, CLUSTER) gives the table a new file.
     const after = new Map((await tablesOnDisk(api.database.url)).map((r) => [r.relname, r.relfilenode]));
     for (const table of before) expect({ table: table.relname, file: after.get(table.relname) }).toEqual({ table: table.relname, file: table.relfilenode });
