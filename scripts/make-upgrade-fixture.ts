@@ -54,7 +54,9 @@ async function checkoutOldCommit(dir: string): Promise<void> {
   await sh('npm', ['run', '--silent', 'generate'], dir);
 }
 
-function startCli(dir: string, args: string[], env: Record<string, string>): ChildProcess & { output: () => string } {
+type CliProcess = ChildProcess & { output: () => string };
+
+function startCli(dir: string, args: string[], env: Record<string, string>): CliProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -162,7 +164,7 @@ async function main(): Promise<void> {
   const database = `lc_fixture_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  const children: ChildProcess[] = [];
+  const children: CliProcess[] = [];
   const receiver = await startReceiver();
   try {
     await checkoutOldCommit(checkout);
@@ -213,7 +215,7 @@ async function main(): Promise<void> {
     await writeFile(`${output}.json`, `${JSON.stringify(fixture, null, 2)}\n`);
     console.log(`wrote ${output}.sql (${Math.round((header + sql).length / 1024)} KiB) and ${output}.json`);
   } catch (error) {
-    for (const child of children) console.error((child as ChildProcess & { output: () => string }).output?.());
+    for (const child of children) console.error(child.output());
     throw error;
   } finally {
     await Promise.all(children.map(stopCli));
