@@ -51,15 +51,16 @@ function statementsOf(sql: string): Statement[] {
       skip = rest.indexOf('*/') === -1 ? rest.length : rest.indexOf('*/') + 2;
       append(' ');
     } else if (rest[0] === "'") {
-      const literal = /^'(?:[^']|'')*'/i.exec(rest);
+      // E'…' strings escape with backslashes
+      const literal = (/e$/i.test(text) ? /^'(?:[^'\\]|\\.|'')*'/ : /^'(?:[^']|'')*'/).exec(rest);
       skip = literal ? literal[0].length : rest.length;
       append("'…'");
     } else if (rest[0] === '"') {
-      const identifier = /^"(?:[^"]|"")*"/i.exec(rest);
+      const identifier = /^"(?:[^"]|"")*"/.exec(rest);
       skip = identifier ? identifier[0].length : rest.length;
       append(identifier ? identifier[0].slice(1, -1) : rest);
-    } else if (/^\$[A-Za-z_]*\$/i.test(rest)) {
-      const tag = /^\$[A-Za-z_]*\$/i.exec(rest)![0];
+    } else if (/^\$[A-Za-z_]*\$/.test(rest)) {
+      const tag = /^\$[A-Za-z_]*\$/.exec(rest)![0];
       const close = rest.indexOf(tag, tag.length);
       skip = close === -1 ? rest.length : close + tag.length;
       append('$…$');
@@ -399,6 +400,7 @@ describe('the online-safety check', () => {
         '-- CREATE INDEX ix ON nifi_ops.load_run (status);',
         '/* VACUUM FULL nifi_ops.load_run; */',
         "COMMENT ON TABLE nifi_ops.gate IS 'never LOCK TABLE nifi_ops.load_run; nor CLUSTER it';",
+        "COMMENT ON TABLE nifi_ops.gate_observation IS E'it\\'s; VACUUM FULL nifi_ops.load_run';",
         'ALTER TABLE nifi_ops.gate ADD COLUMN "lock" text;',
       ].join('\n'),
     })).toEqual([]);
