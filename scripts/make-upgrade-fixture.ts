@@ -6,17 +6,15 @@
 // PUBLISH_UNKNOWN, a DEAD dispatch), finished runs and a gate publication. pg_dump then keeps the schema
 // nifi_ops as plain SQL; the .json holds what NiFi knows and the database does not name (which run is which).
 // Needs git, pg_dump and a PostgreSQL server: DATABASE_URL, default postgresql://root@127.0.0.1:5432/postgres.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { stringify as toYaml } from 'yaml';
-import { hashToken } from '../src/auth/tokens.js';
-import { TOKENS, graphqlCaller } from '../test/support/api.js';
+import { graphqlCaller } from '../test/support/api.js';
 import { freePort } from '../test/support/cli.js';
 import { FAIL_RUN } from '../test/support/fixtures.js';
 import { DEFINE_GATE, PUBLISH, RECORD_OBSERVATION } from '../test/support/gate-fixtures.js';
@@ -24,12 +22,12 @@ import {
   call, claimPartition, extractAll, partitionId, publishRun, reportChunks, runState, startRun, succeed, validateDispatch,
   validateStaging, type Gql,
 } from '../test/support/ledger-flow.js';
+import { RELEASE_2EFCF01, checkoutRelease, stopCli, type CliProcess } from '../test/support/old-release.js';
 import { startReceiver, type Receiver } from '../test/support/receiver.js';
 import { until } from '../test/support/until.js';
 import { databaseUrl } from '../test/support/url.js';
 import type { UpgradeFixture } from '../test/support/upgrade-fixture.js';
 
-const COMMIT = '2efcf011689df6c39dc8f7f953e730befcedaa81';
 const COMMAND = 'npx tsx scripts/make-upgrade-fixture.ts';
 const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 const output = join(repositoryRoot, 'test/fixtures/ledger-at-2efcf01');
@@ -41,37 +39,6 @@ const EXTERNAL_JOB = 'sap_fi_daily';
 const CONSUMER = 'daily_inspection_mart';
 const PUBLISHED_DATE = '2026-11-26';
 const NEXT_DATE = '2026-11-27';
-
-async function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const { stdout } = await exec(command, args, { cwd, env, maxBuffer: 256 * 1024 * 1024 });
-  return stdout;
-}
-
-async function checkoutOldCommit(dir: string): Promise<void> {
-  await mkdir(dir);
-  await sh('sh', ['-c', `git -C "${repositoryRoot}" archive ${COMMIT} | tar -x -C "${dir}"`], dir);
-  await symlink(await realpath(join(repositoryRoot, 'node_modules')), join(dir, 'node_modules'));
-  await sh('npm', ['run', '--silent', 'generate'], dir);
-}
-
-type CliProcess = ChildProcess & { output: () => string };
-
-function startCli(dir: string, args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  return Object.assign(child, { output: () => text });
-}
-
-async function stopCli(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 /** The receiver's VALIDATE_RUN call for this run, as NiFi would take it from PG-05. */
 const validateCallFor = (receiver: Receiver, runId: string) =>
@@ -127,7 +94,7 @@ async function fillLedger(gql: Gql, receiver: Receiver): Promise<UpgradeFixture>
   const claimedOnly = await claimPartition(gql, extracting.runId, partitionId(2));
 
   return {
-    commit: COMMIT,
+    commit: RELEASE_2EFCF01,
     jobKey: JOB,
     runs: {
       extracting: {
@@ -160,37 +127,25 @@ async function expectStatuses(gql: Gql, fixture: UpgradeFixture): Promise<void> 
 async function main(): Promise<void> {
   const adminUrl = process.env.DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
   const workDir = await mkdtemp(join(tmpdir(), 'lc-upgrade-fixture-'));
-  const checkout = join(workDir, COMMIT.slice(0, 7));
   const database = `lc_fixture_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   const children: CliProcess[] = [];
   const receiver = await startReceiver();
   try {
-    await checkoutOldCommit(checkout);
     await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(database)} TEMPLATE template0`);
     const url = databaseUrl(adminUrl, database);
     const port = await freePort();
-    const configPath = join(workDir, 'load-control.yaml');
-    await writeFile(configPath, toYaml({
+    const release = await checkoutRelease(RELEASE_2EFCF01, join(workDir, 'release'), {
       server: { host: '127.0.0.1', port },
       database: { url },
-      auth: {
-        tokens: [
-          { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
-          { name: 'alice-operator', sha256: hashToken(TOKENS.operator), roles: ['operator'] },
-          { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
-        ],
-      },
       nifi: { receiverUrl: receiver.url, timeoutSeconds: 2 },
       dispatch: { maxAttempts: 2, backoffMin: 'PT1S', backoffMax: 'PT1S', pollInterval: 'PT1S' },
-      logging: { level: 'warn' },
-    }));
-    const env = { LC_CONFIG: configPath };
+    });
 
-    await sh(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], checkout, { ...process.env, ...env, DATABASE_URL: '' });
-    const serve = startCli(checkout, ['serve'], env);
-    const work = startCli(checkout, ['work'], env);
+    await release.run(['migrate']);
+    const serve = release.start(['serve']);
+    const work = release.start(['work']);
     children.push(serve, work);
     const api = `http://127.0.0.1:${port}`;
     await until('the old API', () => fetch(`${api}/readyz`).then((r) => r.ok, () => false), 60_000).catch((error: Error) => {
@@ -202,11 +157,11 @@ async function main(): Promise<void> {
     await expectStatuses(gql, fixture);
     await Promise.all(children.map(stopCli));
 
-    const dump = await sh('pg_dump', ['--inserts', '--no-owner', '--no-privileges', '--schema=nifi_ops', url], repositoryRoot);
+    const { stdout: dump } = await exec('pg_dump', ['--inserts', '--no-owner', '--no-privileges', '--schema=nifi_ops', url], { maxBuffer: 256 * 1024 * 1024 });
     // psql meta-commands (pg_dump's \restrict guard) are not SQL: the test restores through the simple query protocol.
     const sql = dump.split('\n').filter((line) => !line.startsWith('\\')).join('\n');
     const header = [
-      `-- The ledger as commit ${COMMIT.slice(0, 7)} left it, made by \`${COMMAND}\` (its migrate, serve and work,`,
+      `-- The ledger as commit ${RELEASE_2EFCF01.slice(0, 7)} left it, made by \`${COMMAND}\` (its migrate, serve and work,`,
       '-- driven through its GraphQL API). Do not edit: run the command again. Read by test/upgrade.test.ts.',
       '',
     ].join('\n');
