@@ -9,7 +9,9 @@ import { createDb, type Db } from './db/client.js';
 import { PROCESS_LISTENER_NAME, startListener, type Listener } from './db/listener.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { checkDatabase } from './db/health.js';
-import { migrate } from './db/migrate.js';
+import pg from 'pg';
+import { applicationGrants } from './db/grants.js';
+import { migrate, readSchemaStatus } from './db/migrate.js';
 import { startRealtime } from './realtime/realtime.js';
 import { createApiServer } from './server/app.js';
 import { createLogger, type Logger } from './server/logger.js';
@@ -26,7 +28,11 @@ commands:
   serve                 the API and the console
   work                  the worker: dispatcher and sweeper (needs nifi.receiverUrl);
                         --metrics-port PORT also serves /healthz, /readyz and /metrics
-  migrate               apply prisma/migrations to the database
+  migrate               apply prisma/migrations and prisma/functions (as database.migrationUrl,
+                        default database.url); serve and work refuse a database that lacks them
+  grants <role> [--apply]
+                        print (or apply, as database.migrationUrl) the grants an application
+                        role needs for serve and work: DML and EXECUTE, no DDL
   token <name> <roles…> print a new token and the auth.tokens entry holding its digest
                         (roles: nifi, operator, viewer)`;
 
@@ -59,6 +65,27 @@ async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean,
   return { url: embedded.url, embedded: true };
 }
 
+/** The application runs no DDL: a database that lacks this release's schema is refused, naming what is missing. */
+async function requireCurrentSchema(url: string, config: Config, log: Logger): Promise<void> {
+  const status = await readSchemaStatus(url, { connectTimeoutMs: config.database.connectTimeout });
+  const pending = [...status.pendingMigrations, ...status.pendingFunctions];
+  if (status.unknownMigrations.length > 0) {
+    // a newer release migrated this database; expand-only migrations keep it usable by this one
+    log.warn({ unknownMigrations: status.unknownMigrations }, 'schema_newer_than_release');
+    if (status.pendingMigrations.length === 0) return;
+  }
+  if (pending.length > 0) {
+    throw new SchemaBehindError(
+      `the database lacks this release's schema: pending ${pending.join(', ')}; ` +
+        'run `load-control migrate` (it connects as database.migrationUrl, default database.url)',
+    );
+  }
+}
+
+class SchemaBehindError extends Error {
+  override name = 'SchemaBehindError';
+}
+
 async function runServe(
   config: Config, log: Logger, db: Db, url: string, shutdown: Shutdown, listener: Listener,
   metrics: ApiMetrics = createApiMetrics(), readinessChecks: Array<() => boolean> = [],
@@ -80,7 +107,9 @@ async function runServe(
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { config: { type: 'string' }, 'metrics-port': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      config: { type: 'string' }, 'metrics-port': { type: 'string' }, apply: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+    },
     allowPositionals: true,
   });
   const [command, ...rest] = positionals;
@@ -113,10 +142,30 @@ async function main(argv: string[]): Promise<void> {
         await stop(0);
         return;
       }
+      case 'grants': {
+        const [role] = rest;
+        if (!role) throw new ConfigError(['usage: load-control grants <role> [--apply]']);
+        const { url } = await openDatabase(config, log, false, shutdown);
+        const client = new pg.Client({ connectionString: config.database.migrationUrl ?? url, application_name: 'load-control grants' });
+        await client.connect();
+        try {
+          const statements = await applicationGrants(client, role);
+          if (values.apply) {
+            await client.query(`BEGIN; ${statements.join('\n')} COMMIT;`);
+            log.info({ role, statements: statements.length }, 'grants_applied');
+          }
+          console.log(statements.join('\n'));
+        } finally {
+          await client.end();
+        }
+        await stop(0);
+        return;
+      }
       case 'serve':
       case 'start': {
         const { url, embedded } = await openDatabase(config, log, command === 'start', shutdown);
-        await migrate(url, { log: (m) => log.info(m) });
+        if (command === 'start') await migrate(embedded ? url : (config.database.migrationUrl ?? url), { log: (m) => log.info(m) });
+        else await requireCurrentSchema(url, config, log);
         let effective = config;
         let devTokens: ReturnType<typeof developmentTokens> = [];
         if (embedded && config.auth.tokens.length === 0) {
@@ -152,6 +201,7 @@ async function main(argv: string[]): Promise<void> {
           throw new ConfigError(['--metrics-port: must be a port number (0 picks a free one)']);
         }
         const { url } = await openDatabase(config, log, false, shutdown);
+        await requireCurrentSchema(url, config, log);
         const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database });
         shutdown.close('database', () => db.close());
         const registry = new Registry();
@@ -176,6 +226,11 @@ async function main(argv: string[]): Promise<void> {
     if (error instanceof ConfigError) {
       console.error(error.message);
       await stop(2);
+    }
+    if (error instanceof SchemaBehindError) {
+      console.error(error.message);
+      log.error({ err: error }, 'schema_behind');
+      await stop(3);
     }
     log.error({ err: error }, 'startup_failed');
     await stop(1);
