@@ -69,10 +69,12 @@ export interface TestApiOptions {
    * in front of the server — while `sql` stays direct.
    */
   databasePort?: number;
+  /** Serve this database (dropped by close) instead of a fresh clone of the migrated template. */
+  database?: TestDatabase;
 }
 
 export async function startTestApi(overrides: ConfigOverrides = {}, options: TestApiOptions = {}): Promise<TestApi> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const apiUrl = new URL(database.url);
   if (options.databasePort !== undefined) apiUrl.port = String(options.databasePort);
   const config = testConfig({ ...overrides, database: { ...overrides.database, url: apiUrl.toString() } });
