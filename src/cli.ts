@@ -17,6 +17,7 @@ import { createApiServer } from './server/app.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { createApiMetrics, type ApiMetrics } from './server/metrics.js';
 import { createShutdown, type Shutdown } from './server/shutdown.js';
+import { parseBefore, runPurgeCommand } from './purge-command.js';
 import { serveWorkerHealth } from './worker/health-server.js';
 import { startWorker } from './worker/worker.js';
 
@@ -34,7 +35,10 @@ commands:
                         print (or apply, as database.migrationUrl) the grants an application
                         role needs for serve and work: DML and EXECUTE, no DDL
   token <name> <roles…> print a new token and the auth.tokens entry holding its digest
-                        (roles: nifi, operator, viewer)`;
+                        (roles: nifi, operator, viewer)
+  purge [--before DATE] [--dry-run]
+                        delete the details of runs that ended before DATE (default: now − retention.ledger),
+                        keeping each run's summary; --dry-run prints what would go and changes nothing`;
 
 const DATA_DIR = '.data';
 const DEV_TOKENS_FILE = join(DATA_DIR, 'dev-tokens.json');
@@ -109,6 +113,7 @@ async function main(argv: string[]): Promise<void> {
     args: argv,
     options: {
       config: { type: 'string' }, 'metrics-port': { type: 'string' }, apply: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      before: { type: 'string' }, 'dry-run': { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -216,6 +221,22 @@ async function main(argv: string[]): Promise<void> {
           shutdown.close('health-server', () => health.close());
           log.info({ port: health.port }, 'worker_metrics_listening');
         }
+        return;
+      }
+      case 'purge': {
+        const now = new Date();
+        let before = new Date(now.getTime() - config.retention.ledger);
+        try {
+          if (values.before !== undefined) before = parseBefore(values.before, now);
+        } catch (error) {
+          throw new ConfigError([(error as Error).message]);
+        }
+        const { url } = await openDatabase(config, log, false, shutdown);
+        await requireCurrentSchema(url, config, log);
+        const db = createDb(url, { poolSize: 1, timeouts: config.database });
+        shutdown.close('database', () => db.close());
+        await runPurgeCommand({ db, before, dryRun: values['dry-run'] ?? false, print: (line) => console.log(line) });
+        await stop(0);
         return;
       }
       default:

@@ -300,6 +300,7 @@ const run = {
   errorCode: 'NONE',
   errorMessage: 'ünïcødé message',
   cleanedAt: at('2026-02-01T00:00:00.000Z'),
+  purgedAt: at('2026-05-01T00:00:00.000Z'),
   idempotencyKey: randomUUID(),
   requestDigest: 'a'.repeat(64),
   createdBy: 'nifi-prod',

@@ -1,7 +1,7 @@
 -- Realtime: committed changes wake the API processes' listeners (src/realtime/). Payloads carry ids
 -- only (NOTIFY payloads are limited to 8000 bytes and are delivered on commit); listeners re-read rows.
 --
--- lc_run_changed (payload: run_id) — a run's status or cleanup changed, one of its dispatches changed
+-- lc_run_changed (payload: run_id) — a run's status, cleanup or purge changed, one of its dispatches changed
 --   status, its metrics were written, or an alert about it was recorded. Chunk and claim progress do not
 --   notify here: NOTIFY serialises commits, so the API coalesces progress and notifies outside those
 --   hot transactions (src/realtime/progress.ts). The rare hot-path statements that do change a status
@@ -24,11 +24,13 @@ CREATE OR REPLACE TRIGGER tr_load_run_created_notify
     AFTER INSERT ON nifi_ops.load_run
     FOR EACH ROW EXECUTE FUNCTION nifi_ops.notify_run_changed();
 
--- the run-row counter updates of chunk reports (success_partition_count, extracted_count) do not notify
+-- the run-row counter updates of chunk reports (success_partition_count, extracted_count) do not notify;
+-- a purge of the run's details (purged_at, src/domain/purge/) does
 CREATE OR REPLACE TRIGGER tr_load_run_changed_notify
-    AFTER UPDATE OF status, cleaned_at ON nifi_ops.load_run
+    AFTER UPDATE OF status, cleaned_at, purged_at ON nifi_ops.load_run
     FOR EACH ROW
-    WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.cleaned_at IS DISTINCT FROM NEW.cleaned_at)
+    WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.cleaned_at IS DISTINCT FROM NEW.cleaned_at
+          OR OLD.purged_at IS DISTINCT FROM NEW.purged_at)
     EXECUTE FUNCTION nifi_ops.notify_run_changed();
 
 CREATE OR REPLACE TRIGGER tr_load_dispatch_created_notify

@@ -64,6 +64,7 @@ describe('loadConfig defaults', () => {
         batch: 20,
       },
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
+      retention: { ledger: 90 * DAY },
       logging: { level: 'info', format: 'json' },
     });
   });
@@ -125,6 +126,11 @@ cleanup:
 `);
     expect(config.dispatch).toMatchObject({ backoffMin: 500, backoffMax: 90_000, ackTimeout: 500, lease: 90 * MINUTE });
     expect(config.cleanup.failedRetention).toBe(3 * DAY);
+  });
+
+  it('reads the ledger retention from the file or from LC_RETENTION__LEDGER', () => {
+    expect(fromYaml('retention:\n  ledger: P30D\n').retention.ledger).toBe(30 * DAY);
+    expect(fromYaml('retention:\n  ledger: P30D\n', { LC_RETENTION__LEDGER: 'P400D' }).retention.ledger).toBe(400 * DAY);
   });
 
   it('treats an empty file and empty sections as defaults', () => {
@@ -235,6 +241,17 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
       'config: dispatch.ackTimeout: invalid duration "PT": expected ISO-8601 (e.g. PT90M, P3D, PT1H30M) or a non-negative number of seconds',
     ],
     ['a zero duration', 'recovery:\n  runTimeout: 0\n', 'config: recovery.runTimeout: must be greater than zero'],
+    [
+      'a ledger retention that is no duration',
+      'retention:\n  ledger: banana\n',
+      'config: retention.ledger: invalid duration "banana": expected ISO-8601 (e.g. PT90M, P3D, PT1H30M) or a non-negative number of seconds',
+    ],
+    ['a zero ledger retention', 'retention:\n  ledger: P0D\n', 'config: retention.ledger: must be greater than zero'],
+    [
+      'a negative ledger retention',
+      'retention:\n  ledger: -86400\n',
+      'config: retention.ledger: invalid duration -86400: expected ISO-8601 (e.g. PT90M, P3D, PT1H30M) or a non-negative number of seconds',
+    ],
     [
       'a timer interval too long for setTimeout',
       'dispatch:\n  pollInterval: P30D\n',

@@ -232,6 +232,10 @@ const configSchema = z
         failedRetention: duration(14 * DAY),
         maxBatch: integer(200, 1),
       }).prefault({}),
+      retention: section({
+        /** Ended runs lose their files, partitions, validations, dispatches and events after this (src/domain/purge/). */
+        ledger: duration(90 * DAY),
+      }).prefault({}),
       logging: section({
         level: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info'),
         format: choice(['json', 'pretty'], 'json'),

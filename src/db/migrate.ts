@@ -94,6 +94,7 @@ const DEFAULT_LOCK_ATTEMPTS = 5;
 
 // Serialises migrate runs on one database (advisory locks are per database). 'LC_MIGRA' in ASCII.
 const MIGRATE_LOCK_KEY = '5495340755868668481';
+const MIGRATE_LOCK_POLL_MS = 100;
 
 export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrateResult> {
   const log = options.log ?? (() => {});
@@ -107,7 +108,11 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   await client.connect();
   let locked = false;
   try {
-    await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATE_LOCK_KEY]);
+    // Polled, not waited for: CREATE INDEX CONCURRENTLY waits for every open transaction, and a session
+    // blocked in pg_advisory_lock is one — the index build and the waiting migrate would deadlock.
+    while (!(await client.query<{ held: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS held', [MIGRATE_LOCK_KEY])).rows[0]!.held) {
+      await new Promise((resolve) => setTimeout(resolve, MIGRATE_LOCK_POLL_MS));
+    }
     locked = true;
     // an index build may take hours on a year of history; a role's default statement_timeout must not end it
     await client.query(`SET statement_timeout = 0`);

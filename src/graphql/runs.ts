@@ -133,6 +133,13 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     publishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.publishedAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.completedAt }),
     cleanedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.cleanedAt }),
+    purgedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When ledger retention (retention.ledger) deleted the run’s partitions, files, metrics, dispatches and '
+        + 'events; those lists are empty from then on. This row is the run’s summary and stays.',
+      resolve: (r) => r.purgedAt,
+    }),
     errorStage: t.exposeString('errorStage', { nullable: true }),
     errorCode: t.exposeString('errorCode', { nullable: true }),
     errorMessage: t.exposeString('errorMessage', { nullable: true }),

@@ -6,6 +6,8 @@ export interface WorkerMetrics {
   backlog: Gauge<'status'>;
   activeRuns: Gauge<'status'>;
   sweeperActions: Counter<'rule'>;
+  purgedRuns: Counter;
+  purgedRows: Counter<'table'>;
 }
 
 export function createWorkerMetrics(registry: Registry): WorkerMetrics {
@@ -32,6 +34,17 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
       name: 'lc_sweeper_actions_total',
       help: 'Sweeper actions by rule',
       labelNames: ['rule'],
+      registers: [registry],
+    }),
+    purgedRuns: new Counter({
+      name: 'lc_ledger_purged_runs_total',
+      help: 'Runs whose details the sweeper purged (retention.ledger); their load_run rows stay',
+      registers: [registry],
+    }),
+    purgedRows: new Counter({
+      name: 'lc_ledger_purged_rows_total',
+      help: 'Detail rows the sweeper purged (retention.ledger), by table',
+      labelNames: ['table'],
       registers: [registry],
     }),
   };

@@ -2,6 +2,7 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { wakeDispatcher } from '../domain/dispatch/wake.js';
+import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/purge/purge.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnce, type SweepResult } from '../domain/sweeper/sweep.js';
@@ -16,7 +17,10 @@ export interface SweeperOptions {
 }
 
 export interface Sweeper {
-  /** One cycle: a sweep (null when another sweeper holds this cycle), then the gauges. */
+  /**
+   * One cycle: a sweep (null when another sweeper holds this cycle), then at most SWEEPER_PURGE_BUDGET_MS of
+   * ledger purging (every worker purges: concurrent purgers skip each other's runs), then the gauges.
+   */
   cycle(): Promise<SweepResult | null>;
   start(): void;
   /** Lets the cycle in flight finish. */
@@ -35,6 +39,18 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     for (const [status, n] of Object.entries(counts.runs)) metrics.activeRuns.set({ status }, n);
   }
 
+  /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */
+  async function purgeExpiredLedger(): Promise<void> {
+    const before = new Date(Date.now() - config.retention.ledger);
+    const summary = await purgeLedger(db, { before, batchRows: PURGE_BATCH_ROWS, budgetMs: SWEEPER_PURGE_BUDGET_MS });
+    const rows = PURGED_TABLES.reduce((n, table) => n + summary.deleted[table], 0);
+    if (rows === 0 && summary.purgedRuns.length === 0) return;
+    metrics.purgedRuns.inc(summary.purgedRuns.length);
+    for (const table of PURGED_TABLES) metrics.purgedRows.inc({ table }, summary.deleted[table]);
+    for (const run of summary.purgedRuns) log.child({ runId: run.runId }).info({ status: run.status, completedAt: run.completedAt }, 'run_purged');
+    log.info({ before, runs: summary.purgedRuns.length, rows: summary.deleted, batches: summary.batches, complete: summary.complete }, 'ledger_purged');
+  }
+
   async function cycle(): Promise<SweepResult | null> {
     const result = await inTransaction(db, (tx) => sweepOnce(tx, config));
     if (result) {
@@ -46,6 +62,8 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       }
       if (result.acted.length) log.warn({ actions: result.actions }, 'sweeper_actions');
     }
+    // a failing purge must not stop the gauges; the next cycle resumes it
+    await purgeExpiredLedger().catch((error: unknown) => log.error({ err: error }, 'ledger_purge_error'));
     await refreshGauges();
     return result;
   }

@@ -11,6 +11,8 @@ import {
   CLAIM_PUBLISH, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, createRun, report, startRun, toStagingValidated,
 } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { purgeLedger } from '../../src/domain/purge/purge.js';
+import { formatDate } from '../../web/src/format.js';
 import { ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
 
 let api: TestApi;
@@ -315,6 +317,28 @@ describe('the console', () => {
     await expect.poll(() => page.getByText(/by nifi-cluster/).count()).toBe(1);
     expect(await page.locator('dd', { hasText: `${fx} #1 (${fx}-1)` }).count()).toBe(1);
     await browser.screenshot('14-readiness-published');
+  });
+
+  it('shows a purged run as its summary, saying when its details were purged (ledger retention)', async () => {
+    const run = await startRun(api, [3, 4]);
+    await api.gql(`mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus } }`,
+      { input: { runId: run.runId, reason: 'superseded by a rerun' } }, { token: 'operator' });
+    await api.sql.query(`UPDATE nifi_ops.load_run SET completed_at = completed_at - interval '100 days' WHERE run_id = $1`, [run.runId]);
+    await open(`/runs/${run.runId}`);
+    await page.getByRole('heading', { name: /^Partitions/ }).waitFor();
+
+    // the page is open while the purge happens: the run's change notification brings the note
+    await purgeLedger(api.db, { before: new Date(Date.now() - 90 * 86_400_000), batchRows: 1000 });
+    const { rows } = await api.sql.query('SELECT purged_at FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
+    const note = page.getByRole('note');
+    await note.waitFor();
+    expect(await note.textContent()).toContain(`Details purged on ${formatDate(rows[0].purged_at)} (ledger retention)`);
+    expect(await page.getByRole('heading', { name: /^Partitions|^Metrics|^Dispatches|^Events/ }).count()).toBe(0);
+    await page.getByRole('heading', { name: 'Summary' }).waitFor();
+    expect(await page.getByText(run.businessKey).count()).toBeGreaterThan(0);
+    await page.reload();
+    await page.getByRole('note').waitFor();
+    await browser.screenshot('run-purged');
   });
 
   it('opens a run from its address after a reload, and explains an unknown one', async () => {

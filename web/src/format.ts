@@ -22,8 +22,10 @@ export function count(value: number | string | null | undefined): string {
 
 export const shortId = (id: string | null | undefined): string => (id ? id.slice(0, 8) : '—');
 
-/** Today as YYYY-MM-DD in the browser's zone (a default only: business dates are always explicit). */
-export function today(): string {
-  const d = new Date();
+/** The day of an instant as YYYY-MM-DD in the browser's zone. */
+export function formatDate(d: Date): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 }
+
+/** Today as YYYY-MM-DD in the browser's zone (a default only: business dates are always explicit). */
+export const today = (): string => formatDate(new Date());

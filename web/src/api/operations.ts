@@ -7,7 +7,7 @@ const RUN_ROW = `fragment RunRow on Run {
 
 const RUN_DETAIL = `fragment RunDetail on Run {
   ...RunRow
-  snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt cleanedAt
+  snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt cleanedAt purgedAt
   partitionCounts { status count }
   partitions { partitionId status expectedRowCount actualRowCount receivedChunks receivedRows reportedChunkCount
     attemptCount workerNode heartbeatAt errorCode errorMessage }

@@ -85,6 +85,8 @@ export interface RunDetail extends RunRow {
   publishStartedAt: string | null;
   publishedAt: string | null;
   cleanedAt: string | null;
+  /** Set once ledger retention deleted the run's partitions, metrics, dispatches and events. */
+  purgedAt: string | null;
   partitionCounts: StatusCount[];
   partitions: Partition[];
   dispatches: Dispatch[];

@@ -6,7 +6,7 @@ import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/Action
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
 import { PartitionGrid } from '../components/PartitionGrid';
-import { count, elapsed, formatTime, shortId } from '../format';
+import { count, elapsed, formatDate, formatTime, shortId } from '../format';
 import { useNow, useSubscription } from '../hooks';
 import { Link } from '../router';
 import { useSession } from '../session';
@@ -108,103 +108,112 @@ export function RunDetail({ runId }: { runId: string }) {
           <Field label="HDFS path"><code className="wrap">{run.hdfsRunPath ?? '—'}</code></Field>
           <Field label="Stage table"><code>{run.stageTable ?? '—'}</code></Field>
           <Field label="Cleaned">{formatTime(run.cleanedAt)}</Field>
+          {run.purgedAt && <Field label="Details purged">{formatTime(run.purgedAt)}</Field>}
           {(run.errorCode || run.errorMessage) && (
             <Field label="Error">{[run.errorStage, run.errorCode].filter(Boolean).join(' / ')} {run.errorMessage}</Field>
           )}
         </dl>
-      </section>
-
-      <section aria-labelledby="partitions-title">
-        <h2 id="partitions-title">Partitions <span className="muted">({run.partitions.length})</span></h2>
-        {run.partitions.length === 0 ? <p className="muted">No manifest yet.</p> : (
-          <PartitionGrid partitions={run.partitions} selected={selected} onSelect={(id) => setSelected(id === selected ? null : id)} />
-        )}
-        {partition && (
-          <div className="card partition-detail" aria-live="polite">
-            <h3>Partition {partition.partitionId} <Badge status={partition.status} /></h3>
-            <dl className="fields">
-              <Field label="Expected rows">{count(partition.expectedRowCount)}</Field>
-              <Field label="Received rows">{count(partition.receivedRows)}</Field>
-              <Field label="Chunks">{partition.receivedChunks} of {partition.reportedChunkCount ?? '?'}</Field>
-              <Field label="Attempts">{partition.attemptCount}</Field>
-              <Field label="Worker node">{partition.workerNode ?? '—'}</Field>
-              <Field label="Last heartbeat">{formatTime(partition.heartbeatAt)}</Field>
-              {partition.errorCode && <Field label="Error">{partition.errorCode} {partition.errorMessage}</Field>}
-            </dl>
-            {run.status === 'EXTRACTING' && isReissuable(partition.status) && (
-              <button type="button" className="danger" onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}>
-                Reissue partition {partition.partitionId}…
-              </button>
-            )}
-          </div>
+        {run.purgedAt && (
+          <p className="notice" role="note">
+            Details purged on {formatDate(new Date(run.purgedAt))} (ledger retention): this summary is all that is kept of the
+            run; its partitions, metrics, dispatches and events were deleted.
+          </p>
         )}
       </section>
 
-      <section aria-labelledby="metrics-title">
-        <h2 id="metrics-title">Metrics</h2>
-        {run.metrics.length === 0 ? <p className="muted">No metrics recorded.</p> : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="metrics-title">
-            <table>
-              <thead><tr><th scope="col">Stage</th><th scope="col">Metric</th><th scope="col">Expected</th><th scope="col">Actual</th>
-                <th scope="col">Tolerance</th><th scope="col">Result</th><th scope="col">Measured</th></tr></thead>
-              <tbody>
-                {run.metrics.map((m) => (
-                  <tr key={`${m.stage}:${m.metricName}:${m.queryVersion}`}>
-                    <td>{m.stage}</td><td>{m.metricName}</td><td className="num">{m.expectedValue ?? '—'}</td>
-                    <td className="num">{m.actualValue ?? '—'}</td><td>{m.tolerance ?? '—'}</td><td><Badge status={m.result} /></td>
-                    <td>{formatTime(m.measuredAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      {!run.purgedAt && (<>
+        <section aria-labelledby="partitions-title">
+          <h2 id="partitions-title">Partitions <span className="muted">({run.partitions.length})</span></h2>
+          {run.partitions.length === 0 ? <p className="muted">No manifest yet.</p> : (
+            <PartitionGrid partitions={run.partitions} selected={selected} onSelect={(id) => setSelected(id === selected ? null : id)} />
+          )}
+          {partition && (
+            <div className="card partition-detail" aria-live="polite">
+              <h3>Partition {partition.partitionId} <Badge status={partition.status} /></h3>
+              <dl className="fields">
+                <Field label="Expected rows">{count(partition.expectedRowCount)}</Field>
+                <Field label="Received rows">{count(partition.receivedRows)}</Field>
+                <Field label="Chunks">{partition.receivedChunks} of {partition.reportedChunkCount ?? '?'}</Field>
+                <Field label="Attempts">{partition.attemptCount}</Field>
+                <Field label="Worker node">{partition.workerNode ?? '—'}</Field>
+                <Field label="Last heartbeat">{formatTime(partition.heartbeatAt)}</Field>
+                {partition.errorCode && <Field label="Error">{partition.errorCode} {partition.errorMessage}</Field>}
+              </dl>
+              {run.status === 'EXTRACTING' && isReissuable(partition.status) && (
+                <button type="button" className="danger" onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}>
+                  Reissue partition {partition.partitionId}…
+                </button>
+              )}
+            </div>
+          )}
+        </section>
 
-      <section aria-labelledby="dispatches-title">
-        <h2 id="dispatches-title">Dispatches</h2>
-        {run.dispatches.length === 0 ? <p className="muted">No calls to NiFi.</p> : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="dispatches-title">
-            <table>
-              <thead><tr><th scope="col">Type</th><th scope="col">Partition</th><th scope="col">Status</th><th scope="col">Attempts</th>
-                <th scope="col">Sent</th><th scope="col">Acknowledged</th><th scope="col">Last error</th><th scope="col">Id</th><th scope="col">Action</th></tr></thead>
-              <tbody>
-                {run.dispatches.map((d) => (
-                  <tr key={d.dispatchId} data-dispatch={d.dispatchId}>
-                    <td>{d.dispatchType}</td><td>{d.partitionId ?? '—'}</td><td><Badge status={d.status} /></td>
-                    <td className="num">{d.attemptCount}</td><td>{formatTime(d.sentAt)}</td><td>{formatTime(d.ackedAt)}</td>
-                    <td className="message">{d.lastError ?? '—'}</td><td><code>{shortId(d.dispatchId)}</code></td>
-                    <td>{resendable(d) && (
-                      <button type="button" onClick={() => setAction({ kind: 'resend', dispatch: d })}
-                        aria-label={`Resend ${d.status} dispatch ${shortId(d.dispatchId)}`}>Resend…</button>
-                    )}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+        <section aria-labelledby="metrics-title">
+          <h2 id="metrics-title">Metrics</h2>
+          {run.metrics.length === 0 ? <p className="muted">No metrics recorded.</p> : (
+            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="metrics-title">
+              <table>
+                <thead><tr><th scope="col">Stage</th><th scope="col">Metric</th><th scope="col">Expected</th><th scope="col">Actual</th>
+                  <th scope="col">Tolerance</th><th scope="col">Result</th><th scope="col">Measured</th></tr></thead>
+                <tbody>
+                  {run.metrics.map((m) => (
+                    <tr key={`${m.stage}:${m.metricName}:${m.queryVersion}`}>
+                      <td>{m.stage}</td><td>{m.metricName}</td><td className="num">{m.expectedValue ?? '—'}</td>
+                      <td className="num">{m.actualValue ?? '—'}</td><td>{m.tolerance ?? '—'}</td><td><Badge status={m.result} /></td>
+                      <td>{formatTime(m.measuredAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </section>
 
-      <section aria-labelledby="events-title">
-        <h2 id="events-title">Events <span className="muted">(newest first)</span></h2>
-        {events.length === 0 ? <p className="muted">No events.</p> : (
-          <ol className="timeline">
-            {events.map((e) => (
-              <li key={e.eventId} className={`level-${e.level}`}>
-                <time dateTime={e.eventTime}>{formatTime(e.eventTime)}</time>
-                <Badge status={e.level} />
-                <strong>{e.name}</strong>
-                {e.partitionId && <span> · partition {e.partitionId}</span>}
-                {e.errorCode && <span> · {e.errorCode}</span>}
-                {e.actor && <span className="muted"> · by {e.actor}</span>}
-                {e.processGroup && e.processGroup !== 'LOAD_CONTROL_API' && <span className="muted"> · {e.processGroup}</span>}
-                {e.message && <p className="message">{e.message.slice(0, 300)}</p>}
-              </li>
-            ))}
-          </ol>
-        )}
-      </section>
+        <section aria-labelledby="dispatches-title">
+          <h2 id="dispatches-title">Dispatches</h2>
+          {run.dispatches.length === 0 ? <p className="muted">No calls to NiFi.</p> : (
+            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="dispatches-title">
+              <table>
+                <thead><tr><th scope="col">Type</th><th scope="col">Partition</th><th scope="col">Status</th><th scope="col">Attempts</th>
+                  <th scope="col">Sent</th><th scope="col">Acknowledged</th><th scope="col">Last error</th><th scope="col">Id</th><th scope="col">Action</th></tr></thead>
+                <tbody>
+                  {run.dispatches.map((d) => (
+                    <tr key={d.dispatchId} data-dispatch={d.dispatchId}>
+                      <td>{d.dispatchType}</td><td>{d.partitionId ?? '—'}</td><td><Badge status={d.status} /></td>
+                      <td className="num">{d.attemptCount}</td><td>{formatTime(d.sentAt)}</td><td>{formatTime(d.ackedAt)}</td>
+                      <td className="message">{d.lastError ?? '—'}</td><td><code>{shortId(d.dispatchId)}</code></td>
+                      <td>{resendable(d) && (
+                        <button type="button" onClick={() => setAction({ kind: 'resend', dispatch: d })}
+                          aria-label={`Resend ${d.status} dispatch ${shortId(d.dispatchId)}`}>Resend…</button>
+                      )}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </section>
+
+        <section aria-labelledby="events-title">
+          <h2 id="events-title">Events <span className="muted">(newest first)</span></h2>
+          {events.length === 0 ? <p className="muted">No events.</p> : (
+            <ol className="timeline">
+              {events.map((e) => (
+                <li key={e.eventId} className={`level-${e.level}`}>
+                  <time dateTime={e.eventTime}>{formatTime(e.eventTime)}</time>
+                  <Badge status={e.level} />
+                  <strong>{e.name}</strong>
+                  {e.partitionId && <span> · partition {e.partitionId}</span>}
+                  {e.errorCode && <span> · {e.errorCode}</span>}
+                  {e.actor && <span className="muted"> · by {e.actor}</span>}
+                  {e.processGroup && e.processGroup !== 'LOAD_CONTROL_API' && <span className="muted"> · {e.processGroup}</span>}
+                  {e.message && <p className="message">{e.message.slice(0, 300)}</p>}
+                </li>
+              ))}
+            </ol>
+          )}
+        </section>
+      </>)}
 
       {action?.kind === 'resolve' && (
         <ResolveDialog runLabel={`${shortId(run.runId)} (${run.jobKey} / ${run.businessKey})`} onClose={() => setAction(null)}

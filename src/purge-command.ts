@@ -1,0 +1,53 @@
+// `load-control purge [--before DATE] [--dry-run]`: the ledger retention of the sweeper, run to the end by hand.
+import type { Db } from './db/client.js';
+import { inTransaction } from './db/transaction.js';
+import { calendarDate } from './domain/gate/business-date.js';
+import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from './domain/purge/purge.js';
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * The cutoff `--before` names: a date (its midnight UTC) or a timestamp with an offset, never in the future.
+ * A timestamp without an offset is refused: which midnight it means would depend on the machine's time zone.
+ */
+export function parseBefore(text: string, now: Date): Date {
+  const date = calendarDate(text);
+  // Date would roll 2026-02-30T… over into March: the day is checked as a calendar date first
+  const timestamp = TIMESTAMP.test(text) && calendarDate(text.slice(0, 10)) !== null;
+  const instant = date ? new Date(`${date}T00:00:00Z`) : timestamp ? new Date(text) : null;
+  if (!instant || Number.isNaN(instant.getTime())) {
+    throw new Error(`--before: ${JSON.stringify(text)} is not an ISO date (2026-09-01) or timestamp with offset (2026-09-01T06:00:00Z)`);
+  }
+  if (instant > now) throw new Error(`--before: ${instant.toISOString()} is in the future`);
+  return instant;
+}
+
+const formatRows = (rows: RowCounts): string => PURGED_TABLES.map((table) => `${table}=${rows[table]}`).join(' ');
+
+export interface PurgeCommand {
+  db: Db;
+  before: Date;
+  dryRun: boolean;
+  print: (line: string) => void;
+}
+
+export async function runPurgeCommand({ db, before, dryRun, print }: PurgeCommand): Promise<void> {
+  const cutoff = before.toISOString();
+  if (dryRun) {
+    const runs = await inTransaction(db, (tx) => previewPurge(tx, before));
+    const total = noRows();
+    for (const run of runs) {
+      for (const table of PURGED_TABLES) total[table] += run.rows[table];
+      print(`would purge run ${run.runId} ${run.jobKey} ${run.businessKey} ${run.status} ended ${run.completedAt.toISOString()}: ${formatRows(run.rows)}`);
+    }
+    print(`dry run: ${runs.length} runs ended before ${cutoff} would lose ${formatRows(total)}; nothing was changed`);
+    return;
+  }
+  const summary = await purgeLedger(db, {
+    before, batchRows: PURGE_BATCH_ROWS,
+    afterBatch: (batch) => {
+      if (batch.purged) print(`purged run ${batch.run.runId} ${batch.run.jobKey} ${batch.run.businessKey} ${batch.run.status}`);
+    },
+  });
+  print(`purged ${summary.purgedRuns.length} runs ended before ${cutoff} in ${summary.batches} batches: deleted ${formatRows(summary.deleted)}`);
+}
