@@ -1,4 +1,4 @@
-// Ledger purge benchmark (src/domain/purge/): what one batch costs and what a sweeper cycle gets done.
+// Ledger purge benchmark (src/domain/retention/): what one batch costs and what a sweeper cycle gets done.
 //   big run      — one run with 10,000 partitions, 50,000 files and 2,000 events, purged in batches of
 //                  PURGE_BATCH_ROWS: per-batch p50/p99/max, and the whole run
 //   next run     — the plan and time of the query that picks the next due run, with history behind it
@@ -8,7 +8,7 @@
 // BENCH_SMALL_RUNS, default 300; DATABASE_URL optional: the benchmark creates and drops its own database there)
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../src/db/client.js';
-import { PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, nextDueRun, purgeLedger } from '../src/domain/purge/purge.js';
+import { PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, nextDueRun, purgeLedger } from '../src/domain/retention/purge.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { benchDatabase, fmt, printTable } from './support.js';
 

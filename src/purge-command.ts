@@ -2,7 +2,7 @@
 import type { Db } from './db/client.js';
 import { inTransaction } from './db/transaction.js';
 import { calendarDate } from './domain/gate/business-date.js';
-import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from './domain/purge/purge.js';
+import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from './domain/retention/purge.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 

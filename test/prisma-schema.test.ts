@@ -165,7 +165,7 @@ const schemaPath = new URL('../prisma/schema.prisma', import.meta.url);
 const models = parsePrismaSchema(readFileSync(schemaPath, 'utf8'));
 const modelsByName = new Map(models.map((model) => [model.name, model]));
 const SCHEMA = 'nifi_ops';
-const INTERNAL_TABLES = new Set(['lc_migration']);
+const INTERNAL_TABLES = new Set(['lc_migration', 'lc_function_file']);
 
 let database: TestDatabase;
 let columns: ColumnRow[];

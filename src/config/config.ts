@@ -233,7 +233,7 @@ const configSchema = z
         maxBatch: integer(200, 1),
       }).prefault({}),
       retention: section({
-        /** Ended runs lose their files, partitions, validations, dispatches and events after this (src/domain/purge/). */
+        /** Ended runs lose their files, partitions, validations, dispatches and events after this (src/domain/retention/). */
         ledger: duration(90 * DAY),
       }).prefault({}),
       logging: section({

@@ -11,7 +11,7 @@ import {
   CLAIM_PUBLISH, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, createRun, report, startRun, toStagingValidated,
 } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { purgeLedger } from '../../src/domain/purge/purge.js';
+import { purgeLedger } from '../../src/domain/retention/purge.js';
 import { formatDate } from '../../web/src/format.js';
 import { ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
 
