@@ -67,11 +67,16 @@ async function lockRunInserts(): Promise<{ release(): Promise<void> }> {
   return { release };
 }
 
-async function waitingForRunLock(): Promise<number> {
+/**
+ * Sessions waiting for the table lock on load_run; by default only createRun's INSERTs, since a worker in
+ * the same process (`start`) may be waiting beside them at any moment.
+ */
+async function waitingForRunLock(statement = '%INSERT INTO nifi_ops.load_run%'): Promise<number> {
   const { rows } = await api.sql.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_locks
-      WHERE NOT granted AND relation = 'nifi_ops.load_run'::regclass
-        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
+    `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+      WHERE NOT l.granted AND l.relation = 'nifi_ops.load_run'::regclass
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND a.query ILIKE $1`, [statement]);
   return rows[0]!.n;
 }
 
@@ -313,7 +318,7 @@ describe('stopping load-control work', () => {
           WHERE dispatch_id = ANY($1) AND status = 'PENDING' AND attempt_count = 1 AND next_attempt_at > clock_timestamp()`, [dispatchIds]);
       return rows[0]!.n === 4;
     });
-    await until('the sweep waiting for the lock', async () => (await waitingForRunLock()) > 0);
+    await until('the sweep waiting for the lock', async () => (await waitingForRunLock('%')) > 0);
     const signalled = performance.now();
     child.kill('SIGTERM');
     // the signal reaches the child's event loop asynchronously: ask once it has been handled
