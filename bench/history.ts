@@ -17,7 +17,7 @@ import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/config.js';
 import { createDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
-import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from '../src/domain/purge/purge.js';
+import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from '../src/domain/retention/purge.js';
 import { encodeRunCursor } from '../src/domain/runs/queries.js';
 import { createLogger } from '../src/server/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
