@@ -50,8 +50,13 @@ export async function listRuns(tx: Tx, filter: RunFilter, first: number, after: 
       ...(filter.businessKey ? { businessKey: filter.businessKey } : {}),
       ...(filter.status ? { status: filter.status } : {}),
       ...(filter.activeOnly ? { status: { in: [...ACTIVE_RUN_STATUSES] } } : {}),
+      // startedAt <= the cursor's, implied by the OR, is what an index range scan can start from: without it
+      // a page deep in the history read and dropped every newer run first (18,200 of them at half a year)
       ...(after
-        ? { OR: [{ startedAt: { lt: after.startedAt } }, { startedAt: after.startedAt, runId: { lt: after.runId } }] }
+        ? {
+            startedAt: { lte: after.startedAt },
+            OR: [{ startedAt: { lt: after.startedAt } }, { startedAt: after.startedAt, runId: { lt: after.runId } }],
+          }
         : {}),
     },
     orderBy: [{ startedAt: 'desc' }, { runId: 'desc' }],
