@@ -5,7 +5,10 @@
 -- statement, one commit for all of them (group commit). Each report in a batch is decided as report_chunk's
 -- fast path decides it; a report the fast path does not take (a replay, a refusal, a chunk that fails its
 -- partition, a run or partition that has moved on) is answered DEFERRED and sent alone through report_chunk
--- after the batch committed, as if it had arrived just after it.
+-- after the batch committed, as if it had arrived just after it. Both take the same fast path, advance_partition.
+-- A lone report is not sent as a batch of one: that costs more (bench/report-chunk, one connection, medians of
+-- 3 rounds of 3,200 reports: a new chunk 531 → 666 µs of backend CPU and 0.90 → 1.12 ms p50; a replay, which
+-- the batch defers to report_chunk, 416 → 659 µs).
 --
 -- Cost is constant per report: a partition's counters move by the delta of the report, and the run row is
 -- touched only when a partition's outcome changes. Run-row updates serialise, so exactly one report can see

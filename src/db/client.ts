@@ -33,6 +33,9 @@ export function boundedConnection(timeouts: DatabaseTimeouts): pg.ClientConfig {
     // a peer that vanished without closing (a failover, a cut network) is noticed between statements too
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+    // The ledger's statements are short and indexed; JIT compiles only when the planner's estimate is large,
+    // and with a year of history behind it a misestimate turned a 2 ms statement into a 3 s one (bench/history)
+    options: '-c jit=off',
   };
 }
 

@@ -18,6 +18,15 @@ afterAll(async () => {
 
 const raise = (sqlState: string) => `DO $$ BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = '${sqlState}'; END $$`;
 
+describe('bounded connections', () => {
+  it('run with the configured statement timeout and without JIT, through Prisma and through pg alike', async () => {
+    const settings = `SELECT current_setting('statement_timeout') AS statement_timeout, current_setting('jit') AS jit`;
+    const expected = { statement_timeout: '5s', jit: 'off' };
+    expect((await db.pool.query(settings)).rows).toEqual([expected]);
+    expect(await inTransaction(db, (tx) => tx.$queryRawUnsafe(settings))).toEqual([expected]);
+  });
+});
+
 describe('transaction helper', () => {
   it.each(['40P01', '40001'])('re-runs the whole transaction on %s and then answers SERVICE_UNAVAILABLE', async (sqlState) => {
     let attempts = 0;
