@@ -2,6 +2,7 @@ import './production-mode.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { formatTokenEntry, generateToken, tokenConfigEntry } from './auth/tokens.js';
 import { ConfigError, describeConfig, loadConfig, type Config, type Role } from './config/config.js';
@@ -9,7 +10,6 @@ import { createDb, type Db } from './db/client.js';
 import { PROCESS_LISTENER_NAME, startListener, type Listener } from './db/listener.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { checkDatabase } from './db/health.js';
-import pg from 'pg';
 import { applicationGrants } from './db/grants.js';
 import { migrate, readSchemaStatus } from './db/migrate.js';
 import { startRealtime } from './realtime/realtime.js';
@@ -67,6 +67,11 @@ async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean,
   shutdown.close('embedded-postgres', () => embedded.stop());
   log.info({ dataDir: join(DATA_DIR, 'postgres') }, 'embedded_postgres_started');
   return { url: embedded.url, embedded: true };
+}
+
+/** Where schema changes connect: database.migrationUrl, else database.url (migrate and grants need only one). */
+async function migrationUrl(config: Config, log: Logger, shutdown: Shutdown): Promise<string> {
+  return config.database.migrationUrl ?? (await openDatabase(config, log, false, shutdown)).url;
 }
 
 /** The application runs no DDL: a database that lacks this release's schema is refused, naming what is missing. */
@@ -141,8 +146,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     switch (command) {
       case 'migrate': {
-        const { url } = await openDatabase(config, log, false, shutdown);
-        const { applied } = await migrate(config.database.migrationUrl ?? url, { log: (m) => log.info(m) });
+        const { applied } = await migrate(await migrationUrl(config, log, shutdown), { log: (m) => log.info(m) });
         log.info({ applied }, 'migrated');
         await stop(0);
         return;
@@ -150,8 +154,7 @@ async function main(argv: string[]): Promise<void> {
       case 'grants': {
         const [role] = rest;
         if (!role) throw new ConfigError(['usage: load-control grants <role> [--apply]']);
-        const { url } = await openDatabase(config, log, false, shutdown);
-        const client = new pg.Client({ connectionString: config.database.migrationUrl ?? url, application_name: 'load-control grants' });
+        const client = new pg.Client({ connectionString: await migrationUrl(config, log, shutdown), application_name: 'load-control grants' });
         await client.connect();
         try {
           const statements = await applicationGrants(client, role);

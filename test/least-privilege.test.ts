@@ -157,7 +157,8 @@ describe('serve and work on a database that lacks this release\'s schema', () =>
       const migrated = await finished(runCli(['migrate'], { DATABASE_URL: asRole(empty.url), LC_DATABASE__MIGRATION_URL: empty.url }));
       expect(migrated.code).toBe(0);
       expect(migrated.output).toContain(`applied function files ${functionFiles.map((file) => file.name).join(', ')}`);
-      const granted = await finished(runCli(['grants', role, '--apply'], { DATABASE_URL: empty.url }));
+      // migrationUrl alone is enough for the commands that change the schema
+      const granted = await finished(runCli(['grants', role, '--apply'], { LC_DATABASE__MIGRATION_URL: empty.url }));
       expect(granted.code).toBe(0);
 
       const serve = runCli(['serve'], serveEnv);
