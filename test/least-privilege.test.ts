@@ -4,13 +4,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../src/auth/tokens.js';
 import { readFunctionFiles, readMigrationFiles } from '../src/db/migrate.js';
-import { graphqlCaller, TOKENS, type TestApi } from './support/api.js';
+import { graphqlCaller, TOKENS } from './support/api.js';
 import { freePort, runCli, type CliProcess } from './support/cli.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import {
-  chunkInput, claim, MARK_STAGE_VALIDATED, MARK_SUCCESS, metric, recordMetrics, report, REPORT_PUBLISH_RESULT, RUN,
-  START_VALIDATION, startRun, CLAIM_PUBLISH,
-} from './support/fixtures.js';
+import { JOB } from './support/fixtures.js';
+import { extractAll, publishRun, runState, startRun, succeed, validateStaging } from './support/ledger-flow.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
 import { until } from './support/until.js';
 
@@ -23,6 +21,7 @@ const children: CliProcess[] = [];
 const TOKENS_ENV = JSON.stringify([
   { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
   { name: 'alice-operator', sha256: hashToken(TOKENS.operator), roles: ['operator'] },
+  { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
 ]);
 
 function asRole(url: string): string {
@@ -101,28 +100,16 @@ describe('an application role with the grants of `load-control grants`', () => {
     children.push(serve, work);
     const url = `http://127.0.0.1:${port}`;
     await until('serve to be ready', async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, 30_000);
-    const api = { url, gql: graphqlCaller(url), sql: admin } as unknown as TestApi;
+    const gql = graphqlCaller(url);
 
-    const run = await startRun(api, [3, 4]);
-    for (const [pid, rows] of [['0000', 3], ['0001', 4]] as const) {
-      const { claimToken } = await claim(api, run.runId, pid);
-      expect((await report(api, chunkInput(run, pid, claimToken, 0, 1, rows))).body.errors).toBeUndefined();
-    }
+    const run = await startRun(gql, JOB, `BK_${role}`, [3, 4]);
+    await extractAll(gql, run, [3, 4]);
     // the worker, as the application role, delivers the VALIDATE_RUN call
     const [call] = await receiver.waitForCalls(1, 30_000);
-    const dispatchId = String(call!.headers['x-dispatch-id']);
-    const started = await api.gql(START_VALIDATION, { input: { runId: run.runId, dispatchId, node: 'nifi-01' } });
-    expect(started.body.data?.startValidation).toMatchObject({ started: true, runStatus: 'STAGE_VALIDATING' });
-    expect((await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '7')])).body.errors).toBeUndefined();
-    expect((await api.gql(MARK_STAGE_VALIDATED, { input: { runId: run.runId } })).body.data?.markStageValidated?.stageValidated).toBe(true);
-    const publishToken = crypto.randomUUID();
-    expect((await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } })).body.data?.claimPublish?.claimed).toBe(true);
-    expect((await api.gql(REPORT_PUBLISH_RESULT, { input: { runId: run.runId, publishToken, outcome: 'PUBLISHED' } })).body.errors)
-      .toBeUndefined();
-    expect((await recordMetrics(api, run.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '7')])).body.errors).toBeUndefined();
-    const success = await api.gql(MARK_SUCCESS, { input: { runId: run.runId, targetCount: '7' } });
-    expect(success.body.data?.markSuccess).toMatchObject({ success: true, runStatus: 'SUCCESS' });
-    expect((await api.gql(RUN, { runId: run.runId })).body.data?.run).toMatchObject({ status: 'SUCCESS', targetCount: 7 });
+    await validateStaging(gql, run.runId, String(call!.headers['x-dispatch-id']), 7);
+    expect(await publishRun(gql, run.runId, 'PUBLISHED')).toBe('PUBLISHED');
+    expect(await succeed(gql, run.runId, 7)).toBe('SUCCESS');
+    expect(await runState(gql, run.runId)).toMatchObject({ status: 'SUCCESS', targetCount: 7 });
     await until('the dispatch to be ACKED', async () =>
       (await admin.query(`SELECT status FROM nifi_ops.load_dispatch WHERE run_id = $1`, [run.runId])).rows[0]?.status === 'ACKED');
 

@@ -17,13 +17,6 @@ async function emptyDatabase(): Promise<string> {
   return database.url;
 }
 
-async function migrationsDir(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'lc-migrations-'));
-  dirs.push(dir);
-  await writeMigrations(dir, files);
-  return dir;
-}
-
 /** A schema of toy migrations in `dir` and toy function files in `dir`/functions (none until written). */
 const toy = (dir: string, extra: Partial<Parameters<typeof migrate>[1]> = {}) => ({
   migrationsDir: join(dir, 'migrations'),
@@ -117,24 +110,24 @@ describe('migrate', () => {
   });
 
   it('refuses a changed, already applied file and applies nothing more', async () => {
-    const dir = await migrationsDir({ '0001_first': 'CREATE TABLE public.first (id int);' });
-    await migrate(url, { migrationsDir: dir, functionsDir: join(dir, 'none') });
-    await writeMigrations(dir, {
+    const dir = await toyDir({ '0001_first': 'CREATE TABLE public.first (id int);' });
+    await migrate(url, toy(dir));
+    await writeMigrations(join(dir, 'migrations'), {
       '0001_first': 'CREATE TABLE public.first (id int, extra text);',
       '0002_second': 'CREATE TABLE public.second (id int);',
     });
 
-    const error = await migrate(url, { migrationsDir: dir, functionsDir: join(dir, 'none') }).catch((caught: unknown) => caught);
+    const error = await migrate(url, toy(dir)).catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(MigrationChecksumError);
     expect((error as MigrationChecksumError).migration).toBe('0001_first');
-    expect((error as Error).message).toContain(join(dir, '0001_first', 'migration.sql'));
+    expect((error as Error).message).toContain(join(dir, 'migrations', '0001_first', 'migration.sql'));
     expect(await recorded(url)).toEqual(['0001_first']);
     expect(await tableExists(url, 'public.second')).toBe(false);
   });
 
   it('rolls a failing file back entirely and does not record it', async () => {
-    const dir = await migrationsDir({
+    const dir = await toyDir({
       '0001_good': 'CREATE TABLE public.good (id int);',
       '0002_bad': [
         'CREATE TABLE public.half_done (id int);',
@@ -143,11 +136,11 @@ describe('migrate', () => {
       ].join('\n'),
     });
 
-    const error = await migrate(url, { migrationsDir: dir, functionsDir: join(dir, 'none') }).catch((caught: unknown) => caught);
+    const error = await migrate(url, toy(dir)).catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(MigrationFailedError);
     expect((error as MigrationFailedError).migration).toBe('0002_bad');
-    expect((error as Error).message).toContain(join(dir, '0002_bad', 'migration.sql'));
+    expect((error as Error).message).toContain(join(dir, 'migrations', '0002_bad', 'migration.sql'));
     expect((error as Error).message).toContain('line 3');
     expect((error as Error).cause).toMatchObject({ code: '42883' });
     expect(await recorded(url)).toEqual(['0001_good']);
@@ -155,8 +148,8 @@ describe('migrate', () => {
     expect(await query(url, 'SELECT * FROM public.good')).toEqual([]);
 
     // Fixed, it applies on the next run.
-    await writeMigrations(dir, { '0002_bad': 'CREATE TABLE public.half_done (id int);' });
-    expect((await migrate(url, { migrationsDir: dir, functionsDir: join(dir, 'none') })).applied).toEqual(['0002_bad']);
+    await writeMigrations(join(dir, 'migrations'), { '0002_bad': 'CREATE TABLE public.half_done (id int);' });
+    expect((await migrate(url, toy(dir))).applied).toEqual(['0002_bad']);
   });
 
   it('lets concurrent runs on a fresh database all succeed, applying each file once', async () => {
