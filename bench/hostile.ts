@@ -3,7 +3,8 @@
 // anonymous 15 MB bodies, and a SIGTERM under a keep-alive mutation load (requests left without a complete
 // answer, time to exit). Prints numbers; asserts nothing. A request that is refused prints the status it got;
 // one that gets no answer within REQUEST_TIMEOUT_MS prints "timeout", and the API is restarted.
-// Usage: npm run build && npx tsx bench/hostile.ts   (DATABASE_URL names the server, else an embedded one)
+// Usage: npm run build && npx tsx bench/hostile.ts   (DATABASE_URL names the server, else an embedded one;
+// BENCH_DOCUMENTS=<substring> measures only the documents whose name contains it)
 import { request } from 'undici';
 import { hashToken } from '../src/auth/tokens.js';
 import * as consoleOperations from '../web/src/api/operations.js';
@@ -85,8 +86,10 @@ async function timed(query: string, variables: Record<string, unknown> = {}): Pr
   }
 }
 
-/** RUNS runs, and one with the largest manifest allowed; returns that run's id. */
-async function seed(): Promise<string> {
+const REGISTER_MANIFEST = 'mutation($input: RegisterManifestInput!) { registerManifest(input: $input) { status dispatchPartitions { partitionId } } }';
+
+/** RUNS runs, and one with the largest manifest allowed; returns that run's id and its manifest. */
+async function seed(): Promise<{ runId: string; manifest: Record<string, unknown> }> {
   for (let i = 0; i < RUNS; i += 25) {
     await Promise.all(Array.from({ length: Math.min(25, RUNS - i) }, (_, j) => gqlRequest(api.url,
       'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }',
@@ -95,30 +98,36 @@ async function seed(): Promise<string> {
   const created = await gqlRequest(api.url, 'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }',
     { input: { jobKey: 'BENCH_HOSTILE', businessKey: 'BK_LARGEST', hdfsRoot: '/data', stageTablePrefix: 'T_' } }, { token: BENCH_TOKEN });
   const runId = created.body.data.createRun.runId as string;
-  const manifest = await gqlRequest(api.url, 'mutation($input: RegisterManifestInput!) { registerManifest(input: $input) { status } }', {
-    input: {
-      runId, sourceCount: String(MAX_PARTITIONS), plannedPartitionCount: String(MAX_PARTITIONS),
-      partitions: Array.from({ length: MAX_PARTITIONS }, (_, i) => ({
-        partitionId: String(i).padStart(4, '0'), lowerBound: String(i * 10), upperBound: String(i * 10 + 10),
-        upperInclusive: i === MAX_PARTITIONS - 1, expectedRowCount: '1',
-      })),
-    },
-  }, { token: BENCH_TOKEN, timeoutMs: 120_000 });
+  const input = {
+    runId, sourceCount: String(MAX_PARTITIONS), plannedPartitionCount: String(MAX_PARTITIONS),
+    partitions: Array.from({ length: MAX_PARTITIONS }, (_, i) => ({
+      partitionId: String(i).padStart(4, '0'), lowerBound: String(i * 10), upperBound: String(i * 10 + 10),
+      upperInclusive: i === MAX_PARTITIONS - 1, expectedRowCount: '1',
+    })),
+  };
+  const manifest = await gqlRequest(api.url, REGISTER_MANIFEST, { input }, { token: BENCH_TOKEN, timeoutMs: 120_000 });
   if (manifest.body.data?.registerManifest?.status !== 'EXTRACTING') throw new Error(JSON.stringify(manifest.body));
-  return runId;
+  return { runId, manifest: input };
 }
 
-/** What the limits let through at their most expensive: the console's page of the largest run, and runs pages near the cost limit. */
-function acceptedDocuments(largestRunId: string): Record<string, { query: string; variables: Record<string, unknown> }> {
+/**
+ * What the limits let through at their most expensive: the console's page of the largest run, runs pages near
+ * the cost limit, and the largest manifest sent again (a replay: parsed, validated and compared in full).
+ */
+function acceptedDocuments(largest: Awaited<ReturnType<typeof seed>>): Documents {
   const eventFields = 'eventId eventTime level name partitionId processGroup errorCode message actor';
   const page = (alias: string) => `${alias}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
   return {
-    'console run page, 10,000 partitions': { query: consoleOperations.RUN, variables: { runId: largestRunId } },
+    'console run page, 10,000 partitions': { query: consoleOperations.RUN, variables: { runId: largest.runId } },
     [`3 × runs(first: ${MAX_RUNS_PAGE}) with events, near the cost limit`]: { query: `{ ${['a', 'b', 'c'].map(page).join(' ')} }`, variables: {} },
+    'registerManifest replay, 10,000 partitions': { query: REGISTER_MANIFEST, variables: { input: largest.manifest } },
   };
 }
 
 type Documents = Record<string, { query: string; variables: Record<string, unknown> }>;
+/** BENCH_DOCUMENTS=<substring>: only the documents whose name contains it. */
+const only = (documents: Documents): Documents =>
+  Object.fromEntries(Object.entries(documents).filter(([name]) => name.includes(process.env.BENCH_DOCUMENTS ?? '')));
 const asDocuments = (queries: Record<string, string>): Documents =>
   Object.fromEntries(Object.entries(queries).map(([name, query]) => [name, { query, variables: {} }]));
 
@@ -248,9 +257,9 @@ async function main(): Promise<void> {
   databaseUrl = database.url;
   api = await startCli('serve', databaseUrl, ENV);
   try {
-    const largestRunId = await seed();
-    const hostile = asDocuments(DOCUMENTS);
-    const accepted = acceptedDocuments(largestRunId);
+    const largest = await seed();
+    const hostile = only(asDocuments(DOCUMENTS));
+    const accepted = only(acceptedDocuments(largest));
     const costs = {
       ...(await documentCosts('the worst documents within the limits, one at a time', hostile)),
       ...(await documentCosts('the costliest requests the limits accept, one at a time', accepted)),

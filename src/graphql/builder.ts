@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
 import { LIST_ESTIMATES } from './cost.js';
 import type { Role } from '../config/config.js';
 import type { Services } from '../server/services.js';
@@ -33,7 +34,7 @@ export const builder = new SchemaBuilder<{
   };
 }>({
   defaultFieldNullability: false,
-  plugins: [ComplexityPlugin],
+  plugins: [ComplexityPlugin, DataloaderPlugin],
   // the cost is checked once per request, before execution (src/server/query-cost.ts), not per root field
   complexity: { defaultComplexity: 1, defaultListMultiplier: LIST_ESTIMATES.default, disabled: true },
 });

@@ -128,10 +128,13 @@ const PublishClaimEvidenceRef = builder.objectRef<PublishClaimEvidence>('Publish
 });
 
 builder.objectField(RunRef, 'evidence', (t) =>
-  t.field({
-    type: [PublishClaimEvidenceRef],
+  t.loadableList({
+    type: PublishClaimEvidenceRef,
     description: 'For a run of a gated job: the upstream attempts its publish claim was authorised by.',
-    resolve: (run, _args, ctx) => listPublishClaimEvidence(ctx.services.db.prisma, run.runId),
+    // read for all the runs of a page at once; never cached, since a subscription keeps its context
+    loaderOptions: { cache: false },
+    load: (runIds: string[], ctx) => listPublishClaimEvidence(ctx.services.db.prisma, runIds),
+    resolve: (run) => run.runId,
   }),
 );
 

@@ -5,7 +5,7 @@ import { DomainError } from '../domain/errors.js';
 import { createRun } from '../domain/runs/create-run.js';
 import { inGatedTransaction } from '../domain/gate/run-gate.js';
 import { failRun } from '../domain/runs/fail-run.js';
-import { listRunEvents, type EventRow } from '../domain/events/events.js';
+import { listRunsEvents, type EventRow } from '../domain/events/events.js';
 import {
   decodeRunCursor, encodeRunCursor, getRun, listDispatches, listMetrics, listPartitions, listRuns, partitionCounts,
   type DispatchRecord, type MetricRecord, type PartitionRecord, type RunRecord,
@@ -14,9 +14,12 @@ import * as f from '../domain/fields.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
+import { inSlices } from './list-slices.js';
 import { ANY_ROLE, NIFI } from './roles.js';
 
 const MAX_RUN_EVENTS = 1000;
+// a run in a page may start reads of its own (events, counts): fewer per turn than plain rows
+const RUN_SLICE = 50;
 
 export const actorName = (ctx: GraphQLContext): string => ctx.actor?.name ?? 'anonymous';
 const reader = (ctx: GraphQLContext): Tx => ctx.services.db.prisma;
@@ -143,30 +146,41 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     errorStage: t.exposeString('errorStage', { nullable: true }),
     errorCode: t.exposeString('errorCode', { nullable: true }),
     errorMessage: t.exposeString('errorMessage', { nullable: true }),
-    partitionCounts: t.field({ type: [StatusCount], resolve: (r, _a, ctx) => partitionCounts(reader(ctx), r.runId) }),
+    // the lists below that are loaded (loadableList) are read for all the runs of a page at once, not one
+    // statement per run; never cached, since a subscription keeps its context from one event to the next
+    partitionCounts: t.loadableList({
+      type: StatusCount,
+      loaderOptions: { cache: false },
+      load: (runIds: string[], ctx) => partitionCounts(reader(ctx), runIds),
+      resolve: (r) => r.runId,
+    }),
     partitions: t.field({
       type: [PartitionRef],
       complexity: { field: 1, multiplier: MAX_PARTITIONS_PER_RUN },
       args: { status: t.arg({ type: PartitionStatusEnum }) },
-      resolve: (r, args, ctx) => listPartitions(reader(ctx), r.runId, args.status ?? null),
+      resolve: async (r, args, ctx) => inSlices(await listPartitions(reader(ctx), r.runId, args.status ?? null)),
     }),
     dispatches: t.field({
       type: [DispatchRef],
       complexity: { field: 1, multiplier: LIST_ESTIMATES.dispatchesPerRun },
-      resolve: (r, _a, ctx) => listDispatches(reader(ctx), r.runId),
+      resolve: async (r, _a, ctx) => inSlices(await listDispatches(reader(ctx), r.runId)),
     }),
     metrics: t.field({
       type: [MetricRef],
       complexity: { field: 1, multiplier: LIST_ESTIMATES.metricsPerRun },
-      resolve: (r, _a, ctx) => listMetrics(reader(ctx), r.runId),
+      resolve: async (r, _a, ctx) => inSlices(await listMetrics(reader(ctx), r.runId)),
     }),
-    events: t.field({
-      type: [EventRef],
+    // byPath: each selection of events, with its own `last`, is its own batch
+    events: t.loadableList({
+      type: EventRef,
+      byPath: true,
+      loaderOptions: { cache: false },
       complexity: pagedCost('last', 200, MAX_RUN_EVENTS),
       args: { last: t.arg({ type: 'Int', defaultValue: 200 }) },
-      resolve: (r, args, ctx) => {
-        const last = f.parseCommand(z.number().int().min(1).max(MAX_RUN_EVENTS), args.last, 'last');
-        return listRunEvents(reader(ctx), r.runId, last);
+      load: (runIds: string[], ctx, args) => listRunsEvents(reader(ctx), runIds, args.last ?? 200),
+      resolve: (r, args) => {
+        f.parseCommand(z.number().int().min(1).max(MAX_RUN_EVENTS), args.last, 'last');
+        return r.runId;
       },
     }),
   }),
@@ -186,8 +200,8 @@ const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | n
 const RunConnection = builder.objectRef<{ runs: RunRecord[]; hasNextPage: boolean }>('RunConnection').implement({
   fields: (t) => ({
     // the page's size is counted once, by runs(first)
-    edges: t.field({ type: [RunEdge], complexity: { field: 1, multiplier: 1 }, resolve: (c) => c.runs }),
-    nodes: t.field({ type: [RunRef], complexity: { field: 1, multiplier: 1 }, resolve: (c) => c.runs }),
+    edges: t.field({ type: [RunEdge], complexity: { field: 1, multiplier: 1 }, resolve: (c) => inSlices(c.runs, RUN_SLICE) }),
+    nodes: t.field({ type: [RunRef], complexity: { field: 1, multiplier: 1 }, resolve: (c) => inSlices(c.runs, RUN_SLICE) }),
     pageInfo: t.field({
       type: PageInfo,
       resolve: (c) => ({ hasNextPage: c.hasNextPage, endCursor: c.runs.length ? encodeRunCursor(c.runs[c.runs.length - 1]!) : null }),

@@ -37,7 +37,7 @@ describe('the shared reader', () => {
     expect(queries).toBe(1);
     expect(first.every((p) => p.length === 3)).toBe(true);
     // a different read of the same run is its own query; repeating either shares it
-    await Promise.all([partitionCounts(reader, run.runId), partitionCounts(reader, run.runId), listPartitions(reader, run.runId, null)]);
+    await Promise.all([partitionCounts(reader, [run.runId]), partitionCounts(reader, [run.runId]), listPartitions(reader, run.runId, null)]);
     expect(queries).toBe(2);
 
     const { claimToken } = await claim(api, run.runId, '0000');

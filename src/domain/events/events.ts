@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/client.js';
+import type { LoadEvent } from '../../generated/prisma/client.js';
 
 export type EventLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 
@@ -83,27 +84,37 @@ export interface EventRow {
   actor: string | null;
 }
 
-/** The latest `last` events of a run, oldest first (ref §3.21). */
-export async function listRunEvents(tx: Tx, runId: string, last: number): Promise<EventRow[]> {
-  const rows = await tx.loadEvent.findMany({
-    where: { runId },
-    orderBy: [{ eventTime: 'desc' }, { eventId: 'desc' }],
-    take: last,
-  });
-  return rows.reverse().map((e) => ({
-    eventId: e.eventId,
-    eventTime: e.eventTime,
-    level: e.eventLevel,
-    name: e.eventName,
-    partitionId: e.partitionId,
-    chunkIndex: e.chunkIndex,
-    processGroup: e.processGroup,
-    processorName: e.processorName,
-    nodeId: e.nodeId,
-    errorClass: e.errorClass,
-    errorCode: e.errorCode,
-    message: e.message,
-    details: e.details,
-    actor: e.actor,
-  }));
+type EventColumns = Pick<LoadEvent, 'eventId' | 'eventTime' | 'eventLevel' | 'eventName' | 'partitionId' | 'chunkIndex'
+  | 'processGroup' | 'processorName' | 'nodeId' | 'errorClass' | 'errorCode' | 'message' | 'details' | 'actor'>;
+
+const toEventRow = (e: EventColumns): EventRow => ({
+  eventId: e.eventId, eventTime: e.eventTime, level: e.eventLevel, name: e.eventName, partitionId: e.partitionId,
+  chunkIndex: e.chunkIndex, processGroup: e.processGroup, processorName: e.processorName, nodeId: e.nodeId,
+  errorClass: e.errorClass, errorCode: e.errorCode, message: e.message, details: e.details, actor: e.actor,
+});
+
+/**
+ * The latest `last` events of each run, oldest first (ref §3.21), in the order of runIds. Many runs (a page
+ * of them): one statement, each run an index range scan (ix_load_event_run_time) that stops after `last`
+ * rows. One run goes through the model's findMany instead, which the subscriptions' shared reader
+ * (src/realtime/shared-reader.ts) can give all of a run's subscribers at once.
+ */
+export async function listRunsEvents(tx: Tx, runIds: readonly string[], last: number): Promise<EventRow[][]> {
+  if (runIds.length === 1) {
+    const rows = await tx.loadEvent.findMany({ where: { runId: runIds[0] }, orderBy: [{ eventTime: 'desc' }, { eventId: 'desc' }], take: last });
+    return [rows.reverse().map(toEventRow)];
+  }
+  const rows = await tx.$queryRaw<Array<EventColumns & { runId: string }>>`
+    SELECT r.run_id::text AS "runId", e.event_id::text AS "eventId", e.event_time AS "eventTime", e.event_level AS "eventLevel",
+           e.event_name AS "eventName", e.partition_id AS "partitionId", e.chunk_index AS "chunkIndex",
+           e.process_group AS "processGroup", e.processor_name AS "processorName", e.node_id AS "nodeId",
+           e.error_class AS "errorClass", e.error_code AS "errorCode", e.message, e.details, e.actor
+    FROM unnest(${runIds}::uuid[]) WITH ORDINALITY AS r(run_id, ordinal)
+    CROSS JOIN LATERAL (
+      SELECT * FROM nifi_ops.load_event ev WHERE ev.run_id = r.run_id ORDER BY ev.event_time DESC, ev.event_id DESC LIMIT ${last}
+    ) e
+    ORDER BY r.ordinal, e.event_time, e.event_id`;
+  const byRun = new Map<string, EventRow[]>(runIds.map((id) => [id, []]));
+  for (const row of rows) byRun.get(row.runId)?.push(toEventRow(row));
+  return runIds.map((id) => byRun.get(id)!);
 }

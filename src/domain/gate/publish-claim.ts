@@ -52,16 +52,23 @@ export async function authorisePublishClaim(tx: Tx, claim: PublishClaim): Promis
   return evidence;
 }
 
-/** The upstream attempts that authorised a run's publish claim (empty for an ungated or unclaimed run). */
-export async function listPublishClaimEvidence(tx: Tx, runId: string): Promise<PublishClaimEvidence[]> {
-  const rows = await tx.gatePublishClaimEvidence.findMany({ where: { runId }, orderBy: { jobId: 'asc' } });
-  return rows.map((row) => ({
-    jobId: row.jobId,
-    attempt: row.attempt,
-    runId: row.upstreamRunId,
-    consumer: row.consumer,
-    businessDate: dateOfColumn(row.businessDate),
-    publishToken: row.publishToken,
-    recordedAt: row.recordedAt,
-  }));
+/**
+ * The upstream attempts that authorised each run's publish claim (empty for an ungated or unclaimed run), in
+ * the order of runIds: one statement for a page of runs.
+ */
+export async function listPublishClaimEvidence(tx: Tx, runIds: readonly string[]): Promise<PublishClaimEvidence[][]> {
+  const rows = await tx.gatePublishClaimEvidence.findMany({ where: { runId: { in: [...runIds] } }, orderBy: [{ runId: 'asc' }, { jobId: 'asc' }] });
+  const byRun = new Map<string, PublishClaimEvidence[]>(runIds.map((id) => [id, []]));
+  for (const row of rows) {
+    byRun.get(row.runId)?.push({
+      jobId: row.jobId,
+      attempt: row.attempt,
+      runId: row.upstreamRunId,
+      consumer: row.consumer,
+      businessDate: dateOfColumn(row.businessDate),
+      publishToken: row.publishToken,
+      recordedAt: row.recordedAt,
+    });
+  }
+  return runIds.map((id) => byRun.get(id)!);
 }

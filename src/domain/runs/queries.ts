@@ -65,13 +65,43 @@ export async function listRuns(tx: Tx, filter: RunFilter, first: number, after: 
   return { runs: runs.slice(0, first), hasNextPage: runs.length > first };
 }
 
-export function listPartitions(tx: Tx, runId: string, status: string | null): Promise<PartitionRecord[]> {
-  return tx.loadPartition.findMany({ where: { runId, ...(status ? { status } : {}) }, orderBy: { partitionId: 'asc' } });
+/** Rows per read of a run's partitions. */
+const PARTITION_PAGE = 1_000;
+
+/**
+ * A run's partitions in partition order, read in keyset pages: Prisma maps a result in one synchronous
+ * pass, and 10,000 rows at once held the event loop for ~60 ms. Each page is its own statement, so a
+ * partition changed between pages is seen in whichever state its page read — never twice, never missed.
+ */
+export async function listPartitions(tx: Tx, runId: string, status: string | null): Promise<PartitionRecord[]> {
+  const partitions: PartitionRecord[] = [];
+  for (;;) {
+    const last = partitions.at(-1)?.partitionId;
+    const page = await tx.loadPartition.findMany({
+      where: { runId, ...(status ? { status } : {}), ...(last !== undefined ? { partitionId: { gt: last } } : {}) },
+      orderBy: { partitionId: 'asc' },
+      take: PARTITION_PAGE,
+    });
+    partitions.push(...page);
+    if (page.length < PARTITION_PAGE) return partitions;
+  }
 }
 
-export async function partitionCounts(tx: Tx, runId: string): Promise<Array<{ status: string; count: number }>> {
-  const groups = await tx.loadPartition.groupBy({ by: ['status'], where: { runId }, _count: { _all: true } });
-  return groups.map((g) => ({ status: g.status, count: g._count._all })).sort((a, b) => (a.status < b.status ? -1 : 1));
+/**
+ * Each run's partitions by status (statuses present only, in name order), in the order of runIds: one
+ * statement for a page of runs. One run is filtered by equality, which the subscriptions' shared reader
+ * (src/realtime/shared-reader.ts) can give all of a run's subscribers at once.
+ */
+export async function partitionCounts(tx: Tx, runIds: readonly string[]): Promise<Array<Array<{ status: string; count: number }>>> {
+  const groups = await tx.loadPartition.groupBy({
+    by: ['runId', 'status'],
+    where: { runId: runIds.length === 1 ? runIds[0]! : { in: [...runIds] } },
+    _count: { _all: true },
+    orderBy: [{ runId: 'asc' }, { status: 'asc' }],
+  });
+  const byRun = new Map<string, Array<{ status: string; count: number }>>(runIds.map((id) => [id, []]));
+  for (const g of groups) byRun.get(g.runId)?.push({ status: g.status, count: g._count._all });
+  return runIds.map((id) => byRun.get(id)!);
 }
 
 export function listDispatches(tx: Tx, runId: string): Promise<DispatchRecord[]> {

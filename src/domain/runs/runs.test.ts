@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { CREATE_RUN, FAIL_RUN, HDFS_ROOT, JOB, RUN, createRun } from '../../../test/support/fixtures.js';
+import { CREATE_RUN, FAIL_RUN, HDFS_ROOT, JOB, RUN, chunkInput, claim, createRun, report, startRun } from '../../../test/support/fixtures.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -196,5 +196,42 @@ describe('run and runs queries', () => {
     expect(badStatus.status).toBe(400);
     const badFirst = await api.gql(query, { first: 501 });
     expect(badFirst.status).toBe(422);
+  });
+
+  it('answers every partition of a run larger than a read page (1,000) and a list slice (250), in partition order', async () => {
+    const run = await startRun(api, Array.from({ length: 1_203 }, () => 1));
+    const { claimToken } = await claim(api, run.runId, '1100');
+    await report(api, chunkInput(run, '1100', claimToken, 0, 1, 1));
+    const res = await api.gql(`query($runId: UUID!) { run(runId: $runId) {
+      partitions { partitionId status } pending: partitions(status: PENDING) { partitionId } partitionCounts { status count } } }`, { runId: run.runId });
+    expect(res.body.errors).toBeUndefined();
+    const { partitions, pending, partitionCounts } = res.body.data!.run;
+    expect(partitions.map((p: { partitionId: string }) => p.partitionId)).toEqual(Array.from({ length: 1_203 }, (_, i) => String(i).padStart(4, '0')));
+    expect(partitions[1100]).toEqual({ partitionId: '1100', status: 'SUCCESS' });
+    expect(pending).toHaveLength(1_202);
+    expect(pending.map((p: { partitionId: string }) => p.partitionId)).not.toContain('1100');
+    expect(partitionCounts).toEqual([{ status: 'PENDING', count: 1_202 }, { status: 'SUCCESS', count: 1 }]);
+  });
+
+  it('a page of runs reads each run\'s events, partition counts and evidence as asked, the same as one run at a time', async () => {
+    const businessKey = `BATCH_${randomUUID().slice(0, 6)}`;
+    const runs = [await startRun(api, [1, 2], { create: { businessKey } })];
+    await api.gql(FAIL_RUN, { input: { runId: runs[0]!.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'X', errorCode: 'E' } });
+    runs.push(await createRun(api, { businessKey }));
+    const fields = 'runId partitionCounts { status count } events(last: 2) { name } all: events(last: 50) { name } evidence { jobId }';
+    const page = await api.gql(`query($f: RunFilter) { runs(filter: $f, first: 10) { nodes { ${fields} } } }`, { f: { businessKey } });
+    expect(page.body.errors).toBeUndefined();
+    const nodes = page.body.data!.runs.nodes as Array<Record<string, unknown>>;
+    expect(nodes.map((n) => n.runId)).toEqual([runs[1]!.runId, runs[0]!.runId]);
+    for (const node of nodes) {
+      const one = await api.gql(`query($runId: UUID!) { run(runId: $runId) { ${fields} } }`, { runId: node.runId });
+      expect(node).toEqual(one.body.data!.run);
+    }
+    const [created, failed] = nodes as Array<{ partitionCounts: unknown; events: Array<{ name: string }>; all: Array<{ name: string }> }>;
+    expect(created!.partitionCounts).toEqual([]);
+    expect(created!.all.map((e) => e.name)).toEqual(['RUN_STARTED']);
+    expect(failed!.partitionCounts).toEqual([{ status: 'PENDING', count: 2 }]); // the sweeper abandons them later
+    expect(failed!.events).toEqual(failed!.all.slice(-2));
+    expect(failed!.all.length).toBeGreaterThan(2);
   });
 });
