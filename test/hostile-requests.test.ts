@@ -3,7 +3,9 @@
 // would reject never reach it. Every refusal is a 4xx that changes nothing.
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
+import { getNamedType, isInputObjectType, isNonNullType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSchema } from '../src/graphql/schema.js';
 import * as consoleOperations from '../web/src/api/operations.js';
 import { startTestApi, TOKENS, type TestApi } from './support/api.js';
 import { CREATE_RUN, HDFS_ROOT, JOB, startRun } from './support/fixtures.js';
@@ -178,6 +180,29 @@ describe('expensive requests', () => {
     expect([large.status, large.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
     // the same document with a small page again: the refusal was not cached for the document
     expect((await api.gql(query, { n: 1 }, { token: 'viewer' })).status).toBe(200);
+  });
+
+  it('costs a request without coercing its input-object variables, and still counts the page beside them', async () => {
+    const query = `query($f: RunFilter, $n: Int) { runs(filter: $f, first: $n) { nodes { ${runFields} partitions { partitionId status } } } }`;
+    const large = await api.gql(query, { f: { jobKey: JOB }, n: 100 }, { token: 'viewer' });
+    expect([large.status, large.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
+    expect((await api.gql(query, { f: { jobKey: JOB }, n: 1 }, { token: 'viewer' })).status).toBe(200);
+    // a malformed input object is still refused, by the executor's own coercion
+    const malformed = await api.gql(query, { f: { jobKey: 7 }, n: 1 }, { token: 'viewer' });
+    expect(malformed.status).toBe(400);
+    // what makes leaving them out safe: no field whose cost reads its arguments has a required input-object one
+    const schema = buildSchema();
+    const costedByArguments: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type)) continue;
+      for (const field of Object.values(type.getFields())) {
+        if (typeof field.extensions?.complexity !== 'function') continue;
+        costedByArguments.push(`${type.name}.${field.name}`);
+        const required = field.args.filter((a) => isNonNullType(a.type) && isInputObjectType(getNamedType(a.type)));
+        expect(required.map((a) => `${type.name}.${field.name}(${a.name})`)).toEqual([]);
+      }
+    }
+    expect(costedByArguments).toEqual(expect.arrayContaining(['Query.runs', 'Run.events', 'Query.cleanupCandidates']));
   });
 
   it('caps every page: a larger page than a list allows is 422 naming the argument', async () => {
