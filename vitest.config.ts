@@ -3,6 +3,19 @@ import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
+/**
+ * The fast tier: server plugins alone on a small schema (test/support/small-api.ts), no database. Their own
+ * project has no global setup, so running them alone starts no PostgreSQL and makes no template database.
+ */
+const FAST_TIER = [
+  'src/server/auth.test.ts',
+  'src/server/error-envelope.test.ts',
+  'src/server/graphql-endpoint.test.ts',
+  'src/server/operation-shape.test.ts',
+  'src/server/query-cost.test.ts',
+  'src/server/request-id.test.ts',
+];
+
 export default defineConfig({
   resolve: {
     // graphql 16 has no "exports": Node (and so graphql-yoga) loads its CommonJS build, while Vite would
@@ -10,11 +23,16 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    globalSetup: ['test/support/global-setup.ts'],
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30000,
     hookTimeout: 120000,
     pool: 'forks',
     reporters: ['default', ['json', { outputFile: 'test-artifacts/vitest.json' }]],
+    projects: [
+      { extends: true, test: { name: 'fast', include: FAST_TIER } },
+      {
+        extends: true,
+        test: { name: 'database', globalSetup: ['test/support/global-setup.ts'], include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: FAST_TIER },
+      },
+    ],
   },
 });
