@@ -14,6 +14,7 @@ const FAST_TIER = [
   'src/server/operation-shape.test.ts',
   'src/server/query-cost.test.ts',
   'src/server/request-id.test.ts',
+  'src/server/storable-inputs.test.ts',
 ];
 
 export default defineConfig({

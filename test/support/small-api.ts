@@ -2,7 +2,7 @@
 // HTTP server (yoga.fetch), no global setup needed. The fields declare roles and costs as the real schema
 // does (extensions.roles, extensions.complexity), and fail in each of the ways the error envelope maps.
 import {
-  GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString,
+  GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
   type GraphQLFieldConfig, type GraphQLOutputType,
 } from 'graphql';
 import { createYoga, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
@@ -36,6 +36,9 @@ const Item: GraphQLObjectType = new GraphQLObjectType({
     children: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(Item))), resolve: () => [] },
   }),
 });
+
+// any JSON value, as the real JSON scalar takes parameters and details
+const JSONScalar = new GraphQLScalarType({ name: 'JSON' });
 
 const items = (first: number | null | undefined) => Array.from({ length: first ?? 10 }, (_, i) => ({ id: String(i), name: `item ${i}` }));
 
@@ -78,7 +81,7 @@ export const smallSchema = new GraphQLSchema({
     name: 'Mutation',
     fields: {
       act: field(GraphQLInt, ['nifi'], {
-        args: { input: { type: GraphQLString } },
+        args: { input: { type: GraphQLString }, parameters: { type: JSONScalar } },
         resolve: () => (executed.push('act'), 1),
       }),
       operate: field(GraphQLInt, ['operator'], { resolve: () => (executed.push('operate'), 1) }),
