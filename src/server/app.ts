@@ -1,7 +1,3 @@
-import http from 'node:http';
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { getOperationAST, type OperationDefinitionNode } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
@@ -16,12 +12,13 @@ import type { Realtime } from '../realtime/realtime.js';
 import { createAuthenticator, useRootFieldAuth } from './auth.js';
 import { createConsoleHandler } from './console.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
+import { createGraphQLEndpoint, sendJson } from './graphql-endpoint.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
-import { DOCUMENT_LIMITS, useNestingLimitedParse } from './operation-shape.js';
+import { useDocumentLimits } from './operation-shape.js';
 import { useQueryCost } from './query-cost.js';
 import { useStorableInputs } from './storable-inputs.js';
-import { requestIdFrom, requestIdOf, useRequestId } from './request-id.js';
+import { requestIdOf, useRequestId } from './request-id.js';
 import type { Services } from './services.js';
 import { createHttpServer, type HttpServer } from './tls.js';
 import { drainable, type OpenRequest } from './shutdown.js';
@@ -53,8 +50,6 @@ export interface ApiServer {
   /** Cuts every connection off, open requests too. */
   close(): Promise<void>;
 }
-
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 function rootField(operation: OperationDefinitionNode | null | undefined): string {
   const first = operation?.selectionSet.selections[0];
@@ -123,61 +118,6 @@ function useSubscriptionInputErrors(): Plugin {
   };
 }
 
-/**
- * Reads the whole body, refusing one longer than MAX_BODY_BYTES whatever its framing (a chunked body has no
- * Content-Length). Yoga takes a body already read as is; otherwise it pipes the stream through a byte
- * counter of its own, which costs more per request than the rest of its HTTP handling.
- */
-function readBody(req: http.IncomingMessage): Promise<Buffer | 'too large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    req.on('data', (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > MAX_BODY_BYTES) {
-        req.removeAllListeners('data');
-        req.pause();
-        resolve('too large');
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)));
-    req.on('error', reject);
-  });
-}
-
-function sendPayloadTooLarge(res: http.ServerResponse): void {
-  // the rest of the body is not read: the connection cannot carry another request
-  sendJson(res, 413, { code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` }, { Connection: 'close' });
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-/**
- * 401 from the headers alone: the body is never read or parsed. A request that has one gets
- * `Connection: close`, so Node discards the rest with the connection instead of reading it to reuse it.
- */
-function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const incoming = req.headers['x-request-id'];
-  const requestId = requestIdFrom(Array.isArray(incoming) ? incoming[0] : incoming);
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  sendJson(res, 401, { errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } }] }, {
-    'WWW-Authenticate': 'Bearer',
-    'X-Error-Code': 'UNAUTHENTICATED',
-    'X-Request-Id': requestId,
-    ...(hasBody ? { Connection: 'close' } : {}),
-  });
-}
-
-/** Yoga's own rule for rendering GraphiQL (a browser's GET); the page holds no data and needs no token. */
-function asksForGraphiQL(req: http.IncomingMessage): boolean {
-  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
-}
-
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
   const authenticate = createAuthenticator(config.auth.tokens);
@@ -205,11 +145,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     plugins: [
       useRequestId(),
       useAccessLog(metrics, log),
-      maxTokensPlugin({ n: DOCUMENT_LIMITS.tokens }),
-      useNestingLimitedParse(),
-      // introspection counts too: GraphiQL's own introspection query is 13 levels deep
-      maxDepthPlugin({ n: DOCUMENT_LIMITS.depth, ignoreIntrospection: false, flattenFragments: true }),
-      maxAliasesPlugin({ n: DOCUMENT_LIMITS.aliases }),
+      ...useDocumentLimits(),
       useRootFieldAuth(),
       useQueryCost(),
       useStorableInputs(),
@@ -218,6 +154,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       useUnsupportedMediaType(),
     ],
   });
+
+  const graphqlEndpoint = createGraphQLEndpoint(yoga, authenticate);
 
   async function ready(): Promise<boolean> {
     if (lifecycle.draining) return false;
@@ -237,28 +175,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
 
   const { server, protocol, reload: reloadTls } = createHttpServer(config.server.tls, log, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/graphql') {
-      // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
-      if (req.method === 'OPTIONS' || asksForGraphiQL(req)) {
-        void yoga.handle(req, res, { actor: null });
-        return;
-      }
-      const actor = authenticate(req.headers.authorization ?? null);
-      if (!actor) return sendUnauthenticated(req, res);
-      if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendPayloadTooLarge(res);
-      if (req.method !== 'POST') {
-        void yoga.handle(req, res, { actor });
-        return;
-      }
-      readBody(req).then(
-        (body) => {
-          if (body === 'too large') return sendPayloadTooLarge(res);
-          void yoga.handle(Object.assign(req, { body }), res, { actor });
-        },
-        () => res.destroy(),
-      );
-      return;
-    }
+    if (path === '/graphql') return graphqlEndpoint(req, res);
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));

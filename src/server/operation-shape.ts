@@ -1,9 +1,12 @@
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import {
   GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
-/** What a document may hold, checked while parsing and validating (graphql-armor's plugins, in app.ts). */
+/** What a document may hold, checked while parsing and validating (useDocumentLimits). */
 export const DOCUMENT_LIMITS = { tokens: 5000, depth: 20, aliases: 20 } as const;
 
 /**
@@ -126,7 +129,7 @@ export function operationShape(document: DocumentNode, operation: OperationDefin
  * limit, exhausts the stack before the limit is reached. That is the document's fault, so a 400.
  * Registered after the token limit, whose parse function it wraps.
  */
-export function useNestingLimitedParse(): Plugin {
+function useNestingLimitedParse(): Plugin {
   return {
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
@@ -139,4 +142,15 @@ export function useNestingLimitedParse(): Plugin {
       });
     },
   };
+}
+
+/** DOCUMENT_LIMITS, enforced while the document is parsed and validated, in the order they must be registered. */
+export function useDocumentLimits(): Plugin[] {
+  return [
+    maxTokensPlugin({ n: DOCUMENT_LIMITS.tokens }),
+    useNestingLimitedParse(),
+    // introspection counts too: GraphiQL's own introspection query is 13 levels deep
+    maxDepthPlugin({ n: DOCUMENT_LIMITS.depth, ignoreIntrospection: false, flattenFragments: true }),
+    maxAliasesPlugin({ n: DOCUMENT_LIMITS.aliases }),
+  ];
 }

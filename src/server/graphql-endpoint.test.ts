@@ -1,0 +1,133 @@
+// The HTTP side of /graphql: the 401 decided from the headers before the body is read, and the body limit.
+// A loopback server in front of Yoga on a small schema — no database.
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../auth/tokens.js';
+import type { Actor } from '../graphql/builder.js';
+import { capturingLogger, smallYoga } from '../../test/support/small-api.js';
+import { createAuthenticator, useRootFieldAuth } from './auth.js';
+import { useErrorEnvelope } from './error-envelope.js';
+import { createGraphQLEndpoint, MAX_BODY_BYTES } from './graphql-endpoint.js';
+import { useRequestId } from './request-id.js';
+
+const TOKEN = 'viewer-token';
+const yoga = smallYoga([useRequestId(), useRootFieldAuth(), useErrorEnvelope(capturingLogger().log)]);
+const authenticate = createAuthenticator([{ name: 'victor', sha256: hashToken(TOKEN), roles: ['viewer'] }]);
+const server = http.createServer(createGraphQLEndpoint(yoga, authenticate));
+// What the endpoint hands on, recorded instead of parsed: the body limit is the endpoint's, not Yoga's
+const received: Array<{ bytes: number; actor: Actor | null }> = [];
+const bodyLimit = http.createServer(createGraphQLEndpoint({
+  handle(req, res, { actor }) {
+    received.push({ bytes: (req as http.IncomingMessage & { body: Buffer }).body.length, actor });
+    res.end();
+  },
+}, authenticate));
+let url: string;
+let port: number;
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => bodyLimit.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as net.AddressInfo).port;
+  url = `http://127.0.0.1:${port}/graphql`;
+});
+afterAll(async () => {
+  for (const listening of [server, bodyLimit]) {
+    listening.closeAllConnections();
+    await new Promise((resolve) => listening.close(resolve));
+  }
+});
+
+const json = (query: string) => JSON.stringify({ query });
+
+/** Sends the request line and headers and only `sent` bytes of a body announced as `length`; resolves with the raw answer. */
+function announceBody(headers: Record<string, string>, length: number, sent: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('utf8');
+      if (answer.includes('\r\n\r\n') && answer.includes('"UNAUTHENTICATED"')) {
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    const lines = Object.entries({ Host: 'localhost', 'Content-Type': 'application/json', 'Content-Length': String(length), ...headers })
+      .map(([k, v]) => `${k}: ${v}`);
+    socket.write(`POST /graphql HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${sent}`);
+  });
+}
+
+describe('requests without a valid token', () => {
+  it('are answered 401 from the headers, before the body arrives', async () => {
+    for (const authorization of [undefined, 'Bearer not-a-token', 'Basic dXNlcjpwdw==']) {
+      // 15 MB announced, 20 bytes sent: the answer cannot have waited for the rest
+      const answer = await announceBody(authorization ? { Authorization: authorization } : {}, 15_000_000, '{"query":"{ items { ');
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      expect(answer.toLowerCase()).toContain('www-authenticate: bearer');
+      expect(answer.toLowerCase()).toContain('x-error-code: unauthenticated');
+      expect(answer.toLowerCase()).toContain('connection: close');
+    }
+  });
+
+  it('get the error envelope with the request id, for every kind of request, introspection included', async () => {
+    const requests: Array<[string, RequestInit]> = [
+      ['POST introspection', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json('{ __schema { types { name } } }') }],
+      ['POST __typename', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json('{ __typename }') }],
+      ['GET query', { method: 'GET' }],
+      ['GET event stream', { method: 'GET', headers: { Accept: 'text/event-stream' } }],
+    ];
+    for (const [name, init] of requests) {
+      const res = await fetch(`${url}${init.method === 'GET' ? '?query=%7B__typename%7D' : ''}`, { ...init, headers: { ...init.headers, 'X-Request-Id': 'anon-1' } });
+      expect(res.status, name).toBe(401);
+      expect(res.headers.get('x-request-id'), name).toBe('anon-1');
+      expect(res.headers.get('connection'), name).toBe(init.body ? 'close' : 'keep-alive');
+      expect(await res.json(), name).toEqual({ errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId: 'anon-1' } }] });
+    }
+  });
+
+  it('still get GraphiQL\'s page (it holds no data) and CORS preflights', async () => {
+    const page = await fetch(url, { headers: { Accept: 'text/html' } });
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html']);
+    const preflight = await fetch(url, { method: 'OPTIONS', headers: { Origin: 'https://console.example', 'Access-Control-Request-Method': 'POST' } });
+    expect(preflight.status).toBe(204);
+  });
+});
+
+describe('requests with a valid token', () => {
+  const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
+
+  it('reach Yoga with the token\'s actor, by POST and by GET', async () => {
+    const posted = await fetch(url, { method: 'POST', headers, body: json('{ hello }') });
+    expect([posted.status, await posted.json()]).toEqual([200, { data: { hello: 'world' } }]);
+    const got = await fetch(`${url}?query=%7Bhello%7D`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    expect([got.status, await got.json()]).toEqual([200, { data: { hello: 'world' } }]);
+    const forbidden = await fetch(url, { method: 'POST', headers, body: json('{ operatorOnly }') });
+    expect([forbidden.status, forbidden.headers.get('x-error-code')]).toEqual([403, 'FORBIDDEN']);
+  });
+
+  it(`refuse bodies over ${MAX_BODY_BYTES} bytes with 413 PAYLOAD_TOO_LARGE, by Content-Length or by counting a chunked body`, async () => {
+    const limitUrl = `http://127.0.0.1:${(bodyLimit.address() as net.AddressInfo).port}/graphql`;
+    const over = new Uint8Array(MAX_BODY_BYTES + 1).fill(0x20);
+    const sized = await fetch(limitUrl, { method: 'POST', headers, body: over });
+    expect([sized.status, sized.headers.get('connection')]).toEqual([413, 'close']);
+    expect(await sized.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` });
+    // a stream body goes out chunked, without Content-Length
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let offset = 0; offset < over.length; offset += 1 << 20) controller.enqueue(over.subarray(offset, offset + (1 << 20)));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(limitUrl, { method: 'POST', headers, body: stream, duplex: 'half' } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(await chunked.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(received).toEqual([]);
+    // a body of exactly the limit is read whole and handed on with the actor
+    const fits = await fetch(limitUrl, { method: 'POST', headers, body: over.subarray(1) });
+    expect(fits.status).toBe(200);
+    expect(received).toEqual([{ bytes: MAX_BODY_BYTES, actor: { name: 'victor', roles: ['viewer'] } }]);
+  });
+});

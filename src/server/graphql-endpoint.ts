@@ -1,0 +1,94 @@
+import type http from 'node:http';
+import type { Actor } from '../graphql/builder.js';
+import type { Authenticate } from './auth.js';
+import { requestIdFrom } from './request-id.js';
+
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/** The Yoga instance behind /graphql, handed the actor the HTTP layer authenticated. */
+export interface GraphQLHandler {
+  handle(req: http.IncomingMessage, res: http.ServerResponse, context: { actor: Actor | null }): unknown;
+}
+
+/**
+ * Reads the whole body, refusing one longer than MAX_BODY_BYTES whatever its framing (a chunked body has no
+ * Content-Length). Yoga takes a body already read as is; otherwise it pipes the stream through a byte
+ * counter of its own, which costs more per request than the rest of its HTTP handling.
+ */
+function readBody(req: http.IncomingMessage): Promise<Buffer | 'too large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    req.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        req.pause();
+        resolve('too large');
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)));
+    req.on('error', reject);
+  });
+}
+
+function sendPayloadTooLarge(res: http.ServerResponse): void {
+  // the rest of the body is not read: the connection cannot carry another request
+  sendJson(res, 413, { code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` }, { Connection: 'close' });
+}
+
+export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/**
+ * 401 from the headers alone: the body is never read or parsed. A request that has one gets
+ * `Connection: close`, so Node discards the rest with the connection instead of reading it to reuse it.
+ */
+function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const incoming = req.headers['x-request-id'];
+  const requestId = requestIdFrom(Array.isArray(incoming) ? incoming[0] : incoming);
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  sendJson(res, 401, { errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } }] }, {
+    'WWW-Authenticate': 'Bearer',
+    'X-Error-Code': 'UNAUTHENTICATED',
+    'X-Request-Id': requestId,
+    ...(hasBody ? { Connection: 'close' } : {}),
+  });
+}
+
+/** Yoga's own rule for rendering GraphiQL (a browser's GET); the page holds no data and needs no token. */
+function asksForGraphiQL(req: http.IncomingMessage): boolean {
+  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+}
+
+/**
+ * The HTTP side of /graphql: the token is checked from the headers before the body is read (401 otherwise),
+ * the body is read within MAX_BODY_BYTES (413 otherwise), and only then does Yoga see the request.
+ */
+export function createGraphQLEndpoint(yoga: GraphQLHandler, authenticate: Authenticate): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (req, res) => {
+    // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
+    if (req.method === 'OPTIONS' || asksForGraphiQL(req)) {
+      void yoga.handle(req, res, { actor: null });
+      return;
+    }
+    const actor = authenticate(req.headers.authorization ?? null);
+    if (!actor) return sendUnauthenticated(req, res);
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendPayloadTooLarge(res);
+    if (req.method !== 'POST') {
+      void yoga.handle(req, res, { actor });
+      return;
+    }
+    readBody(req).then(
+      (body) => {
+        if (body === 'too large') return sendPayloadTooLarge(res);
+        void yoga.handle(Object.assign(req, { body }), res, { actor });
+      },
+      () => res.destroy(),
+    );
+  };
+}
