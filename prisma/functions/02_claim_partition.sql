@@ -9,6 +9,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     part nifi_ops.load_partition%ROWTYPE;
     current_run_status text;
+    -- the lists of the same names in src/domain/states.ts (src/domain/states.test.ts holds them equal)
+    claimable_partition_statuses CONSTANT text[] := ARRAY['PENDING', 'RETRY'];
+    ackable_dispatch_statuses CONSTANT text[] := ARRAY['PENDING', 'SENT', 'DEAD'];
 BEGIN
     SELECT * INTO part FROM nifi_ops.load_partition
      WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;
@@ -38,7 +41,7 @@ BEGIN
         RETURN;
     END IF;
 
-    IF part.status NOT IN ('PENDING', 'RETRY') THEN
+    IF part.status <> ALL (claimable_partition_statuses) THEN
         RETURN QUERY SELECT 'OK', false, current_run_status, part.status::text, part.attempt_count;
         RETURN;
     END IF;
@@ -53,7 +56,7 @@ BEGIN
         -- claiming a reissued partition is the ACK of every reissue call for it
         UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp()
          WHERE run_id = p_run_id AND partition_id = p_partition_id
-           AND dispatch_type = 'REISSUE_PARTITION' AND status IN ('PENDING', 'SENT', 'DEAD');
+           AND dispatch_type = 'REISSUE_PARTITION' AND status = ANY (ackable_dispatch_statuses);
     END IF;
 
     PERFORM nifi_ops.record_api_event('INFO', 'PARTITION_STARTED', p_run_id, p_partition_id, p_actor,

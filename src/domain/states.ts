@@ -20,10 +20,6 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = [
 
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['SUCCESS', ...FAILED_RUN_STATUSES];
 
-export function isActiveRunStatus(status: string): boolean {
-  return (ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
-}
-
 /** Every run transition the system may perform: [from, to]. */
 export const RUN_TRANSITIONS: ReadonlyArray<readonly [RunStatus, RunStatus]> = [
   ['CREATED', 'EXTRACTING'],
@@ -109,8 +105,13 @@ export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, Dispa
   ['PENDING', 'CANCELLED'],
   ['SENT', 'CANCELLED'],
 ];
+/** A call that arrives is its dispatch's ACK, whatever became of the dispatch meanwhile but a cancellation. */
+export const ACKABLE_DISPATCH_STATUSES: readonly DispatchStatus[] = DISPATCH_TRANSITIONS
+  .filter(([, to]) => to === 'ACKED').map(([from]) => from);
 /** Dispatches not yet confirmed; they become CANCELLED when the run stops waiting for them. */
 export const UNDELIVERED_DISPATCH_STATUSES: readonly DispatchStatus[] = ['PENDING', 'SENT'];
+/** Dispatches that are work still waiting or needing an operator (ACKED and CANCELLED ones are done). */
+export const BACKLOG_DISPATCH_STATUSES: readonly DispatchStatus[] = [...UNDELIVERED_DISPATCH_STATUSES, 'DEAD'];
 export const RESENDABLE_DISPATCH_STATUSES: readonly DispatchStatus[] = ['DEAD', 'SENT'];
 
 /** The run status each dispatch type waits for; when the run leaves it the call is no longer wanted. */
@@ -122,5 +123,17 @@ export const DISPATCH_WAITING_RUN_STATUS: Record<DispatchType, RunStatus> = {
 export const REISSUE_WAITING_PARTITION_STATUS: PartitionStatus = 'RETRY';
 /** Partitions the sweeper or an operator may reset for reissue (a PENDING one was never claimed). */
 export const REISSUABLE_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDING', 'RUNNING'];
+
+/** Where a status read from the database becomes its union: a value outside the CHECK constraint is a bug. */
+function statusParser<S extends string>(table: string, statuses: readonly S[]): (value: string) => S {
+  return (value) => {
+    if (!(statuses as readonly string[]).includes(value)) throw new Error(`${table}: unknown status ${value}`);
+    return value as S;
+  };
+}
+export const parseRunStatus = statusParser('load_run', RUN_STATUSES);
+export const parsePartitionStatus = statusParser('load_partition', PARTITION_STATUSES);
+export const parseDispatchStatus = statusParser('load_dispatch', DISPATCH_STATUSES);
+export const parseDispatchType = statusParser('load_dispatch.dispatch_type', DISPATCH_TYPES);
 
 export const SNAPSHOT_ERROR_CODES = ['ORA-01555', 'ORA-08180'];

@@ -16,7 +16,7 @@ const CleanupCandidateRef = builder.objectRef<CleanupCandidate>('CleanupCandidat
     runId: t.field({ type: 'UUID', resolve: (c) => c.runId }),
     jobKey: t.exposeString('jobKey'),
     businessKey: t.exposeString('businessKey'),
-    status: t.field({ type: RunStatusEnum, resolve: (c) => c.status as never }),
+    status: t.field({ type: RunStatusEnum, resolve: (c) => c.status }),
     hdfsRunPath: t.exposeString('hdfsRunPath', { nullable: true }),
     stageTable: t.exposeString('stageTable', { nullable: true }),
     completedAt: t.field({ type: 'DateTime', description: 'When the run ended (its last heartbeat if it has no completion time).', resolve: (c) => c.completedAt }),
@@ -64,7 +64,7 @@ const recordCleanupSchema = z.object({
 
 const RecordCleanupPayload = builder.objectRef<RecordCleanupResult>('RecordCleanupPayload').implement({
   fields: (t) => ({
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     changed: t.exposeBoolean('changed'),
   }),
 });

@@ -5,6 +5,7 @@ import { DomainError } from '../domain/errors.js';
 import * as f from '../domain/fields.js';
 import type { ManifestPartition } from '../domain/manifest/invariants.js';
 import { registerManifest } from '../domain/manifest/register-manifest.js';
+import type { RunStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
 import { NIFI } from './roles.js';
@@ -80,7 +81,7 @@ const DispatchPartition = builder.objectRef<ManifestPartition>('DispatchPartitio
 
 interface RegisterManifestPayloadShape {
   runId: string;
-  status: string;
+  status: RunStatus;
   dispatchPartitions: ManifestPartition[];
   emptyPartitionCount: number;
   validationScheduled: boolean;
@@ -89,7 +90,7 @@ interface RegisterManifestPayloadShape {
 const RegisterManifestPayload = builder.objectRef<RegisterManifestPayloadShape>('RegisterManifestPayload').implement({
   fields: (t) => ({
     runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
-    status: t.field({ type: RunStatusEnum, resolve: (p) => p.status as never }),
+    status: t.field({ type: RunStatusEnum, resolve: (p) => p.status }),
     dispatchPartitions: t.field({ type: [DispatchPartition], resolve: (p) => p.dispatchPartitions }),
     emptyPartitionCount: t.exposeInt('emptyPartitionCount'),
     validationScheduled: t.exposeBoolean('validationScheduled'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import * as f from '../domain/fields.js';
+import type { DispatchStatus, RunStatus } from '../domain/states.js';
 import {
   ALERT_KINDS, ALERT_SEVERITIES, monitorSummary, type Alert, type MonitorSummary, type StatusCount,
 } from '../domain/monitor/monitor-summary.js';
@@ -11,16 +12,16 @@ import { ANY_ROLE } from './roles.js';
 export const AlertKindEnum = builder.enumType('AlertKind', { values: ALERT_KINDS });
 export const AlertSeverityEnum = builder.enumType('AlertSeverity', { values: ALERT_SEVERITIES });
 
-const RunStatusCount = builder.objectRef<StatusCount>('RunStatusCount').implement({
+const RunStatusCount = builder.objectRef<StatusCount<RunStatus>>('RunStatusCount').implement({
   fields: (t) => ({
-    status: t.field({ type: RunStatusEnum, resolve: (c) => c.status as never }),
+    status: t.field({ type: RunStatusEnum, resolve: (c) => c.status }),
     count: t.exposeInt('count'),
   }),
 });
 
-const DispatchStatusCount = builder.objectRef<StatusCount>('DispatchStatusCount').implement({
+const DispatchStatusCount = builder.objectRef<StatusCount<DispatchStatus>>('DispatchStatusCount').implement({
   fields: (t) => ({
-    status: t.field({ type: DispatchStatusEnum, resolve: (c) => c.status as never }),
+    status: t.field({ type: DispatchStatusEnum, resolve: (c) => c.status }),
     count: t.exposeInt('count'),
   }),
 });
@@ -32,7 +33,7 @@ export const AlertRef = builder.objectRef<Alert>('Alert').implement({
     runId: t.field({ type: 'UUID', nullable: true, resolve: (a) => a.runId }),
     jobKey: t.exposeString('jobKey', { nullable: true }),
     businessKey: t.exposeString('businessKey', { nullable: true }),
-    status: t.field({ type: RunStatusEnum, nullable: true, resolve: (a) => a.status as never }),
+    status: t.field({ type: RunStatusEnum, nullable: true, resolve: (a) => a.status }),
     at: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.at }),
     message: t.exposeString('message', { nullable: true }),
     dispatchId: t.field({ type: 'UUID', nullable: true, description: 'DISPATCH_DEAD only.', resolve: (a) => a.dispatchId }),

@@ -29,7 +29,7 @@ const resolveUnknownSchema = z.object({ runId: z.string(), resolution: z.enum(UN
 
 const ResolveUnknownPayload = builder.objectRef<ResolveUnknownResult>('ResolveUnknownPayload').implement({
   fields: (t) => ({
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     changed: t.exposeBoolean('changed'),
   }),
 });
@@ -67,7 +67,7 @@ const resendDispatchSchema = z.object({
 const ResendDispatchPayload = builder.objectRef<ResendDispatchResult>('ResendDispatchPayload').implement({
   fields: (t) => ({
     dispatchId: t.field({ type: 'UUID', resolve: (p) => p.dispatchId }),
-    status: t.field({ type: DispatchStatusEnum, resolve: (p) => p.status as never }),
+    status: t.field({ type: DispatchStatusEnum, resolve: (p) => p.status }),
   }),
 });
 
@@ -100,7 +100,7 @@ const cancelRunSchema = z.object({ runId: z.string(), reason });
 
 const CancelRunPayload = builder.objectRef<CancelRunResult>('CancelRunPayload').implement({
   fields: (t) => ({
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     changed: t.exposeBoolean('changed'),
     abandonedPartitions: t.exposeInt('abandonedPartitions'),
     cancelledDispatches: t.exposeInt('cancelledDispatches'),

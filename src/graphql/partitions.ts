@@ -3,6 +3,7 @@ import { inStatement, inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
 import { claimPartition } from '../domain/partitions/claim-partition.js';
 import { failPartition } from '../domain/partitions/fail-partition.js';
+import type { PartitionStatus, RunStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { PartitionStatusEnum, RunStatusEnum } from './enums.js';
 import { NIFI } from './roles.js';
@@ -27,12 +28,12 @@ const claimSchema = z.object({
 });
 
 const ClaimPartitionPayload = builder
-  .objectRef<{ claimed: boolean; runStatus: string; partitionStatus: string; attempt: number }>('ClaimPartitionPayload')
+  .objectRef<{ claimed: boolean; runStatus: RunStatus; partitionStatus: PartitionStatus; attempt: number }>('ClaimPartitionPayload')
   .implement({
     fields: (t) => ({
       claimed: t.exposeBoolean('claimed'),
-      runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
-      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus as never }),
+      runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
+      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus }),
       attempt: t.exposeInt('attempt'),
     }),
   });
@@ -81,14 +82,14 @@ const reportChunkSchema = z.object({
 });
 
 const ReportChunkPayload = builder
-  .objectRef<{ recorded: boolean; partitionStatus: string; runStatus: string; receivedChunks: number; chunkCount: number; validationScheduled: boolean }>(
+  .objectRef<{ recorded: boolean; partitionStatus: PartitionStatus; runStatus: RunStatus; receivedChunks: number; chunkCount: number; validationScheduled: boolean }>(
     'ReportChunkPayload',
   )
   .implement({
     fields: (t) => ({
       recorded: t.exposeBoolean('recorded'),
-      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus as never }),
-      runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus }),
+      runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
       receivedChunks: t.exposeInt('receivedChunks'),
       chunkCount: t.exposeInt('chunkCount'),
       validationScheduled: t.exposeBoolean('validationScheduled'),
@@ -138,11 +139,11 @@ const failPartitionSchema = z.object({
 });
 
 const FailPartitionPayload = builder
-  .objectRef<{ partitionStatus: string; runStatus: string; changed: boolean }>('FailPartitionPayload')
+  .objectRef<{ partitionStatus: PartitionStatus; runStatus: RunStatus; changed: boolean }>('FailPartitionPayload')
   .implement({
     fields: (t) => ({
-      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus as never }),
-      runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus }),
+      runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
       changed: t.exposeBoolean('changed'),
     }),
   });

@@ -25,7 +25,7 @@ const ClaimPublishPayload = builder.objectRef<ClaimPublishResult>('ClaimPublishP
   description: 'Only claimed=true may run the INSERT OVERWRITE.',
   fields: (t) => ({
     claimed: t.exposeBoolean('claimed'),
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
   }),
 });
 
@@ -64,7 +64,7 @@ const reportPublishResultSchema = z.object({
 
 const ReportPublishResultPayload = builder.objectRef<ReportPublishResultResult>('ReportPublishResultPayload').implement({
   fields: (t) => ({
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     changed: t.exposeBoolean('changed'),
   }),
 });
@@ -100,7 +100,7 @@ const MarkSuccessPayload = builder.objectRef<MarkSuccessResult>('MarkSuccessPayl
   description: 'success=false with reasons leaves the run PUBLISHED: NiFi then calls failRun.',
   fields: (t) => ({
     success: t.exposeBoolean('success'),
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     reasons: t.exposeStringList('reasons'),
     targetCount: t.field({ type: 'Long', nullable: true, resolve: (p) => p.targetCount }),
   }),

@@ -3,6 +3,7 @@ import { inTransaction } from '../db/transaction.js';
 import { wakeDispatcher } from '../domain/dispatch/wake.js';
 import * as f from '../domain/fields.js';
 import { reissuePartition } from '../domain/partitions/reissue-partition.js';
+import type { PartitionStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { PartitionStatusEnum } from './enums.js';
 import { OPERATOR } from './roles.js';
@@ -23,10 +24,10 @@ const reissueSchema = z.object({
 });
 
 const ReissuePartitionPayload = builder
-  .objectRef<{ partitionStatus: string; dispatchId: string }>('ReissuePartitionPayload')
+  .objectRef<{ partitionStatus: PartitionStatus; dispatchId: string }>('ReissuePartitionPayload')
   .implement({
     fields: (t) => ({
-      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus as never }),
+      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus }),
       dispatchId: t.field({ type: 'UUID', resolve: (p) => p.dispatchId }),
     }),
   });

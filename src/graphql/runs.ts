@@ -11,6 +11,7 @@ import {
   type DispatchRecord, type MetricRecord, type PartitionRecord, type RunRecord,
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
+import type { RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
@@ -28,7 +29,7 @@ export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').impl
   fields: (t) => ({
     runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
     partitionId: t.exposeString('partitionId'),
-    status: t.field({ type: PartitionStatusEnum, resolve: (p) => p.status as never }),
+    status: t.field({ type: PartitionStatusEnum, resolve: (p) => p.status }),
     lowerBound: t.field({ type: 'Decimal', nullable: true, resolve: (p) => p.lowerBound?.toFixed() ?? null }),
     upperBound: t.field({ type: 'Decimal', nullable: true, resolve: (p) => p.upperBound?.toFixed() ?? null }),
     upperInclusive: t.exposeBoolean('upperInclusive'),
@@ -55,9 +56,9 @@ export const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').impleme
   fields: (t) => ({
     dispatchId: t.field({ type: 'UUID', resolve: (d) => d.dispatchId }),
     runId: t.field({ type: 'UUID', resolve: (d) => d.runId }),
-    dispatchType: t.field({ type: DispatchTypeEnum, resolve: (d) => d.dispatchType as never }),
+    dispatchType: t.field({ type: DispatchTypeEnum, resolve: (d) => d.dispatchType }),
     partitionId: t.exposeString('partitionId', { nullable: true }),
-    status: t.field({ type: DispatchStatusEnum, resolve: (d) => d.status as never }),
+    status: t.field({ type: DispatchStatusEnum, resolve: (d) => d.status }),
     attemptCount: t.exposeInt('attemptCount'),
     nextAttemptAt: t.field({ type: 'DateTime', resolve: (d) => d.nextAttemptAt }),
     lastHttpStatus: t.exposeInt('lastHttpStatus', { nullable: true }),
@@ -112,7 +113,7 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     runId: t.field({ type: 'UUID', resolve: (r) => r.runId }),
     jobKey: t.exposeString('jobKey'),
     businessKey: t.exposeString('businessKey'),
-    status: t.field({ type: RunStatusEnum, resolve: (r) => r.status as never }),
+    status: t.field({ type: RunStatusEnum, resolve: (r) => r.status }),
     snapshotScn: t.field({ type: 'Decimal', nullable: true, resolve: (r) => r.snapshotScn?.toFixed() ?? null }),
     sourceCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceCount }),
     sourceNullSplitCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceNullSplitCount }),
@@ -279,12 +280,12 @@ const createRunSchema = z.object({
   idempotencyKey: f.requiredText(200).nullish().transform((v) => v ?? null),
 });
 
-const CreateRunPayload = builder.objectRef<{ runId: string; status: string; hdfsRunPath: string; stageTable: string; created: boolean }>(
+const CreateRunPayload = builder.objectRef<{ runId: string; status: RunStatus; hdfsRunPath: string; stageTable: string; created: boolean }>(
   'CreateRunPayload',
 ).implement({
   fields: (t) => ({
     runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
-    status: t.field({ type: RunStatusEnum, resolve: (p) => p.status as never }),
+    status: t.field({ type: RunStatusEnum, resolve: (p) => p.status }),
     hdfsRunPath: t.exposeString('hdfsRunPath'),
     stageTable: t.exposeString('stageTable'),
     created: t.exposeBoolean('created'),
@@ -326,10 +327,10 @@ const failRunSchema = z.object({
   message: f.text(2000).nullish().transform((v) => v ?? ''),
 });
 
-const FailRunPayload = builder.objectRef<{ runId: string; runStatus: string; changed: boolean }>('FailRunPayload').implement({
+const FailRunPayload = builder.objectRef<{ runId: string; runStatus: RunStatus; changed: boolean }>('FailRunPayload').implement({
   fields: (t) => ({
     runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     changed: t.exposeBoolean('changed'),
   }),
 });

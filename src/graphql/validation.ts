@@ -32,7 +32,7 @@ const StartValidationPayload = builder.objectRef<StartValidationResult>('StartVa
   description: 'Only the winner (started) gets the run context; every other caller gets nulls and drops its FlowFile.',
   fields: (t) => ({
     started: t.exposeBoolean('started'),
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     jobKey: t.exposeString('jobKey', { nullable: true }),
     businessKey: t.exposeString('businessKey', { nullable: true }),
     snapshotScn: t.field({ type: 'Decimal', nullable: true, resolve: (p) => p.snapshotScn }),
@@ -112,7 +112,7 @@ const RecordMetricsPayload = builder.objectRef<RecordMetricsResult>('RecordMetri
   fields: (t) => ({
     recorded: t.exposeInt('recorded'),
     failCount: t.exposeInt('failCount'),
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
   }),
 });
 
@@ -139,7 +139,7 @@ const MarkStageValidatedPayload = builder.objectRef<MarkStageValidatedResult>('M
   description: 'stageValidated=false with reasons leaves the run as it is: NiFi then calls failRun.',
   fields: (t) => ({
     stageValidated: t.exposeBoolean('stageValidated'),
-    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus as never }),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
     reasons: t.exposeStringList('reasons'),
     stagingCount: t.field({ type: 'Long', nullable: true, resolve: (p) => p.stagingCount }),
   }),

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { isUniqueViolation } from '../../db/errors.js';
 import { DomainError } from '../errors.js';
 import { wakeDispatcher } from '../dispatch/wake.js';
+import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
 
 export interface ReportChunkCommand {
   runId: string;
@@ -18,8 +19,8 @@ export interface ReportChunkCommand {
 
 export interface ReportChunkResult {
   recorded: true;
-  partitionStatus: string;
-  runStatus: string;
+  partitionStatus: PartitionStatus;
+  runStatus: RunStatus;
   receivedChunks: number;
   chunkCount: number;
   validationScheduled: boolean;
@@ -82,8 +83,8 @@ export function chunkReportResult(
 ): ReportChunkResult {
   return {
     recorded: true,
-    partitionStatus: row.partition_status,
-    runStatus: row.run_status,
+    partitionStatus: parsePartitionStatus(row.partition_status),
+    runStatus: parseRunStatus(row.run_status),
     receivedChunks: row.received_chunks,
     chunkCount: cmd.chunkCount,
     validationScheduled: row.validation_scheduled,

@@ -1,6 +1,7 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
+import { parseRunStatus, type RunStatus } from '../states.js';
 import { cleanupDue, type Retention } from './retention.js';
 
 export interface RecordCleanupCommand {
@@ -12,7 +13,7 @@ export interface RecordCleanupCommand {
 }
 
 export interface RecordCleanupResult {
-  runStatus: string;
+  runStatus: RunStatus;
   changed: boolean;
 }
 
@@ -25,8 +26,9 @@ export async function recordCleanup(tx: Tx, cmd: RecordCleanupCommand): Promise<
     SELECT r.status, r.cleaned_at IS NOT NULL AS cleaned, ${cleanupDue(cmd.retention)} AS due
       FROM nifi_ops.load_run r WHERE r.run_id = ${cmd.runId}::uuid FOR UPDATE`;
   if (!run) throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
-  if (run.cleaned) return { runStatus: run.status, changed: false };
-  if (!run.due) throw new DomainError('CLEANUP_NOT_DUE', { runStatus: run.status });
+  const runStatus = parseRunStatus(run.status);
+  if (run.cleaned) return { runStatus, changed: false };
+  if (!run.due) throw new DomainError('CLEANUP_NOT_DUE', { runStatus });
 
   await tx.$executeRaw`
     UPDATE nifi_ops.load_run SET cleaned_at = clock_timestamp() WHERE run_id = ${cmd.runId}::uuid AND cleaned_at IS NULL`;
@@ -34,5 +36,5 @@ export async function recordCleanup(tx: Tx, cmd: RecordCleanupCommand): Promise<
     level: 'INFO', name: 'RUN_CLEANED', runId: cmd.runId, actor: cmd.actor,
     details: { droppedTable: cmd.droppedTable, deletedPath: cmd.deletedPath },
   });
-  return { runStatus: run.status, changed: true };
+  return { runStatus, changed: true };
 }

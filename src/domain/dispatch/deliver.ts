@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { Tx } from '../../db/client.js';
-import { recordApiEvent } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { DispatchType } from '../states.js';
+import { transitionDispatch } from '../transitions.js';
 import { backoffMs } from './backoff.js';
 
 /** What came back from one HTTP call: a response, or no response at all (refused, reset, timed out). */
@@ -41,14 +42,10 @@ export function decideDelivery(attempt: DeliveryAttempt, attemptCount: number, p
  * an ACK that beat this bookkeeping stays ACKED (ref §12.1.3). Returns the ids that changed.
  */
 export async function markSent(sql: pg.Pool, sent: Array<{ dispatchId: string; httpStatus: number }>): Promise<Set<string>> {
-  const { rows } = await sql.query<{ dispatch_id: string }>(
-    `UPDATE nifi_ops.load_dispatch AS t
-        SET status = 'SENT', sent_at = clock_timestamp(), last_http_status = s.http_status, last_error = NULL
-       FROM unnest($1::uuid[], $2::integer[]) AS s(dispatch_id, http_status)
-      WHERE t.dispatch_id = s.dispatch_id AND t.status = 'PENDING'
-     RETURNING t.dispatch_id::text`,
-    [sent.map((s) => s.dispatchId), sent.map((s) => s.httpStatus)],
-  );
+  const rows = await transitionDispatch(sql, {
+    picked: Prisma.sql`SELECT * FROM unnest(${sent.map((s) => s.dispatchId)}::uuid[], ${sent.map((s) => s.httpStatus)}::integer[])
+                         AS s(dispatch_id, http_status)`,
+  }, { from: ['PENDING'], to: 'SENT', set: Prisma.sql`last_http_status = picked.http_status, last_error = NULL` });
   return new Set(rows.map((r) => r.dispatch_id));
 }
 
@@ -79,16 +76,14 @@ export interface DeadDispatch {
 
 /** PENDING → DEAD, dated (deviation 11); DISPATCH_DEAD is written only if this call changed the row. */
 export async function markDead(tx: Tx, dead: DeadDispatch): Promise<boolean> {
-  const changed = await tx.$executeRaw`
-    UPDATE nifi_ops.load_dispatch
-       SET status = 'DEAD', dead_at = clock_timestamp(), last_http_status = ${dead.httpStatus}::integer,
-           last_error = left(${dead.error}, 2000)
-     WHERE dispatch_id = ${dead.dispatchId}::uuid AND status = 'PENDING'`;
-  if (changed === 0) return false;
-  await recordApiEvent(tx, {
-    level: 'ERROR', name: 'DISPATCH_DEAD', runId: dead.runId, partitionId: dead.partitionId, actor: dead.actor,
-    message: dead.error,
-    details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt },
+  const changed = await transitionDispatch(tx, { dispatchId: dead.dispatchId }, {
+    from: ['PENDING'], to: 'DEAD',
+    set: Prisma.sql`last_http_status = ${dead.httpStatus}::integer, last_error = left(${dead.error}, 2000)`,
+    event: {
+      level: 'ERROR', name: 'DISPATCH_DEAD', runId: dead.runId, partitionId: dead.partitionId, actor: dead.actor,
+      message: dead.error,
+      details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt },
+    },
   });
-  return true;
+  return changed.length > 0;
 }

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { recordApiEvent } from '../events/events.js';
 import type { DispatchType } from '../states.js';
+import { transitionDispatch } from '../transitions.js';
 import { STILL_WAITING } from './waiting.js';
 
 /** A call this worker now owns until the lease expires: the row stays PENDING, its attempt counted. */
@@ -141,27 +141,26 @@ export interface CancelledDispatch {
 
 /** PENDING calls whose run no longer waits for them → CANCELLED, never sent (deviation 6). */
 export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], actor: string): Promise<CancelledDispatch[]> {
-  const cancelled = await tx.$queryRaw<Array<{
+  const cancelled = await transitionDispatch<{
     dispatch_id: string; run_id: string; dispatch_type: DispatchType; partition_id: string | null; reason: string;
-  }>>`
-    UPDATE nifi_ops.load_dispatch AS t
-       SET status = 'CANCELLED', cancelled_at = clock_timestamp(), last_error = picked.reason
-      FROM (SELECT d.dispatch_id,
+  }>(tx, {
+    picked: Prisma.sql`SELECT d.dispatch_id,
                    'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') AS reason
               FROM nifi_ops.load_dispatch d
               JOIN nifi_ops.load_run r ON r.run_id = d.run_id
               LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
              WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${STILL_WAITING}
              ORDER BY d.dispatch_id
-               FOR UPDATE OF d SKIP LOCKED) AS picked
-     WHERE t.dispatch_id = picked.dispatch_id
-    RETURNING t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, picked.reason`;
-  for (const c of cancelled) {
-    await recordApiEvent(tx, {
+               FOR UPDATE OF d SKIP LOCKED`,
+  }, {
+    from: ['PENDING'], to: 'CANCELLED',
+    set: Prisma.sql`last_error = picked.reason`,
+    returning: Prisma.sql`t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, picked.reason`,
+    event: (c) => ({
       level: 'INFO', name: 'DISPATCH_CANCELLED', runId: c.run_id, partitionId: c.partition_id, actor,
       message: c.reason, details: { dispatchId: c.dispatch_id, type: c.dispatch_type },
-    });
-  }
+    }),
+  });
   return cancelled.map((c) => ({
     dispatchId: c.dispatch_id, runId: c.run_id, dispatchType: c.dispatch_type, partitionId: c.partition_id, reason: c.reason,
   }));

@@ -1,7 +1,10 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
+import type { RunStatus } from '../states.js';
+import { transitionRun } from '../transitions.js';
 import { manifestViolations, type ManifestPartition, type ManifestPlan } from './invariants.js';
 
 export interface RegisterManifestCommand extends ManifestPlan {
@@ -16,7 +19,7 @@ export type RegisterManifestResult =
   | {
       outcome: 'REGISTERED';
       runId: string;
-      status: string;
+      status: RunStatus;
       dispatchPartitions: ManifestPartition[];
       emptyPartitionCount: number;
       validationScheduled: boolean;
@@ -36,7 +39,7 @@ interface StoredPartition {
 const sameDecimal = (a: string | null, b: string | null) => (a === null || b === null ? a === b : BigInt(a) === BigInt(b));
 
 /** Deviation 9: a replay must match the whole stored plan, not only the partition ids. */
-async function replayOfStoredPlan(tx: Tx, cmd: RegisterManifestCommand, runStatus: string): Promise<RegisterManifestResult> {
+async function replayOfStoredPlan(tx: Tx, cmd: RegisterManifestCommand, runStatus: RunStatus): Promise<RegisterManifestResult> {
   const [run] = await tx.$queryRaw<Array<{
     snapshot_scn: string | null; source_count: bigint | null; source_null_split_count: bigint | null;
     source_min_split: string | null; source_max_split: string | null;
@@ -90,15 +93,13 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand): Pr
   const violations = manifestViolations(cmd, run.parameters.allowEmptySource === true);
   if (violations.length > 0) {
     const message = violations.join('; ').slice(0, 2000);
-    await tx.$executeRaw`
-      UPDATE nifi_ops.load_run
-         SET status = 'FAILED_MANIFEST', error_stage = 'MANIFEST', error_code = 'MANIFEST_INVALID',
-             error_message = ${message}, completed_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
-             version_no = version_no + 1
-       WHERE run_id = ${cmd.runId}::uuid AND status = 'CREATED'`;
-    await recordApiEvent(tx, {
-      level: 'ERROR', name: 'MANIFEST_INVALID', runId: cmd.runId, actor: cmd.actor,
-      errorCode: 'MANIFEST_INVALID', message, details: { violations },
+    await transitionRun(tx, { runId: cmd.runId }, {
+      from: ['CREATED'], to: 'FAILED_MANIFEST',
+      set: Prisma.sql`error_stage = 'MANIFEST', error_code = 'MANIFEST_INVALID', error_message = ${message}`,
+      event: {
+        level: 'ERROR', name: 'MANIFEST_INVALID', runId: cmd.runId, actor: cmd.actor,
+        errorCode: 'MANIFEST_INVALID', message, details: { violations },
+      },
     });
     return { outcome: 'INVALID', runId: cmd.runId, violations };
   }
@@ -118,14 +119,13 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand): Pr
            AS p(id, lower, upper, inclusive, is_null, expected)`;
 
   const emptyPartitionCount = ps.filter((p) => p.expectedRowCount === 0n).length;
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_run
-       SET status = 'EXTRACTING', snapshot_scn = ${cmd.snapshotScn}::numeric, source_count = ${cmd.sourceCount},
+  await transitionRun(tx, { runId: cmd.runId }, {
+    from: ['CREATED'], to: 'EXTRACTING',
+    set: Prisma.sql`snapshot_scn = ${cmd.snapshotScn}::numeric, source_count = ${cmd.sourceCount},
            source_null_split_count = ${cmd.sourceNullSplitCount}, source_min_split = ${cmd.sourceMinSplit}::numeric,
            source_max_split = ${cmd.sourceMaxSplit}::numeric, expected_partition_count = ${ps.length},
-           success_partition_count = ${emptyPartitionCount}, extracted_count = 0,
-           heartbeat_at = clock_timestamp(), version_no = version_no + 1
-     WHERE run_id = ${cmd.runId}::uuid AND status = 'CREATED'`;
+           success_partition_count = ${emptyPartitionCount}, extracted_count = 0`,
+  });
 
   // one row per name (a single upsert may not touch a row twice): a SOURCE_COUNT entry of sourceMetrics
   // replaces the API's own, as the reference's one-by-one upserts did
@@ -143,11 +143,7 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand): Pr
 
   const allEmpty = emptyPartitionCount === ps.length;
   if (allEmpty) {
-    await tx.$executeRaw`
-      UPDATE nifi_ops.load_run
-         SET status = 'EXTRACTED_VALIDATED', extract_completed_at = clock_timestamp(),
-             heartbeat_at = clock_timestamp(), version_no = version_no + 1
-       WHERE run_id = ${cmd.runId}::uuid AND status = 'EXTRACTING'`;
+    await transitionRun(tx, { runId: cmd.runId }, { from: ['EXTRACTING'], to: 'EXTRACTED_VALIDATED' });
     await tx.$executeRaw`
       INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type)
       VALUES (gen_random_uuid(), ${cmd.runId}::uuid, 'VALIDATE_RUN')

@@ -1,7 +1,8 @@
 import type { Tx } from '../../db/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
 import {
-  ACTIVE_RUN_STATUSES, FAILED_RUN_STATUSES, RUN_STATUSES, UNDELIVERED_DISPATCH_STATUSES, type DispatchStatus, type RunStatus,
+  ACTIVE_RUN_STATUSES, BACKLOG_DISPATCH_STATUSES, FAILED_RUN_STATUSES, RUN_STATUSES, parseRunStatus, type DispatchStatus,
+  type RunStatus,
 } from '../states.js';
 
 export const ALERT_KINDS = [
@@ -12,8 +13,6 @@ export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
 
 export const RECENT_WINDOW_HOURS = 24;
 const MESSAGE_MAX = 500;
-/** The outbox backlog: calls still to be delivered and calls that gave up. */
-const SUMMARY_DISPATCH_STATUSES: readonly DispatchStatus[] = [...UNDELIVERED_DISPATCH_STATUSES, 'DEAD'];
 // An operator's cancellation is deliberate, not a failure to alert on.
 const ALERTING_FAILED_STATUSES = FAILED_RUN_STATUSES.filter((s) => s !== 'CANCELLED');
 
@@ -50,8 +49,8 @@ export interface MonitorSummaryQuery {
   maxBatch: number;
 }
 
-export interface StatusCount {
-  status: string;
+export interface StatusCount<S extends RunStatus | DispatchStatus> {
+  status: S;
   count: number;
 }
 
@@ -61,7 +60,7 @@ export interface Alert {
   runId: string | null;
   jobKey: string | null;
   businessKey: string | null;
-  status: string | null;
+  status: RunStatus | null;
   at: Date | null;
   message: string | null;
   dispatchId: string | null;
@@ -70,45 +69,46 @@ export interface Alert {
 
 export interface MonitorSummary {
   serverTime: Date;
-  activeRuns: StatusCount[];
-  recentRuns: StatusCount[];
+  activeRuns: StatusCount<RunStatus>[];
+  recentRuns: StatusCount<RunStatus>[];
   recentWindowHours: number;
-  dispatches: StatusCount[];
+  dispatches: StatusCount<DispatchStatus>[];
   cleanupDue: number;
   alerts: Alert[];
 }
 
-const byRunStatusOrder = (a: StatusCount, b: StatusCount) =>
-  RUN_STATUSES.indexOf(a.status as RunStatus) - RUN_STATUSES.indexOf(b.status as RunStatus);
+const runStatusCounts = (rows: Array<{ status: string; count: number }>): StatusCount<RunStatus>[] =>
+  rows.map((r) => ({ status: parseRunStatus(r.status), count: r.count }))
+    .sort((a, b) => RUN_STATUSES.indexOf(a.status) - RUN_STATUSES.indexOf(b.status));
 
 /** monitorSummary (ref §3.19): what is running, what ended lately, the outbox backlog and what needs a person. */
 export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promise<MonitorSummary> {
   const [now] = await tx.$queryRaw<Array<{ server_time: Date }>>`SELECT clock_timestamp() AS server_time`;
   const window = `${RECENT_WINDOW_HOURS} hours`;
   const [activeRuns, recentRuns, dispatchRows, due, alerts] = await Promise.all([
-    tx.$queryRaw<StatusCount[]>`
+    tx.$queryRaw<Array<{ status: string; count: number }>>`
       SELECT status, count(*)::int AS count FROM nifi_ops.load_run
        WHERE status = ANY(${ACTIVE_RUN_STATUSES}::text[]) GROUP BY status`,
-    tx.$queryRaw<StatusCount[]>`
+    tx.$queryRaw<Array<{ status: string; count: number }>>`
       SELECT status, count(*)::int AS count FROM nifi_ops.load_run
        WHERE NOT status = ANY(${ACTIVE_RUN_STATUSES}::text[])
          -- the bound in a subquery: evaluated once, it is an index condition (ix_load_run_ended, migration
          -- 0013); clock_timestamp() itself is volatile, which no index scan may use, so this read every run
          AND COALESCE(completed_at, heartbeat_at) >= (SELECT clock_timestamp() - ${window}::interval)
        GROUP BY status`,
-    tx.$queryRaw<StatusCount[]>`
+    tx.$queryRaw<Array<{ status: string; count: number }>>`
       SELECT status, count(*)::int AS count FROM nifi_ops.load_dispatch
-       WHERE status = ANY(${SUMMARY_DISPATCH_STATUSES}::text[]) GROUP BY status`,
+       WHERE status = ANY(${BACKLOG_DISPATCH_STATUSES}::text[]) GROUP BY status`,
     tx.$queryRaw<Array<{ count: number }>>`
       SELECT count(*)::int AS count FROM (SELECT 1 FROM nifi_ops.load_run r WHERE ${cleanupDue(query.retention)} LIMIT ${query.maxBatch}) due`,
     listAlerts(tx, query, window),
   ]);
   return {
     serverTime: now!.server_time,
-    activeRuns: activeRuns.sort(byRunStatusOrder),
-    recentRuns: recentRuns.sort(byRunStatusOrder),
+    activeRuns: runStatusCounts(activeRuns),
+    recentRuns: runStatusCounts(recentRuns),
     recentWindowHours: RECENT_WINDOW_HOURS,
-    dispatches: SUMMARY_DISPATCH_STATUSES.map((status) => ({ status, count: dispatchRows.find((d) => d.status === status)?.count ?? 0 })),
+    dispatches: BACKLOG_DISPATCH_STATUSES.map((status) => ({ status, count: dispatchRows.find((d) => d.status === status)?.count ?? 0 })),
     cleanupDue: due[0]!.count,
     alerts,
   };
@@ -119,9 +119,9 @@ export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promis
  * DEPENDENCIES_NOT_READY, CHUNK_CONFLICT) look back over the recent window and show the latest event per
  * subject, and disappear once the subject moved on (cleaned, or the refused step happened since).
  */
-function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise<Alert[]> {
+async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise<Alert[]> {
   const thresholds = staleThresholds(query.recovery);
-  return tx.$queryRaw<Alert[]>`
+  const alerts = await tx.$queryRaw<Array<Omit<Alert, 'status'> & { status: string | null }>>`
     WITH thresholds AS (
       SELECT * FROM unnest(${thresholds.map(([s]) => s)}::text[], ${thresholds.map(([, ms]) => ms)}::double precision[])
           AS t(status, ms)
@@ -192,4 +192,5 @@ function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise
       FROM alerts
      ORDER BY severity = 'ERROR' DESC, at DESC NULLS LAST, kind, run_id
      LIMIT ${query.alertLimit}`;
+  return alerts.map((a) => ({ ...a, status: a.status === null ? null : parseRunStatus(a.status) }));
 }

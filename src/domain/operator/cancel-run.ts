@@ -2,7 +2,11 @@ import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
-import { canTransitionRun, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES } from '../states.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import {
+  canTransitionRun, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES, type RunStatus,
+} from '../states.js';
+import { transitionDispatch, transitionPartition, transitionRun } from '../transitions.js';
 
 export interface CancelRunCommand {
   runId: string;
@@ -11,7 +15,7 @@ export interface CancelRunCommand {
 }
 
 export interface CancelRunResult {
-  runStatus: string;
+  runStatus: RunStatus;
   changed: boolean;
   abandonedPartitions: number;
   cancelledDispatches: number;
@@ -35,18 +39,16 @@ export async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRu
   if (run.status === 'CANCELLED') return { runStatus: run.status, changed: false, abandonedPartitions: 0, cancelledDispatches: 0 };
   if (!canTransitionRun(run.status, 'CANCELLED')) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_run
-       SET status = 'CANCELLED', error_stage = 'OPERATOR', error_code = 'RUN_CANCELLED', error_message = ${cmd.reason},
-           completed_at = clock_timestamp(), heartbeat_at = clock_timestamp(), version_no = version_no + 1
-     WHERE run_id = ${cmd.runId}::uuid AND status = ${run.status}`;
-  const abandonedPartitions = await tx.$executeRaw`
-    UPDATE nifi_ops.load_partition
-       SET status = 'ABANDONED', error_code = 'RUN_CANCELLED', completed_at = clock_timestamp()
-     WHERE run_id = ${cmd.runId}::uuid AND status = ANY(${UNFINISHED_PARTITION_STATUSES}::text[])`;
-  const cancelledDispatches = await tx.$executeRaw`
-    UPDATE nifi_ops.load_dispatch SET status = 'CANCELLED', cancelled_at = clock_timestamp()
-     WHERE run_id = ${cmd.runId}::uuid AND status = ANY(${UNDELIVERED_DISPATCH_STATUSES}::text[])`;
+  await transitionRun(tx, { runId: cmd.runId }, {
+    from: [run.status], to: 'CANCELLED',
+    set: Prisma.sql`error_stage = 'OPERATOR', error_code = 'RUN_CANCELLED', error_message = ${cmd.reason}`,
+  });
+  const abandonedPartitions = (await transitionPartition(tx, { runId: cmd.runId }, {
+    from: UNFINISHED_PARTITION_STATUSES, to: 'ABANDONED', set: Prisma.sql`error_code = 'RUN_CANCELLED'`,
+  })).length;
+  const cancelledDispatches = (await transitionDispatch(tx, { runId: cmd.runId }, {
+    from: UNDELIVERED_DISPATCH_STATUSES, to: 'CANCELLED',
+  })).length;
 
   const publishedThenCancelled = run.status === 'PUBLISHED';
   await recordApiEvent(tx, {

@@ -1,8 +1,9 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
-import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
-import { RESENDABLE_DISPATCH_STATUSES } from '../states.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { parseDispatchStatus, RESENDABLE_DISPATCH_STATUSES, type DispatchStatus } from '../states.js';
+import { transitionDispatch } from '../transitions.js';
 
 export interface ResendDispatchCommand {
   runId: string;
@@ -14,7 +15,7 @@ export interface ResendDispatchCommand {
 export interface ResendDispatchResult {
   runId: string;
   dispatchId: string;
-  status: string;
+  status: DispatchStatus;
 }
 
 /**
@@ -27,18 +28,19 @@ export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand): Promis
     SELECT status, dispatch_type, partition_id FROM nifi_ops.load_dispatch
      WHERE dispatch_id = ${cmd.dispatchId}::uuid AND run_id = ${cmd.runId}::uuid FOR UPDATE`;
   if (!dispatch) throw new DomainError('DISPATCH_NOT_FOUND', { dispatchId: cmd.dispatchId });
-  if (!(RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(dispatch.status)) {
-    throw new DomainError('DISPATCH_STATUS_MISMATCH', { status: dispatch.status });
+  const previousStatus = parseDispatchStatus(dispatch.status);
+  if (!RESENDABLE_DISPATCH_STATUSES.includes(previousStatus)) {
+    throw new DomainError('DISPATCH_STATUS_MISMATCH', { status: previousStatus });
   }
 
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_dispatch
-       SET status = 'PENDING', attempt_count = 0, next_attempt_at = clock_timestamp(), last_error = NULL, dead_at = NULL
-     WHERE dispatch_id = ${cmd.dispatchId}::uuid AND status = ${dispatch.status}`;
-  await recordApiEvent(tx, {
-    level: 'WARN', name: 'DISPATCH_RESENT', runId: cmd.runId, partitionId: dispatch.partition_id, actor: cmd.actor,
-    message: cmd.reason,
-    details: { dispatchId: cmd.dispatchId, dispatchType: dispatch.dispatch_type, previousStatus: dispatch.status, reason: cmd.reason },
+  await transitionDispatch(tx, { dispatchId: cmd.dispatchId }, {
+    from: [previousStatus], to: 'PENDING',
+    set: Prisma.sql`attempt_count = 0, last_error = NULL`,
+    event: {
+      level: 'WARN', name: 'DISPATCH_RESENT', runId: cmd.runId, partitionId: dispatch.partition_id, actor: cmd.actor,
+      message: cmd.reason,
+      details: { dispatchId: cmd.dispatchId, dispatchType: dispatch.dispatch_type, previousStatus, reason: cmd.reason },
+    },
   });
   return { runId: cmd.runId, dispatchId: cmd.dispatchId, status: 'PENDING' };
 }

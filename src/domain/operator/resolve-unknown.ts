@@ -1,7 +1,9 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
-import { recordApiEvent } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
+import type { RunStatus } from '../states.js';
+import { transitionRun } from '../transitions.js';
 
 export const UNKNOWN_RESOLUTIONS = ['PUBLISHED', 'FAILED_PUBLISH'] as const;
 export type UnknownResolution = (typeof UNKNOWN_RESOLUTIONS)[number];
@@ -14,7 +16,7 @@ export interface ResolveUnknownCommand {
 }
 
 export interface ResolveUnknownResult {
-  runStatus: string;
+  runStatus: RunStatus;
   changed: boolean;
 }
 
@@ -27,22 +29,15 @@ export async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promis
   if (run.status === cmd.resolution) return { runStatus: run.status, changed: false };
   if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
-  if (cmd.resolution === 'PUBLISHED') {
-    await tx.$executeRaw`
-      UPDATE nifi_ops.load_run
-         SET status = 'PUBLISHED', published_at = clock_timestamp(), error_stage = NULL, error_code = NULL,
-             error_message = NULL, heartbeat_at = clock_timestamp(), version_no = version_no + 1
-       WHERE run_id = ${cmd.runId}::uuid AND status = 'PUBLISH_UNKNOWN'`;
-  } else {
-    await tx.$executeRaw`
-      UPDATE nifi_ops.load_run
-         SET status = 'FAILED_PUBLISH', error_code = 'PUBLISH_UNKNOWN_RESOLVED', error_message = ${cmd.reason},
-             completed_at = clock_timestamp(), heartbeat_at = clock_timestamp(), version_no = version_no + 1
-       WHERE run_id = ${cmd.runId}::uuid AND status = 'PUBLISH_UNKNOWN'`;
-  }
-  await recordApiEvent(tx, {
-    level: 'WARN', name: 'PUBLISH_UNKNOWN_RESOLVED', runId: cmd.runId, actor: cmd.actor, message: cmd.reason,
-    details: { resolution: cmd.resolution, reason: cmd.reason },
+  await transitionRun(tx, { runId: cmd.runId }, {
+    from: ['PUBLISH_UNKNOWN'], to: cmd.resolution,
+    set: cmd.resolution === 'PUBLISHED'
+      ? Prisma.sql`error_stage = NULL, error_code = NULL, error_message = NULL`
+      : Prisma.sql`error_code = 'PUBLISH_UNKNOWN_RESOLVED', error_message = ${cmd.reason}`,
+    event: {
+      level: 'WARN', name: 'PUBLISH_UNKNOWN_RESOLVED', runId: cmd.runId, actor: cmd.actor, message: cmd.reason,
+      details: { resolution: cmd.resolution, reason: cmd.reason },
+    },
   });
   return { runStatus: cmd.resolution, changed: true };
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { DomainError } from '../errors.js';
+import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
 
 export interface ClaimPartitionCommand {
   runId: string;
@@ -11,8 +12,8 @@ export interface ClaimPartitionCommand {
 
 export interface ClaimPartitionResult {
   claimed: boolean;
-  runStatus: string;
-  partitionStatus: string;
+  runStatus: RunStatus;
+  partitionStatus: PartitionStatus;
   attempt: number;
 }
 
@@ -32,5 +33,8 @@ export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand): 
   const row = rows[0]!;
   if (row.outcome === 'RUN_NOT_FOUND') throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
   if (row.outcome === 'PARTITION_NOT_FOUND') throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
-  return { claimed: row.claimed, runStatus: row.run_status, partitionStatus: row.partition_status, attempt: row.attempt };
+  return {
+    claimed: row.claimed, runStatus: parseRunStatus(row.run_status), partitionStatus: parsePartitionStatus(row.partition_status),
+    attempt: row.attempt,
+  };
 }

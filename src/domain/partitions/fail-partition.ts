@@ -1,7 +1,8 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
-import { recordApiEvent } from '../events/events.js';
-import { SNAPSHOT_ERROR_CODES } from '../states.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { parsePartitionStatus, parseRunStatus, SNAPSHOT_ERROR_CODES, type PartitionStatus, type RunStatus } from '../states.js';
+import { transitionPartition, transitionRun } from '../transitions.js';
 
 export interface FailPartitionCommand {
   runId: string;
@@ -16,8 +17,8 @@ export interface FailPartitionCommand {
 }
 
 export interface FailPartitionResult {
-  partitionStatus: string;
-  runStatus: string;
+  partitionStatus: PartitionStatus;
+  runStatus: RunStatus;
   changed: boolean;
 }
 
@@ -36,34 +37,33 @@ export async function failPartition(tx: Tx, cmd: FailPartitionCommand): Promise<
   if (!run) throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
   if (!partition) throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
   if (partition.claim_token !== cmd.claimToken) throw new DomainError('CLAIM_MISMATCH');
-  if (partition.status === 'FAILED') return { partitionStatus: 'FAILED', runStatus: run.status, changed: false };
-  if (partition.status !== 'RUNNING') throw new DomainError('PARTITION_STATUS_MISMATCH', { partitionStatus: partition.status });
+  const partitionStatus = parsePartitionStatus(partition.status);
+  let runStatus = parseRunStatus(run.status);
+  if (partitionStatus === 'FAILED') return { partitionStatus, runStatus, changed: false };
+  if (partitionStatus !== 'RUNNING') throw new DomainError('PARTITION_STATUS_MISMATCH', { partitionStatus });
 
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_partition
-       SET status = 'FAILED', error_code = ${cmd.errorCode}, error_message = NULLIF(${cmd.message}, ''),
-           completed_at = clock_timestamp(), heartbeat_at = clock_timestamp()
-     WHERE run_id = ${cmd.runId}::uuid AND partition_id = ${cmd.partitionId} AND status = 'RUNNING'`;
-  await recordApiEvent(tx, {
-    level: 'ERROR', name: 'PARTITION_FAILED', runId: cmd.runId, partitionId: cmd.partitionId, actor: cmd.actor,
-    errorClass: cmd.errorClass, errorCode: cmd.errorCode, message: cmd.message,
-    details: { stage: cmd.errorStage, attempt: cmd.attempt },
+  await transitionPartition(tx, { runId: cmd.runId, partitionId: cmd.partitionId }, {
+    from: ['RUNNING'], to: 'FAILED',
+    set: Prisma.sql`error_code = ${cmd.errorCode}, error_message = NULLIF(${cmd.message}, '')`,
+    event: {
+      level: 'ERROR', name: 'PARTITION_FAILED', runId: cmd.runId, partitionId: cmd.partitionId, actor: cmd.actor,
+      errorClass: cmd.errorClass, errorCode: cmd.errorCode, message: cmd.message,
+      details: { stage: cmd.errorStage, attempt: cmd.attempt },
+    },
   });
 
-  let runStatus = run.status;
-  if (run.status === 'EXTRACTING') {
+  if (runStatus === 'EXTRACTING') {
     runStatus = isSnapshotError(cmd) ? 'FAILED_SNAPSHOT_EXPIRED' : 'FAILED_EXTRACT';
     const runMessage = `partition ${cmd.partitionId}: ${cmd.message}`.slice(0, 2000);
-    await tx.$executeRaw`
-      UPDATE nifi_ops.load_run
-         SET status = ${runStatus}, failed_partition_count = failed_partition_count + 1, error_stage = ${cmd.errorStage},
-             error_code = ${cmd.errorCode}, error_message = ${runMessage}, completed_at = clock_timestamp(),
-             heartbeat_at = clock_timestamp(), version_no = version_no + 1
-       WHERE run_id = ${cmd.runId}::uuid AND status = 'EXTRACTING'`;
-    await recordApiEvent(tx, {
-      level: 'ERROR', name: 'RUN_FAILED', runId: cmd.runId, partitionId: cmd.partitionId, actor: cmd.actor,
-      errorCode: cmd.errorCode, message: runMessage,
-      details: { stage: cmd.errorStage, from: 'EXTRACTING', to: runStatus },
+    await transitionRun(tx, { runId: cmd.runId }, {
+      from: ['EXTRACTING'], to: runStatus,
+      set: Prisma.sql`failed_partition_count = t.failed_partition_count + 1, error_stage = ${cmd.errorStage},
+             error_code = ${cmd.errorCode}, error_message = ${runMessage}`,
+      event: {
+        level: 'ERROR', name: 'RUN_FAILED', runId: cmd.runId, partitionId: cmd.partitionId, actor: cmd.actor,
+        errorCode: cmd.errorCode, message: runMessage,
+        details: { stage: cmd.errorStage, from: 'EXTRACTING', to: runStatus },
+      },
     });
   } else {
     await tx.$executeRaw`

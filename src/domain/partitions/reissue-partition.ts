@@ -1,7 +1,12 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
-import { DISPATCH_WAITING_RUN_STATUS, REISSUABLE_PARTITION_STATUSES, REISSUE_WAITING_PARTITION_STATUS } from '../states.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import {
+  DISPATCH_WAITING_RUN_STATUS, REISSUABLE_PARTITION_STATUSES, REISSUE_WAITING_PARTITION_STATUS, parsePartitionStatus,
+  type PartitionStatus,
+} from '../states.js';
+import { transitionPartition } from '../transitions.js';
 
 export interface ReissuePartitionCommand {
   runId: string;
@@ -14,7 +19,7 @@ export interface ReissuePartitionCommand {
 }
 
 export interface ReissuePartitionResult {
-  partitionStatus: string;
+  partitionStatus: PartitionStatus;
   dispatchId: string;
   invalidatedFiles: number;
 }
@@ -37,17 +42,18 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand): Pr
   if (run.status !== DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION) {
     throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
   }
-  if (!(REISSUABLE_PARTITION_STATUSES as readonly string[]).includes(partition.status)) {
-    throw new DomainError('PARTITION_STATUS_MISMATCH', { partitionStatus: partition.status });
+  const partitionStatus = parsePartitionStatus(partition.status);
+  if (!REISSUABLE_PARTITION_STATUSES.includes(partitionStatus)) {
+    throw new DomainError('PARTITION_STATUS_MISMATCH', { partitionStatus });
   }
 
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_partition
-       SET status = ${REISSUE_WAITING_PARTITION_STATUS}, claim_token = NULL, worker_node = NULL, claimed_by = NULL,
-           heartbeat_at = clock_timestamp(), error_code = ${cmd.errorCode}, error_message = left(${cmd.reason}, 2000),
+  await transitionPartition(tx, { runId: cmd.runId, partitionId: cmd.partitionId }, {
+    from: [partitionStatus], to: REISSUE_WAITING_PARTITION_STATUS,
+    set: Prisma.sql`claim_token = NULL, worker_node = NULL, claimed_by = NULL,
+           error_code = ${cmd.errorCode}, error_message = left(${cmd.reason}, 2000),
            received_chunks = 0, received_rows = 0, received_bytes = 0, reported_chunk_count = NULL,
-           chunk_count_mismatches = 0
-     WHERE run_id = ${cmd.runId}::uuid AND partition_id = ${cmd.partitionId} AND status = ${partition.status}`;
+           chunk_count_mismatches = 0`,
+  });
   const invalidatedFiles = await tx.$executeRaw`
     UPDATE nifi_ops.load_file SET status = 'FAILED', updated_at = clock_timestamp()
      WHERE run_id = ${cmd.runId}::uuid AND partition_id = ${cmd.partitionId} AND status = 'WRITTEN'`;

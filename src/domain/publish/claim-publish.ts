@@ -1,7 +1,10 @@
 import type { Tx } from '../../db/client.js';
 import { recordApiEvent } from '../events/events.js';
 import { authorisePublishClaim } from '../gate/publish-claim.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
+import type { RunStatus } from '../states.js';
+import { transitionRun } from '../transitions.js';
 
 export interface ClaimPublishCommand {
   runId: string;
@@ -11,7 +14,7 @@ export interface ClaimPublishCommand {
 
 export interface ClaimPublishResult {
   claimed: boolean;
-  runStatus: string;
+  runStatus: RunStatus;
 }
 
 /**
@@ -23,12 +26,10 @@ export async function claimPublish(tx: Tx, cmd: ClaimPublishCommand): Promise<Cl
   const run = await lockRun(tx, cmd.runId);
   if (run.status === 'PUBLISHING') return { claimed: run.publishToken === cmd.publishToken, runStatus: run.status };
 
-  const claimed = await tx.$executeRaw`
-    UPDATE nifi_ops.load_run
-       SET status = 'PUBLISHING', publish_token = ${cmd.publishToken}::uuid, publish_started_at = clock_timestamp(),
-           heartbeat_at = clock_timestamp(), version_no = version_no + 1
-     WHERE run_id = ${cmd.runId}::uuid AND status = 'STAGING_VALIDATED'`;
-  if (claimed === 0) return { claimed: false, runStatus: run.status };
+  const claimed = await transitionRun(tx, { runId: cmd.runId }, {
+    from: ['STAGING_VALIDATED'], to: 'PUBLISHING', set: Prisma.sql`publish_token = ${cmd.publishToken}::uuid`,
+  });
+  if (claimed.length === 0) return { claimed: false, runStatus: run.status };
   // a gated job publishes only on ready upstream runs, whose evidence is stored with the claim (or all rolls back)
   await authorisePublishClaim(tx, {
     runId: cmd.runId, jobKey: run.jobKey, businessKey: run.businessKey, publishToken: cmd.publishToken, actor: cmd.actor,

@@ -1,6 +1,8 @@
 import type { Tx } from '../../db/client.js';
-import { recordApiEvent } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
+import type { RunStatus } from '../states.js';
+import { transitionRun } from '../transitions.js';
 import { countMismatch, judgeStage, stageMetrics } from '../validation/judge-metrics.js';
 
 export interface MarkSuccessCommand {
@@ -11,7 +13,7 @@ export interface MarkSuccessCommand {
 
 export interface MarkSuccessResult {
   success: boolean;
-  runStatus: string;
+  runStatus: RunStatus;
   reasons: string[];
   targetCount: bigint | null;
 }
@@ -38,11 +40,9 @@ export async function markSuccess(tx: Tx, cmd: MarkSuccessCommand): Promise<Mark
   if (reasons.length > 0) return { success: false, runStatus: run.status, reasons, targetCount: null };
 
   const targetCount = cmd.targetCount ?? verdict.count;
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_run
-       SET status = 'SUCCESS', target_count = ${targetCount}, completed_at = clock_timestamp(),
-           heartbeat_at = clock_timestamp(), version_no = version_no + 1
-     WHERE run_id = ${cmd.runId}::uuid AND status = 'PUBLISHED'`;
-  await recordApiEvent(tx, { level: 'INFO', name: 'RUN_SUCCESS', runId: cmd.runId, actor: cmd.actor, rowCount: targetCount });
+  await transitionRun(tx, { runId: cmd.runId }, {
+    from: ['PUBLISHED'], to: 'SUCCESS', set: Prisma.sql`target_count = ${targetCount}`,
+    event: { level: 'INFO', name: 'RUN_SUCCESS', runId: cmd.runId, actor: cmd.actor, rowCount: targetCount },
+  });
   return { success: true, runStatus: 'SUCCESS', reasons: [], targetCount };
 }

@@ -1,7 +1,10 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
-import { recordApiEvent, type EventLevel } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { EventLevel } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
+import type { RunStatus } from '../states.js';
+import { transitionRun } from '../transitions.js';
 
 export const PUBLISH_OUTCOMES = ['PUBLISHED', 'FAILED_PUBLISH', 'PUBLISH_UNKNOWN'] as const;
 export type PublishOutcome = (typeof PUBLISH_OUTCOMES)[number];
@@ -16,7 +19,7 @@ export interface ReportPublishResultCommand {
 }
 
 export interface ReportPublishResultResult {
-  runStatus: string;
+  runStatus: RunStatus;
   changed: boolean;
 }
 
@@ -38,28 +41,19 @@ export async function reportPublishResult(tx: Tx, cmd: ReportPublishResultComman
   if (run.status !== 'PUBLISHING') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
   const errorCode = cmd.errorCode ?? cmd.outcome;
-  if (cmd.outcome === 'PUBLISHED') {
-    await tx.$executeRaw`
-      UPDATE nifi_ops.load_run
-         SET status = 'PUBLISHED', published_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
-             version_no = version_no + 1
-       WHERE run_id = ${cmd.runId}::uuid AND status = 'PUBLISHING'`;
-  } else {
-    await tx.$executeRaw`
-      UPDATE nifi_ops.load_run
-         SET status = ${cmd.outcome}, error_stage = 'PUBLISH', error_code = ${errorCode},
-             error_message = NULLIF(${cmd.message}, ''),
-             completed_at = CASE WHEN ${cmd.outcome} = 'FAILED_PUBLISH' THEN clock_timestamp() END,
-             heartbeat_at = clock_timestamp(), version_no = version_no + 1
-       WHERE run_id = ${cmd.runId}::uuid AND status = 'PUBLISHING'`;
-  }
-  await recordApiEvent(tx, {
-    ...OUTCOME_EVENT[cmd.outcome],
-    runId: cmd.runId,
-    actor: cmd.actor,
-    errorCode: cmd.outcome === 'PUBLISHED' ? null : errorCode,
-    message: cmd.message,
-    details: { stage: 'PUBLISH', from: 'PUBLISHING', to: cmd.outcome },
+  await transitionRun(tx, { runId: cmd.runId }, {
+    from: ['PUBLISHING'], to: cmd.outcome,
+    set: cmd.outcome === 'PUBLISHED'
+      ? undefined
+      : Prisma.sql`error_stage = 'PUBLISH', error_code = ${errorCode}, error_message = NULLIF(${cmd.message}, '')`,
+    event: {
+      ...OUTCOME_EVENT[cmd.outcome],
+      runId: cmd.runId,
+      actor: cmd.actor,
+      errorCode: cmd.outcome === 'PUBLISHED' ? null : errorCode,
+      message: cmd.message,
+      details: { stage: 'PUBLISH', from: 'PUBLISHING', to: cmd.outcome },
+    },
   });
   return { runStatus: cmd.outcome, changed: true };
 }

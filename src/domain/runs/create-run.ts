@@ -3,7 +3,7 @@ import type { Tx } from '../../db/client.js';
 import { DomainError, invalidInput } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { assertRunGateReady } from '../gate/run-gate.js';
-import { ACTIVE_RUN_STATUSES } from '../states.js';
+import { ACTIVE_RUN_STATUSES, parseRunStatus, type RunStatus } from '../states.js';
 
 export interface CreateRunCommand {
   jobKey: string;
@@ -18,7 +18,7 @@ export interface CreateRunCommand {
 
 export interface CreateRunResult {
   runId: string;
-  status: string;
+  status: RunStatus;
   hdfsRunPath: string;
   stageTable: string;
   created: boolean;
@@ -78,7 +78,7 @@ export async function createRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRu
         }
         return {
           runId: replay.runId,
-          status: replay.status,
+          status: parseRunStatus(replay.status),
           hdfsRunPath: replay.hdfsRunPath ?? '',
           stageTable: replay.stageTableName ?? '',
           created: false,

@@ -1,7 +1,8 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
-import { recordApiEvent } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { isAllowedRunFailure, type RunStatus } from '../states.js';
+import { transitionRun } from '../transitions.js';
 import { lockRun } from './lock-run.js';
 
 export interface FailRunCommand {
@@ -16,7 +17,7 @@ export interface FailRunCommand {
 
 export interface FailRunResult {
   runId: string;
-  runStatus: string;
+  runStatus: RunStatus;
   changed: boolean;
 }
 
@@ -30,20 +31,18 @@ export async function failRun(tx: Tx, cmd: FailRunCommand): Promise<FailRunResul
   if (run.status === cmd.failStatus) return { runId: cmd.runId, runStatus: run.status, changed: false };
   if (run.status !== cmd.expectedStatus) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_run
-       SET status = ${cmd.failStatus}, error_stage = ${cmd.errorStage}, error_code = ${cmd.errorCode},
-           error_message = NULLIF(${cmd.message}, ''), completed_at = clock_timestamp(),
-           heartbeat_at = clock_timestamp(), version_no = version_no + 1
-     WHERE run_id = ${cmd.runId}::uuid AND status = ${cmd.expectedStatus}`;
-  await recordApiEvent(tx, {
-    level: 'ERROR',
-    name: 'RUN_FAILED',
-    runId: cmd.runId,
-    actor: cmd.actor,
-    errorCode: cmd.errorCode,
-    message: cmd.message,
-    details: { stage: cmd.errorStage, from: cmd.expectedStatus, to: cmd.failStatus },
+  await transitionRun(tx, { runId: cmd.runId }, {
+    from: [cmd.expectedStatus], to: cmd.failStatus,
+    set: Prisma.sql`error_stage = ${cmd.errorStage}, error_code = ${cmd.errorCode}, error_message = NULLIF(${cmd.message}, '')`,
+    event: {
+      level: 'ERROR',
+      name: 'RUN_FAILED',
+      runId: cmd.runId,
+      actor: cmd.actor,
+      errorCode: cmd.errorCode,
+      message: cmd.message,
+      details: { stage: cmd.errorStage, from: cmd.expectedStatus, to: cmd.failStatus },
+    },
   });
   return { runId: cmd.runId, runStatus: cmd.failStatus, changed: true };
 }

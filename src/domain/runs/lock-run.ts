@@ -1,11 +1,12 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
+import { parseRunStatus, type RunStatus } from '../states.js';
 
 export interface LockedRun {
   runId: string;
   jobKey: string;
   businessKey: string;
-  status: string;
+  status: RunStatus;
   parameters: Record<string, unknown>;
   hdfsRunPath: string | null;
   sourceCount: bigint | null;
@@ -26,7 +27,7 @@ export async function lockRun(tx: Tx, runId: string): Promise<LockedRun> {
     runId,
     jobKey: row.job_key,
     businessKey: row.business_key,
-    status: row.status,
+    status: parseRunStatus(row.status),
     parameters: row.parameters,
     hdfsRunPath: row.hdfs_run_path,
     sourceCount: row.source_count,

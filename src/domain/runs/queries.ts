@@ -1,17 +1,27 @@
 import type { Tx } from '../../db/client.js';
 import type { LoadDispatch, LoadPartition, LoadRun, LoadValidation } from '../../generated/prisma/client.js';
 import { DomainError } from '../errors.js';
-import { ACTIVE_RUN_STATUSES } from '../states.js';
+import {
+  ACTIVE_RUN_STATUSES, parseDispatchStatus, parseDispatchType, parsePartitionStatus, parseRunStatus,
+  type DispatchStatus, type DispatchType, type PartitionStatus, type RunStatus,
+} from '../states.js';
 
-export type RunRecord = LoadRun;
-export type PartitionRecord = LoadPartition;
-export type DispatchRecord = LoadDispatch;
+// Prisma types the status columns as strings; the records carry them as the unions of states.ts.
+export type RunRecord = Omit<LoadRun, 'status'> & { status: RunStatus };
+export type PartitionRecord = Omit<LoadPartition, 'status'> & { status: PartitionStatus };
+export type DispatchRecord = Omit<LoadDispatch, 'status' | 'dispatchType'> & { status: DispatchStatus; dispatchType: DispatchType };
 export type MetricRecord = LoadValidation;
+
+export const runRecord = (run: LoadRun): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
+const partitionRecord = (p: LoadPartition): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
+const dispatchRecord = (d: LoadDispatch): DispatchRecord => ({
+  ...d, status: parseDispatchStatus(d.status), dispatchType: parseDispatchType(d.dispatchType),
+});
 
 export async function getRun(tx: Tx, runId: string): Promise<RunRecord> {
   const run = await tx.loadRun.findUnique({ where: { runId } });
   if (!run) throw new DomainError('RUN_NOT_FOUND', { runId });
-  return run;
+  return runRecord(run);
 }
 
 export interface RunFilter {
@@ -62,7 +72,7 @@ export async function listRuns(tx: Tx, filter: RunFilter, first: number, after: 
     orderBy: [{ startedAt: 'desc' }, { runId: 'desc' }],
     take: first + 1,
   });
-  return { runs: runs.slice(0, first), hasNextPage: runs.length > first };
+  return { runs: runs.slice(0, first).map(runRecord), hasNextPage: runs.length > first };
 }
 
 /** Rows per read of a run's partitions. */
@@ -82,7 +92,7 @@ export async function listPartitions(tx: Tx, runId: string, status: string | nul
       orderBy: { partitionId: 'asc' },
       take: PARTITION_PAGE,
     });
-    partitions.push(...page);
+    partitions.push(...page.map(partitionRecord));
     if (page.length < PARTITION_PAGE) return partitions;
   }
 }
@@ -92,20 +102,21 @@ export async function listPartitions(tx: Tx, runId: string, status: string | nul
  * statement for a page of runs. One run is filtered by equality, which the subscriptions' shared reader
  * (src/realtime/shared-reader.ts) can give all of a run's subscribers at once.
  */
-export async function partitionCounts(tx: Tx, runIds: readonly string[]): Promise<Array<Array<{ status: string; count: number }>>> {
+export async function partitionCounts(tx: Tx, runIds: readonly string[]): Promise<Array<Array<{ status: PartitionStatus; count: number }>>> {
   const groups = await tx.loadPartition.groupBy({
     by: ['runId', 'status'],
     where: { runId: runIds.length === 1 ? runIds[0]! : { in: [...runIds] } },
     _count: { _all: true },
     orderBy: [{ runId: 'asc' }, { status: 'asc' }],
   });
-  const byRun = new Map<string, Array<{ status: string; count: number }>>(runIds.map((id) => [id, []]));
-  for (const g of groups) byRun.get(g.runId)?.push({ status: g.status, count: g._count._all });
+  const byRun = new Map<string, Array<{ status: PartitionStatus; count: number }>>(runIds.map((id) => [id, []]));
+  for (const g of groups) byRun.get(g.runId)?.push({ status: parsePartitionStatus(g.status), count: g._count._all });
   return runIds.map((id) => byRun.get(id)!);
 }
 
-export function listDispatches(tx: Tx, runId: string): Promise<DispatchRecord[]> {
-  return tx.loadDispatch.findMany({ where: { runId }, orderBy: [{ createdAt: 'asc' }, { dispatchId: 'asc' }] });
+export async function listDispatches(tx: Tx, runId: string): Promise<DispatchRecord[]> {
+  const dispatches = await tx.loadDispatch.findMany({ where: { runId }, orderBy: [{ createdAt: 'asc' }, { dispatchId: 'asc' }] });
+  return dispatches.map(dispatchRecord);
 }
 
 const STAGE_ORDER = ['SOURCE', 'STAGING', 'TARGET'];

@@ -1,6 +1,8 @@
 import type { Tx } from '../../db/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
 import { TERMINAL_RUN_STATUSES, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES } from '../states.js';
+import { transitionDispatch, transitionPartition } from '../transitions.js';
 import { SWEEPER_ACTOR, type RuleOutcome } from './settings.js';
 
 /**
@@ -10,29 +12,30 @@ import { SWEEPER_ACTOR, type RuleOutcome } from './settings.js';
  * partition rows are locked before the dispatch rows (lock order), skipping rows in use.
  */
 export async function sweepEndedRuns(tx: Tx): Promise<RuleOutcome> {
-  const partitions = await tx.$queryRaw<Array<{ run_id: string; partition_id: string; run_status: string }>>`
-    UPDATE nifi_ops.load_partition AS t
-       SET status = 'ABANDONED', error_code = 'RUN_ENDED', error_message = 'run ended in ' || ended.run_status,
-           completed_at = clock_timestamp()
-      FROM (SELECT p.run_id, p.partition_id, r.status AS run_status
+  const partitions = await transitionPartition<{ run_id: string; partition_id: string; run_status: string }>(tx, {
+    picked: Prisma.sql`SELECT p.run_id, p.partition_id, r.status AS run_status
               FROM nifi_ops.load_partition p
               JOIN nifi_ops.load_run r ON r.run_id = p.run_id
              WHERE p.status = ANY(${UNFINISHED_PARTITION_STATUSES}::text[]) AND r.status = ANY(${TERMINAL_RUN_STATUSES}::text[])
              ORDER BY p.run_id, p.partition_id
-               FOR UPDATE OF p SKIP LOCKED) AS ended
-     WHERE t.run_id = ended.run_id AND t.partition_id = ended.partition_id
-    RETURNING t.run_id::text, t.partition_id, ended.run_status`;
-  const dispatches = await tx.$queryRaw<Array<{ run_id: string; dispatch_id: string; run_status: string }>>`
-    UPDATE nifi_ops.load_dispatch AS t
-       SET status = 'CANCELLED', cancelled_at = clock_timestamp(), last_error = 'run ended in ' || ended.run_status
-      FROM (SELECT d.dispatch_id, r.status AS run_status
+               FOR UPDATE OF p SKIP LOCKED`,
+  }, {
+    from: UNFINISHED_PARTITION_STATUSES, to: 'ABANDONED',
+    set: Prisma.sql`error_code = 'RUN_ENDED', error_message = 'run ended in ' || picked.run_status`,
+    returning: Prisma.sql`t.run_id::text, t.partition_id, picked.run_status`,
+  });
+  const dispatches = await transitionDispatch<{ run_id: string; dispatch_id: string; run_status: string }>(tx, {
+    picked: Prisma.sql`SELECT d.dispatch_id, r.status AS run_status
               FROM nifi_ops.load_dispatch d
               JOIN nifi_ops.load_run r ON r.run_id = d.run_id
              WHERE d.status = ANY(${UNDELIVERED_DISPATCH_STATUSES}::text[]) AND r.status = ANY(${TERMINAL_RUN_STATUSES}::text[])
              ORDER BY d.dispatch_id
-               FOR UPDATE OF d SKIP LOCKED) AS ended
-     WHERE t.dispatch_id = ended.dispatch_id
-    RETURNING t.run_id::text, t.dispatch_id::text, ended.run_status`;
+               FOR UPDATE OF d SKIP LOCKED`,
+  }, {
+    from: UNDELIVERED_DISPATCH_STATUSES, to: 'CANCELLED',
+    set: Prisma.sql`last_error = 'run ended in ' || picked.run_status`,
+    returning: Prisma.sql`t.run_id::text, t.dispatch_id::text, picked.run_status`,
+  });
 
   const byRun = new Map<string, { runStatus: string; abandonedPartitions: string[]; cancelledDispatches: string[] }>();
   const entry = (runId: string, runStatus: string) => {

@@ -1,8 +1,5 @@
 import type pg from 'pg';
-import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type DispatchStatus } from '../states.js';
-
-/** The dispatch statuses that are work still waiting or needing an operator (ACKED/CANCELLED are done). */
-const BACKLOG_DISPATCH_STATUSES: readonly DispatchStatus[] = ['PENDING', 'SENT', 'DEAD'];
+import { ACTIVE_RUN_STATUSES, BACKLOG_DISPATCH_STATUSES, RUN_STATUSES } from '../states.js';
 
 export interface BacklogCounts {
   /** Dispatches by backlog status. */

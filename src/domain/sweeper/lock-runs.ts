@@ -1,9 +1,9 @@
 import type { Tx } from '../../db/client.js';
-import { UNFINISHED_PARTITION_STATUSES } from '../states.js';
+import { parseRunStatus, UNFINISHED_PARTITION_STATUSES, type RunStatus } from '../states.js';
 
 export interface SweepableRun {
   runId: string;
-  status: string;
+  status: RunStatus;
 }
 
 /**
@@ -11,7 +11,7 @@ export interface SweepableRun {
  * the run rows still in one of `statuses`, skipping rows other transactions hold. A run is returned
  * only if all its unfinished partitions were locked too; the others are busy and wait for the next cycle.
  */
-export async function lockRunsWithPartitions(tx: Tx, runIds: string[], statuses: readonly string[]): Promise<SweepableRun[]> {
+export async function lockRunsWithPartitions(tx: Tx, runIds: string[], statuses: readonly RunStatus[]): Promise<SweepableRun[]> {
   if (runIds.length === 0) return [];
   const partitions = await tx.$queryRaw<Array<{ run_id: string }>>`
     SELECT run_id::text FROM nifi_ops.load_partition
@@ -33,5 +33,5 @@ export async function lockRunsWithPartitions(tx: Tx, runIds: string[], statuses:
   const total = new Map(unfinished.map((u) => [u.run_id, u.n]));
   return runs
     .filter((r) => (locked.get(r.run_id) ?? 0) === (total.get(r.run_id) ?? 0))
-    .map((r) => ({ runId: r.run_id, status: r.status }));
+    .map((r) => ({ runId: r.run_id, status: parseRunStatus(r.status) }));
 }

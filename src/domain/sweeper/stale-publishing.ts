@@ -1,6 +1,7 @@
 import type { Tx } from '../../db/client.js';
 import { formatDuration } from '../../config/durations.js';
-import { recordApiEvent } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { transitionRun } from '../transitions.js';
 import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from './settings.js';
 
 /**
@@ -10,22 +11,19 @@ import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from '
 export async function sweepStalePublishing(tx: Tx, settings: SweeperSettings): Promise<RuleOutcome> {
   const { publishStale } = settings.recovery;
   const message = `no publish result within ${formatDuration(publishStale)}`;
-  const runs = await tx.$queryRaw<Array<{ run_id: string }>>`
-    UPDATE nifi_ops.load_run AS t
-       SET status = 'PUBLISH_UNKNOWN', error_stage = 'PUBLISH', error_code = 'PUBLISH_STALE', error_message = ${message},
-           heartbeat_at = clock_timestamp(), version_no = t.version_no + 1
-      FROM (SELECT run_id FROM nifi_ops.load_run
+  const runs = await transitionRun(tx, {
+    picked: Prisma.sql`SELECT run_id FROM nifi_ops.load_run
              WHERE status = 'PUBLISHING'
                AND publish_started_at < clock_timestamp() - make_interval(secs => ${seconds(publishStale)}::float8)
              ORDER BY publish_started_at
-               FOR UPDATE SKIP LOCKED) AS stale
-     WHERE t.run_id = stale.run_id AND t.status = 'PUBLISHING'
-    RETURNING t.run_id::text`;
-  for (const run of runs) {
-    await recordApiEvent(tx, {
+               FOR UPDATE SKIP LOCKED`,
+  }, {
+    from: ['PUBLISHING'], to: 'PUBLISH_UNKNOWN',
+    set: Prisma.sql`error_stage = 'PUBLISH', error_code = 'PUBLISH_STALE', error_message = ${message}`,
+    event: (run) => ({
       level: 'ERROR', name: 'PUBLISH_UNKNOWN', runId: run.run_id, actor: SWEEPER_ACTOR, errorCode: 'PUBLISH_STALE', message,
       details: { from: 'PUBLISHING' },
-    });
-  }
+    }),
+  });
   return { acted: runs.map((run) => ({ action: 'publish_unknown', runId: run.run_id })), wake: false };
 }

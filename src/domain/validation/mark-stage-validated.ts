@@ -1,6 +1,8 @@
 import type { Tx } from '../../db/client.js';
-import { recordApiEvent } from '../events/events.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
+import type { RunStatus } from '../states.js';
+import { transitionRun } from '../transitions.js';
 import { judgeStage, stageMetrics } from './judge-metrics.js';
 
 export interface MarkStageValidatedCommand {
@@ -10,7 +12,7 @@ export interface MarkStageValidatedCommand {
 
 export interface MarkStageValidatedResult {
   stageValidated: boolean;
-  runStatus: string;
+  runStatus: RunStatus;
   reasons: string[];
   stagingCount: bigint | null;
 }
@@ -39,13 +41,9 @@ export async function markStageValidated(tx: Tx, cmd: MarkStageValidatedCommand)
     return { stageValidated: false, runStatus: run.status, reasons: verdict.reasons, stagingCount: null };
   }
 
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_run
-       SET status = 'STAGING_VALIDATED', staging_count = ${verdict.count}, heartbeat_at = clock_timestamp(),
-           version_no = version_no + 1
-     WHERE run_id = ${cmd.runId}::uuid AND status = 'STAGE_VALIDATING'`;
-  await recordApiEvent(tx, {
-    level: 'INFO', name: 'STAGE_VALIDATED', runId: cmd.runId, actor: cmd.actor, rowCount: verdict.count,
+  await transitionRun(tx, { runId: cmd.runId }, {
+    from: ['STAGE_VALIDATING'], to: 'STAGING_VALIDATED', set: Prisma.sql`staging_count = ${verdict.count}`,
+    event: { level: 'INFO', name: 'STAGE_VALIDATED', runId: cmd.runId, actor: cmd.actor, rowCount: verdict.count },
   });
   return { stageValidated: true, runStatus: 'STAGING_VALIDATED', reasons: [], stagingCount: verdict.count };
 }

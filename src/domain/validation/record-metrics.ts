@@ -34,7 +34,7 @@ export interface RecordMetricsCommand {
 export interface RecordMetricsResult {
   recorded: number;
   failCount: number;
-  runStatus: string;
+  runStatus: RunStatus;
 }
 
 /** recordMetrics (ref §3.10): upserts NiFi's STAGING/TARGET metrics; the judging happens later, server-side. */

@@ -1,8 +1,10 @@
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
-import { DISPATCH_TRANSITIONS } from '../states.js';
+import { ACKABLE_DISPATCH_STATUSES, type RunStatus } from '../states.js';
+import { transitionDispatch, transitionRun } from '../transitions.js';
 
 export interface StartValidationCommand {
   runId: string;
@@ -14,7 +16,7 @@ export interface StartValidationCommand {
 /** The run's context for the validation flow; every field is null (and sourceMetrics empty) unless started. */
 export interface StartValidationResult {
   started: boolean;
-  runStatus: string;
+  runStatus: RunStatus;
   jobKey: string | null;
   businessKey: string | null;
   snapshotScn: string | null;
@@ -24,8 +26,6 @@ export interface StartValidationResult {
   extractedCount: bigint | null;
   sourceMetrics: Record<string, string | null>;
 }
-
-const ACKABLE_DISPATCH_STATUSES = DISPATCH_TRANSITIONS.filter(([, to]) => to === 'ACKED').map(([from]) => from);
 
 /**
  * startValidation (ref §3.9): the validation flow's first call is the ACK of its VALIDATE_RUN dispatch and
@@ -40,18 +40,15 @@ export async function startValidation(tx: Tx, cmd: StartValidationCommand): Prom
   if (dispatches.length === 0) throw new DomainError('DISPATCH_MISMATCH', { dispatchId: cmd.dispatchId });
 
   // The call arrived, so the dispatch is acknowledged even when another start wins: duplicates stop re-sends.
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp()
-     WHERE dispatch_id = ${cmd.dispatchId}::uuid AND status = ANY(${ACKABLE_DISPATCH_STATUSES}::text[])`;
+  await transitionDispatch(tx, { dispatchId: cmd.dispatchId }, { from: ACKABLE_DISPATCH_STATUSES, to: 'ACKED' });
 
-  const [won] = await tx.$queryRaw<Array<{
+  const [won] = await transitionRun<{
     snapshot_scn: string | null; hdfs_run_path: string | null; stage_table_name: string | null;
     source_count: bigint | null; extracted_count: bigint;
-  }>>`
-    UPDATE nifi_ops.load_run
-       SET status = 'STAGE_VALIDATING', heartbeat_at = clock_timestamp(), version_no = version_no + 1
-     WHERE run_id = ${cmd.runId}::uuid AND status = 'EXTRACTED_VALIDATED'
-    RETURNING snapshot_scn::text, hdfs_run_path, stage_table_name, source_count, extracted_count`;
+  }>(tx, { runId: cmd.runId }, {
+    from: ['EXTRACTED_VALIDATED'], to: 'STAGE_VALIDATING',
+    returning: Prisma.sql`t.snapshot_scn::text, t.hdfs_run_path, t.stage_table_name, t.source_count, t.extracted_count`,
+  });
   if (!won) {
     return {
       started: false, runStatus: run.status, jobKey: null, businessKey: null, snapshotScn: null, hdfsRunPath: null,
