@@ -1,7 +1,6 @@
 // Patterns, lengths and ranges of every input field, checked before the database is touched so that
 // malformed input is a 422 INVALID_INPUT and never a database error (ref §3.0, §12.2.2).
 import { z } from 'zod';
-import { RUN_STATUSES } from './states.js';
 import { invalidInput } from './errors.js';
 
 const INT32_MAX = 2_147_483_647;
@@ -18,22 +17,34 @@ export const hdfsPath = z
 /** Free text stored in varchar(n): n characters at most. */
 export const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 export const requiredText = (max: number) => z.string().min(1, 'must not be empty').max(max, `at most ${max} characters`);
-export const message = text(2000).default('');
-export const runStatus = z.enum(RUN_STATUSES);
+/** Why an operator acted: recorded with the token's name in the event log. */
+export const reason = z.string().trim().min(5, 'at least 5 characters').max(2000, 'at most 2000 characters');
 /** A non-negative 64-bit count (the Long scalar already parsed it to a bigint). */
 export const count = z.bigint().min(0n, 'must be >= 0').max(BIGINT_MAX, 'out of range');
 export const int32 = (min: number, max = INT32_MAX) =>
   z.union([z.bigint(), z.number()])
     .transform((v) => Number(v))
     .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
-export const jsonObject = z.record(z.string(), z.unknown());
+export const jsonObject = z.record(z.string(), z.unknown()).refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KiB of JSON');
 
-/** Parses a command with its schema; the first problem becomes INVALID_INPUT naming the field. */
+/** An optional field: absent or null becomes `fallback`. */
+export const optional = <S extends z.ZodType, F = null>(schema: S, fallback: F = null as F) =>
+  schema.nullish().transform((v): NonNullable<z.output<S>> | F => v ?? fallback);
+/** The same, declared as the field's default (the GraphQL schema shows it). */
+export const withDefault = <T extends {}>(schema: z.ZodType<T>, value: T) =>
+  // zod types a default as Awaited<output>, which TypeScript cannot reduce to T while T is a parameter
+  optional(schema, value).default(value as z.core.util.NoUndefined<Awaited<T>>);
+
+/**
+ * Parses a command with its schema; the first problem becomes INVALID_INPUT naming the field, as a path
+ * under `root` (or the bare path, for arguments named on their own).
+ */
 // Strings PostgreSQL cannot store (NUL, lone surrogates) and over-deep JSON were refused before execution
 // (src/server/storable-inputs.ts).
-export function parseCommand<S extends z.ZodType>(schema: S, value: unknown, root = 'input'): z.output<S> {
+export function parseCommand<S extends z.ZodType>(schema: S, value: unknown, root: string | null = 'input'): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  throw invalidInput([root, ...issue.path.map(String)].join('.'), issue.message);
+  const path = issue.path.map(String);
+  throw invalidInput((root === null ? path : [root, ...path]).join('.'), issue.message);
 }

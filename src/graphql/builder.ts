@@ -1,4 +1,4 @@
-import SchemaBuilder from '@pothos/core';
+import SchemaBuilder, { type SchemaTypes } from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import { LIST_ESTIMATES } from './cost.js';
@@ -38,6 +38,9 @@ export const builder = new SchemaBuilder<{
   // the cost is checked once per request, before execution (src/server/query-cost.ts), not per root field
   complexity: { defaultComplexity: 1, defaultListMultiplier: LIST_ESTIMATES.default, disabled: true },
 });
+
+/** The builder's type parameters, for helpers typed against its refs. */
+export type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T extends SchemaTypes> ? T : never;
 
 builder.queryType({});
 builder.mutationType({});

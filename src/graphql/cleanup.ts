@@ -6,8 +6,9 @@ import * as f from '../domain/fields.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
 import { pagedCost } from './cost.js';
+import { argsOf, uuid } from './inputs.js';
+import { defineMutation } from './mutation.js';
 import { ANY_ROLE, NIFI_OR_OPERATOR } from './roles.js';
-import { actorName } from './runs.js';
 
 // ---- cleanupCandidates ----
 
@@ -26,8 +27,8 @@ const CleanupCandidateRef = builder.objectRef<CleanupCandidate>('CleanupCandidat
 const MAX_CANDIDATES = 500;
 
 const candidatesArgs = z.object({
-  jobKey: f.jobKey.nullish().transform((v) => v ?? null),
-  limit: z.number().int().min(1, 'must be >= 1').max(MAX_CANDIDATES, `must be <= ${MAX_CANDIDATES}`),
+  jobKey: f.optional(f.jobKey),
+  limit: z.number().int().min(1, 'must be >= 1').max(MAX_CANDIDATES, `must be <= ${MAX_CANDIDATES}`).default(50),
 });
 
 builder.queryField('cleanupCandidates', (t) =>
@@ -37,7 +38,7 @@ builder.queryField('cleanupCandidates', (t) =>
     extensions: ANY_ROLE,
     complexity: pagedCost('limit', 50, MAX_CANDIDATES),
     description: 'Ended runs past retention whose staging table and HDFS run path may be removed, oldest first (at most cleanup.maxBatch).',
-    args: { jobKey: t.arg.string(), limit: t.arg({ type: 'Int', defaultValue: 50 }) },
+    args: argsOf(t, candidatesArgs),
     resolve: (_root, args, ctx) => {
       const parsed = f.parseCommand(candidatesArgs, args, 'args');
       const { cleanup } = ctx.services.config;
@@ -48,20 +49,6 @@ builder.queryField('cleanupCandidates', (t) =>
 
 // ---- recordCleanup ----
 
-const RecordCleanupInput = builder.inputType('RecordCleanupInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    droppedTable: t.string(),
-    deletedPath: t.string(),
-  }),
-});
-
-const recordCleanupSchema = z.object({
-  runId: z.string(),
-  droppedTable: f.text(300).nullish().transform((v) => v ?? null),
-  deletedPath: f.hdfsPath.nullish().transform((v) => v ?? null),
-});
-
 const RecordCleanupPayload = builder.objectRef<RecordCleanupResult>('RecordCleanupPayload').implement({
   fields: (t) => ({
     runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
@@ -69,16 +56,10 @@ const RecordCleanupPayload = builder.objectRef<RecordCleanupResult>('RecordClean
   }),
 });
 
-builder.mutationField('recordCleanup', (t) =>
-  t.field({
-    type: RecordCleanupPayload,
-    nullable: true,
-    extensions: NIFI_OR_OPERATOR,
-    description: 'Records that the staging table was dropped and the run path deleted; the API deletes nothing itself.',
-    args: { input: t.arg({ type: RecordCleanupInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(recordCleanupSchema, args.input), retention: ctx.services.config.cleanup, actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => recordCleanup(tx, cmd));
-    },
-  }),
-);
+defineMutation('recordCleanup', {
+  roles: NIFI_OR_OPERATOR,
+  description: 'Records that the staging table was dropped and the run path deleted; the API deletes nothing itself.',
+  input: z.object({ runId: uuid, droppedTable: f.optional(f.text(300)), deletedPath: f.optional(f.hdfsPath) }),
+  payload: RecordCleanupPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => recordCleanup(tx, { ...cmd, retention: ctx.services.config.cleanup })),
+});

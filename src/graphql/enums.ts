@@ -1,3 +1,4 @@
+import { EVENT_LEVELS } from '../domain/events/events.js';
 import { DISPATCH_STATUSES, DISPATCH_TYPES, PARTITION_STATUSES, RUN_STATUSES } from '../domain/states.js';
 import { builder } from './builder.js';
 
@@ -5,4 +6,4 @@ export const RunStatusEnum = builder.enumType('RunStatus', { values: RUN_STATUSE
 export const PartitionStatusEnum = builder.enumType('PartitionStatus', { values: PARTITION_STATUSES });
 export const DispatchStatusEnum = builder.enumType('DispatchStatus', { values: DISPATCH_STATUSES });
 export const DispatchTypeEnum = builder.enumType('DispatchType', { values: DISPATCH_TYPES });
-export const EventLevelEnum = builder.enumType('EventLevel', { values: ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const });
+export const EventLevelEnum = builder.enumType('EventLevel', { values: EVENT_LEVELS });

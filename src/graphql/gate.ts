@@ -9,8 +9,10 @@ import { listPublishClaimEvidence, type PublishClaimEvidence } from '../domain/g
 import { getPublication, publish, type PublicationRecord } from '../domain/gate/publish.js';
 import { recordObservation, type ObservationRecord } from '../domain/gate/record-observation.js';
 import { builder } from './builder.js';
+import { argsOf, date, inputEnum } from './inputs.js';
+import { defineMutation } from './mutation.js';
 import { ANY_ROLE, NIFI, OPERATOR } from './roles.js';
-import { actorName, RunRef } from './runs.js';
+import { RunRef } from './runs.js';
 
 const ObservationStateEnum = builder.enumType('ObservationState', { values: OBSERVATION_STATES });
 const BlockingReasonEnum = builder.enumType('BlockingReason', {
@@ -24,8 +26,6 @@ const AttemptSourceEnum = builder.enumType('AttemptSource', {
 
 /** Job ids, consumers and external run ids. */
 const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'must match ^[A-Za-z0-9_.:-]{1,200}$');
-// the Date and DateTime scalars have already checked the calendar date and the offset
-const businessDate = z.string();
 
 // ---- types ----
 
@@ -140,26 +140,6 @@ builder.objectField(RunRef, 'evidence', (t) =>
 
 // ---- recordObservation ----
 
-const RecordObservationInput = builder.inputType('RecordObservationInput', {
-  fields: (t) => ({
-    jobId: t.string({ required: true, description: 'Upstream job id, ^[A-Za-z0-9_.:-]{1,200}$; not a Load Control job key.' }),
-    businessDate: t.field({ type: 'Date', required: true, description: 'The business date the attempt processed, never derived from its start time.' }),
-    attempt: t.field({ type: 'Long', required: true, description: 'The producer’s attempt ordinal for this job and date, 1 or more.' }),
-    runId: t.string({ required: true, description: 'The producer’s run id, ^[A-Za-z0-9_.:-]{1,200}$.' }),
-    state: t.field({ type: ObservationStateEnum, required: true }),
-    startedAt: t.field({ type: 'DateTime', required: true, description: 'With an offset.' }),
-  }),
-});
-
-const recordObservationSchema = z.object({
-  jobId: identifier,
-  businessDate,
-  attempt: f.int32(1),
-  runId: identifier,
-  state: z.enum(OBSERVATION_STATES),
-  startedAt: z.date(),
-});
-
 const RecordObservationPayload = builder.objectRef<{ observation: ObservationRecord; changed: boolean }>('RecordObservationPayload').implement({
   fields: (t) => ({
     observation: t.field({ type: ObservationRef, resolve: (p) => p.observation }),
@@ -167,53 +147,27 @@ const RecordObservationPayload = builder.objectRef<{ observation: ObservationRec
   }),
 });
 
-builder.mutationField('recordObservation', (t) =>
-  t.field({
-    type: RecordObservationPayload,
-    nullable: true,
-    extensions: NIFI,
-    description:
-      'One attempt of an upstream job for a business date. RUNNING may become SUCCEEDED or FAILED once; the same state ' +
-      'again, or RUNNING after the attempt ended, is a no-op (changed: false); changing a final state, or the run id or ' +
-      'start time of an attempt, is 409 OBSERVATION_CONFLICT: a repair is a new attempt. Load Control jobs are observed ' +
-      'from their runs and cannot be reported here (409 OBSERVATION_CONFLICT).',
-    args: { input: t.arg({ type: RecordObservationInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(recordObservationSchema, args.input), actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => recordObservation(tx, cmd));
-    },
+defineMutation('recordObservation', {
+  roles: NIFI,
+  description:
+    'One attempt of an upstream job for a business date. RUNNING may become SUCCEEDED or FAILED once; the same state ' +
+    'again, or RUNNING after the attempt ended, is a no-op (changed: false); changing a final state, or the run id or ' +
+    'start time of an attempt, is 409 OBSERVATION_CONFLICT: a repair is a new attempt. Load Control jobs are observed ' +
+    'from their runs and cannot be reported here (409 OBSERVATION_CONFLICT).',
+  input: z.object({
+    jobId: identifier.describe('Upstream job id, ^[A-Za-z0-9_.:-]{1,200}$; not a Load Control job key.'),
+    businessDate: date.describe('The business date the attempt processed, never derived from its start time.'),
+    attempt: f.int32(1).describe('The producer’s attempt ordinal for this job and date, 1 or more.'),
+    runId: identifier.describe('The producer’s run id, ^[A-Za-z0-9_.:-]{1,200}$.'),
+    state: inputEnum(ObservationStateEnum, OBSERVATION_STATES),
+    // the DateTime scalar has already checked the offset
+    startedAt: z.date().describe('With an offset.'),
   }),
-);
-
-// ---- defineGate ----
-
-const DefineGateInput = builder.inputType('DefineGateInput', {
-  fields: (t) => ({
-    consumer: t.string({ required: true, description: '^[A-Za-z0-9_.:-]{1,200}$' }),
-    requiredJobs: t.stringList({ required: true, description: 'The exact set of upstream job ids (1 to 100, distinct).' }),
-    boundJobKey: t.string({
-      description:
-        'A Load Control job key to bind to this gate (or none): its createRun and claimPublish then wait until the gate ' +
-        'is ready for the business date the run’s business key names, which must be a calendar date YYYY-MM-DD. A job ' +
-        'is bound to at most one gate: binding it here unbinds it from any other.',
-    }),
-  }),
+  payload: RecordObservationPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => recordObservation(tx, cmd)),
 });
 
-const defineGateSchema = z
-  .object({
-    consumer: identifier,
-    requiredJobs: z
-      .array(identifier)
-      .min(1, 'at least one job')
-      .max(100, 'at most 100 jobs')
-      .refine((jobs) => new Set(jobs).size === jobs.length, 'must not repeat a job'),
-    boundJobKey: f.jobKey.nullish().transform((v) => v ?? null),
-  })
-  .refine((gate) => gate.boundJobKey === null || !gate.requiredJobs.includes(gate.boundJobKey), {
-    path: ['boundJobKey'],
-    message: 'a gate cannot require the job it holds back',
-  });
+// ---- defineGate ----
 
 const DefineGatePayload = builder.objectRef<{ gate: GateRecord; changed: boolean }>('DefineGatePayload').implement({
   fields: (t) => ({
@@ -222,35 +176,33 @@ const DefineGatePayload = builder.objectRef<{ gate: GateRecord; changed: boolean
   }),
 });
 
-builder.mutationField('defineGate', (t) =>
-  t.field({
-    type: DefineGatePayload,
-    nullable: true,
-    extensions: OPERATOR,
-    description: 'Defines (or redefines) which upstream jobs a consumer needs for each business date. Existing publications keep their evidence.',
-    args: { input: t.arg({ type: DefineGateInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(defineGateSchema, args.input), actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => defineGate(tx, cmd));
-    },
-  }),
-);
+defineMutation('defineGate', {
+  roles: OPERATOR,
+  description: 'Defines (or redefines) which upstream jobs a consumer needs for each business date. Existing publications keep their evidence.',
+  input: z
+    .object({
+      consumer: identifier.describe('^[A-Za-z0-9_.:-]{1,200}$'),
+      requiredJobs: z
+        .array(identifier)
+        .min(1, 'at least one job')
+        .max(100, 'at most 100 jobs')
+        .refine((jobs) => new Set(jobs).size === jobs.length, 'must not repeat a job')
+        .describe('The exact set of upstream job ids (1 to 100, distinct).'),
+      boundJobKey: f.optional(f.jobKey).describe(
+        'A Load Control job key to bind to this gate (or none): its createRun and claimPublish then wait until the gate ' +
+          'is ready for the business date the run’s business key names, which must be a calendar date YYYY-MM-DD. A job ' +
+          'is bound to at most one gate: binding it here unbinds it from any other.',
+      ),
+    })
+    .refine((gate) => gate.boundJobKey === null || !gate.requiredJobs.includes(gate.boundJobKey), {
+      path: ['boundJobKey'],
+      message: 'a gate cannot require the job it holds back',
+    }),
+  payload: DefineGatePayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => defineGate(tx, cmd)),
+});
 
 // ---- publish ----
-
-const PublishInput = builder.inputType('PublishInput', {
-  fields: (t) => ({
-    consumer: t.string({ required: true }),
-    businessDate: t.field({ type: 'Date', required: true }),
-    output: t.field({ type: 'JSON', required: true, description: 'What is published for the date (at most 64 KiB of JSON).' }),
-  }),
-});
-
-const publishSchema = z.object({
-  consumer: identifier,
-  businessDate,
-  output: f.jsonObject.refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KiB of JSON'),
-});
 
 const PublishPayload = builder.objectRef<{ published: boolean; publication: PublicationRecord }>('PublishPayload').implement({
   fields: (t) => ({
@@ -259,26 +211,25 @@ const PublishPayload = builder.objectRef<{ published: boolean; publication: Publ
   }),
 });
 
-builder.mutationField('publish', (t) =>
-  t.field({
-    type: PublishPayload,
-    nullable: true,
-    extensions: NIFI,
-    description:
-      'In one transaction: re-checks readiness and writes the publication with its evidence (the exact upstream runs). ' +
-      'Same output again → published: false with the existing publication, also after a later upstream failure. Another ' +
-      'output, or a newer successful upstream attempt → 409 PUBLICATION_CONFLICT. Not ready → 409 DEPENDENCIES_NOT_READY.',
-    args: { input: t.arg({ type: PublishInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(publishSchema, args.input), actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => publish(tx, cmd));
-    },
+defineMutation('publish', {
+  roles: NIFI,
+  description:
+    'In one transaction: re-checks readiness and writes the publication with its evidence (the exact upstream runs). ' +
+    'Same output again → published: false with the existing publication, also after a later upstream failure. Another ' +
+    'output, or a newer successful upstream attempt → 409 PUBLICATION_CONFLICT. Not ready → 409 DEPENDENCIES_NOT_READY.',
+  input: z.object({
+    consumer: identifier,
+    businessDate: date,
+    output: f.jsonObject.describe('What is published for the date (at most 64 KiB of JSON).'),
   }),
-);
+  payload: PublishPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => publish(tx, cmd)),
+});
 
 // ---- queries ----
 
-const byConsumerAndDate = z.object({ consumer: identifier, businessDate });
+const byConsumerAndDate = z.object({ consumer: identifier, businessDate: date });
+const byJobAndDate = z.object({ jobId: identifier, businessDate: date });
 
 builder.queryField('readiness', (t) =>
   t.field({
@@ -289,7 +240,7 @@ builder.queryField('readiness', (t) =>
       'Whether a consumer may publish for a business date: every required job’s greatest attempt for that date ' +
       'succeeded. External observations and Load Control runs count alike (a run belongs to the date its business key ' +
       'names, when that is a calendar date YYYY-MM-DD; attempt n is the job’s n-th run for that key).',
-    args: { consumer: t.arg.string({ required: true }), businessDate: t.arg({ type: 'Date', required: true }) },
+    args: argsOf(t, byConsumerAndDate),
     resolve: (_root, args, ctx) => {
       const q = f.parseCommand(byConsumerAndDate, args, 'args');
       return readiness(ctx.services.db.prisma, q.consumer, q.businessDate);
@@ -303,7 +254,7 @@ builder.queryField('publication', (t) =>
     nullable: true,
     extensions: ANY_ROLE,
     description: 'The publication of a consumer for a business date and its evidence; 404 PUBLICATION_NOT_FOUND when none.',
-    args: { consumer: t.arg.string({ required: true }), businessDate: t.arg({ type: 'Date', required: true }) },
+    args: argsOf(t, byConsumerAndDate),
     resolve: (_root, args, ctx) => {
       const q = f.parseCommand(byConsumerAndDate, args, 'args');
       return getPublication(ctx.services.db.prisma, q.consumer, q.businessDate);
@@ -326,9 +277,9 @@ builder.queryField('observations', (t) =>
     nullable: true,
     extensions: ANY_ROLE,
     description: 'Every attempt of one job for one business date, from both sources, oldest first.',
-    args: { jobId: t.arg.string({ required: true }), businessDate: t.arg({ type: 'Date', required: true }) },
+    args: argsOf(t, byJobAndDate),
     resolve: (_root, args, ctx) => {
-      const q = f.parseCommand(z.object({ jobId: identifier, businessDate }), args, 'args');
+      const q = f.parseCommand(byJobAndDate, args, 'args');
       return listAttempts(ctx.services.db.prisma, q.jobId, q.businessDate);
     },
   }),

@@ -8,65 +8,23 @@ import { registerManifest } from '../domain/manifest/register-manifest.js';
 import type { RunStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
+import { decimal, inputObject, uuid } from './inputs.js';
+import { defineMutation } from './mutation.js';
 import { NIFI } from './roles.js';
-import { actorName } from './runs.js';
-
-const ManifestPartitionInput = builder.inputType('ManifestPartitionInput', {
-  fields: (t) => ({
-    partitionId: t.string({ required: true }),
-    lowerBound: t.field({ type: 'Decimal' }),
-    upperBound: t.field({ type: 'Decimal' }),
-    upperInclusive: t.boolean({ defaultValue: false }),
-    isNullPartition: t.boolean({ defaultValue: false }),
-    expectedRowCount: t.field({ type: 'Long', required: true }),
-  }),
-});
-
-const RegisterManifestInput = builder.inputType('RegisterManifestInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    snapshotScn: t.field({ type: 'Decimal' }),
-    sourceCount: t.field({ type: 'Long', required: true }),
-    sourceNullSplitCount: t.field({ type: 'Long', defaultValue: 0n }),
-    sourceMinSplit: t.field({ type: 'Decimal' }),
-    sourceMaxSplit: t.field({ type: 'Decimal' }),
-    plannedPartitionCount: t.field({ type: 'Long', required: true }),
-    sourceMetrics: t.field({ type: 'JSON', description: 'Metric name → value (string).' }),
-    sourceMetricsVersion: t.string({ defaultValue: 'v1' }),
-    partitions: t.field({ type: [ManifestPartitionInput], required: true }),
-  }),
-});
 
 const metricName = z.string().regex(/^[A-Za-z0-9_.:-]{1,150}$/, 'metric names must match ^[A-Za-z0-9_.:-]{1,150}$');
 
-const registerManifestSchema = z.object({
-  runId: z.string(),
-  snapshotScn: z.string().nullish().transform((v) => v ?? null),
-  sourceCount: f.count,
-  sourceNullSplitCount: f.count.nullish().transform((v) => v ?? 0n),
-  sourceMinSplit: z.string().nullish().transform((v) => v ?? null),
-  sourceMaxSplit: z.string().nullish().transform((v) => v ?? null),
-  plannedPartitionCount: f.int32(1, 10_000),
-  sourceMetrics: z
-    .record(metricName, z.union([z.string(), z.number(), z.boolean()]).transform(String).pipe(f.text(2000)))
-    .nullish()
-    .transform((v) => v ?? {})
-    .refine((v) => Object.keys(v).length <= 200, 'at most 200 entries'),
-  sourceMetricsVersion: f.requiredText(50).nullish().transform((v) => v ?? 'v1'),
-  partitions: z
-    .array(
-      z.object({
-        partitionId: f.partitionId,
-        lowerBound: z.string().nullish().transform((v) => v ?? null),
-        upperBound: z.string().nullish().transform((v) => v ?? null),
-        upperInclusive: z.boolean().nullish().transform((v) => v ?? false),
-        isNullPartition: z.boolean().nullish().transform((v) => v ?? false),
-        expectedRowCount: f.count,
-      }),
-    )
-    .min(1, 'at least one partition')
-    .max(10_000, 'at most 10000 partitions'),
-});
+const manifestPartition = inputObject(
+  'ManifestPartitionInput',
+  z.object({
+    partitionId: f.partitionId,
+    lowerBound: f.optional(decimal),
+    upperBound: f.optional(decimal),
+    upperInclusive: f.withDefault(z.boolean(), false),
+    isNullPartition: f.withDefault(z.boolean(), false),
+    expectedRowCount: f.count,
+  }),
+);
 
 const DispatchPartition = builder.objectRef<ManifestPartition>('DispatchPartition').implement({
   fields: (t) => ({
@@ -97,21 +55,30 @@ const RegisterManifestPayload = builder.objectRef<RegisterManifestPayloadShape>(
   }),
 });
 
-builder.mutationField('registerManifest', (t) =>
-  t.field({
-    type: RegisterManifestPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: RegisterManifestInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(registerManifestSchema, args.input), actor: actorName(ctx) };
-      const result = await inTransaction(ctx.services.db, (tx) => registerManifest(tx, cmd));
-      if (result.outcome === 'INVALID') {
-        // raised only now: FAILED_MANIFEST must be committed before NiFi sees the 422
-        throw new DomainError('MANIFEST_INVALID', { violations: result.violations }, result.violations.join('; '));
-      }
-      if (result.validationScheduled) await wakeDispatcher(ctx.services.db.pool, result.runId);
-      return result;
-    },
+defineMutation('registerManifest', {
+  roles: NIFI,
+  input: z.object({
+    runId: uuid,
+    snapshotScn: f.optional(decimal),
+    sourceCount: f.count,
+    sourceNullSplitCount: f.withDefault(f.count, 0n),
+    sourceMinSplit: f.optional(decimal),
+    sourceMaxSplit: f.optional(decimal),
+    plannedPartitionCount: f.int32(1, 10_000),
+    sourceMetrics: f.optional(z.record(metricName, z.union([z.string(), z.number(), z.boolean()]).transform(String).pipe(f.text(2000))), {})
+      .refine((v) => Object.keys(v).length <= 200, 'at most 200 entries')
+      .describe('Metric name → value (string).'),
+    sourceMetricsVersion: f.withDefault(f.requiredText(50), 'v1'),
+    partitions: z.array(manifestPartition).min(1, 'at least one partition').max(10_000, 'at most 10000 partitions'),
   }),
-);
+  payload: RegisterManifestPayload,
+  run: async (cmd, ctx) => {
+    const result = await inTransaction(ctx.services.db, (tx) => registerManifest(tx, cmd));
+    if (result.outcome === 'INVALID') {
+      // raised only now: FAILED_MANIFEST must be committed before NiFi sees the 422
+      throw new DomainError('MANIFEST_INVALID', { violations: result.violations }, result.violations.join('; '));
+    }
+    if (result.validationScheduled) await wakeDispatcher(ctx.services.db.pool, result.runId);
+    return result;
+  },
+});

@@ -6,6 +6,7 @@ import {
 } from '../domain/monitor/monitor-summary.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
+import { argsOf } from './inputs.js';
 import { MAX_ALERT_LIMIT } from '../realtime/monitor-feed.js';
 import { ANY_ROLE } from './roles.js';
 
@@ -59,18 +60,21 @@ export const MonitorSummaryRef = builder.objectRef<MonitorSummary>('MonitorSumma
   }),
 });
 
-const alertLimit = z.number().int().min(1, 'must be >= 1').max(MAX_ALERT_LIMIT, `must be <= ${MAX_ALERT_LIMIT}`);
+/** The arguments of monitorSummary and monitorSummaryChanged. */
+export const monitorSummaryArgs = z.object({
+  alertLimit: z.number().int().min(1, 'must be >= 1').max(MAX_ALERT_LIMIT, `must be <= ${MAX_ALERT_LIMIT}`).default(100),
+});
 
 builder.queryField('monitorSummary', (t) =>
   t.field({
     type: MonitorSummaryRef,
     nullable: true,
     extensions: ANY_ROLE,
-    args: { alertLimit: t.arg({ type: 'Int', defaultValue: 100 }) },
+    args: argsOf(t, monitorSummaryArgs),
     resolve: (_root, args, ctx) => {
       const { config } = ctx.services;
       return monitorSummary(ctx.services.db.prisma, {
-        alertLimit: f.parseCommand(alertLimit, args.alertLimit, 'alertLimit'),
+        alertLimit: f.parseCommand(monitorSummaryArgs, args, null).alertLimit,
         recovery: config.recovery,
         retention: config.cleanup,
         maxBatch: config.cleanup.maxBatch,

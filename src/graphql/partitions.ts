@@ -6,26 +6,11 @@ import { failPartition } from '../domain/partitions/fail-partition.js';
 import type { PartitionStatus, RunStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { PartitionStatusEnum, RunStatusEnum } from './enums.js';
+import { uuid } from './inputs.js';
+import { defineMutation } from './mutation.js';
 import { NIFI } from './roles.js';
-import { actorName } from './runs.js';
 
 // ---- claimPartition ----
-
-const ClaimPartitionInput = builder.inputType('ClaimPartitionInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    partitionId: t.string({ required: true }),
-    claimToken: t.field({ type: 'UUID', required: true }),
-    workerNode: t.string({ required: true }),
-  }),
-});
-
-const claimSchema = z.object({
-  runId: z.string(),
-  partitionId: f.partitionId,
-  claimToken: z.string(),
-  workerNode: f.requiredText(200),
-});
 
 const ClaimPartitionPayload = builder
   .objectRef<{ claimed: boolean; runStatus: RunStatus; partitionStatus: PartitionStatus; attempt: number }>('ClaimPartitionPayload')
@@ -38,48 +23,18 @@ const ClaimPartitionPayload = builder
     }),
   });
 
-builder.mutationField('claimPartition', (t) =>
-  t.field({
-    type: ClaimPartitionPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: ClaimPartitionInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(claimSchema, args.input), actor: actorName(ctx) };
-      const result = await inStatement(ctx.services.db, (sql) => claimPartition(sql, cmd));
-      if (result.claimed) ctx.services.progress.touch(cmd.runId);
-      return result;
-    },
-  }),
-);
+defineMutation('claimPartition', {
+  roles: NIFI,
+  input: z.object({ runId: uuid, partitionId: f.partitionId, claimToken: uuid, workerNode: f.requiredText(200) }),
+  payload: ClaimPartitionPayload,
+  run: async (cmd, ctx) => {
+    const result = await inStatement(ctx.services.db, (sql) => claimPartition(sql, cmd));
+    if (result.claimed) ctx.services.progress.touch(cmd.runId);
+    return result;
+  },
+});
 
 // ---- reportChunk ----
-
-const ReportChunkInput = builder.inputType('ReportChunkInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    partitionId: t.string({ required: true }),
-    claimToken: t.field({ type: 'UUID', required: true }),
-    chunkIndex: t.field({ type: 'Long', required: true }),
-    chunkCount: t.field({ type: 'Long', required: true }),
-    fragmentIdentifier: t.string(),
-    hdfsPath: t.string({ required: true }),
-    recordCount: t.field({ type: 'Long', required: true }),
-    byteCount: t.field({ type: 'Long' }),
-  }),
-});
-
-const reportChunkSchema = z.object({
-  runId: z.string(),
-  partitionId: f.partitionId,
-  claimToken: z.string(),
-  chunkIndex: f.int32(0),
-  chunkCount: f.int32(1, 1_000_000),
-  fragmentIdentifier: f.text(100).nullish().transform((v) => v ?? null),
-  hdfsPath: z.string().min(1, 'must not be empty').max(1500, 'at most 1500 characters').regex(/^\/\S*$/, 'must be an absolute path without spaces'),
-  recordCount: f.count,
-  byteCount: f.count.nullish().transform((v) => v ?? null),
-});
 
 const ReportChunkPayload = builder
   .objectRef<{ recorded: boolean; partitionStatus: PartitionStatus; runStatus: RunStatus; receivedChunks: number; chunkCount: number; validationScheduled: boolean }>(
@@ -96,47 +51,29 @@ const ReportChunkPayload = builder
     }),
   });
 
-builder.mutationField('reportChunk', (t) =>
-  t.field({
-    type: ReportChunkPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: ReportChunkInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(reportChunkSchema, args.input), actor: actorName(ctx) };
-      const result = await ctx.services.chunkReporter.report(cmd);
-      ctx.services.metrics.chunkReports.inc({ result: result.effect.toLowerCase() });
-      ctx.services.progress.touch(cmd.runId);
-      return result;
-    },
+defineMutation('reportChunk', {
+  roles: NIFI,
+  input: z.object({
+    runId: uuid,
+    partitionId: f.partitionId,
+    claimToken: uuid,
+    chunkIndex: f.int32(0),
+    chunkCount: f.int32(1, 1_000_000),
+    fragmentIdentifier: f.optional(f.text(100)),
+    hdfsPath: z.string().min(1, 'must not be empty').max(1500, 'at most 1500 characters').regex(/^\/\S*$/, 'must be an absolute path without spaces'),
+    recordCount: f.count,
+    byteCount: f.optional(f.count),
   }),
-);
+  payload: ReportChunkPayload,
+  run: async (cmd, ctx) => {
+    const result = await ctx.services.chunkReporter.report(cmd);
+    ctx.services.metrics.chunkReports.inc({ result: result.effect.toLowerCase() });
+    ctx.services.progress.touch(cmd.runId);
+    return result;
+  },
+});
 
 // ---- failPartition ----
-
-const FailPartitionInput = builder.inputType('FailPartitionInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    partitionId: t.string({ required: true }),
-    claimToken: t.field({ type: 'UUID', required: true }),
-    errorStage: t.string({ required: true }),
-    errorClass: t.string({ required: true }),
-    errorCode: t.string({ required: true }),
-    message: t.string(),
-    attempt: t.field({ type: 'Long' }),
-  }),
-});
-
-const failPartitionSchema = z.object({
-  runId: z.string(),
-  partitionId: f.partitionId,
-  claimToken: z.string(),
-  errorStage: f.requiredText(80),
-  errorClass: f.requiredText(40),
-  errorCode: f.requiredText(100),
-  message: f.text(2000).nullish().transform((v) => v ?? ''),
-  attempt: f.int32(0).nullish().transform((v) => v ?? null),
-});
 
 const FailPartitionPayload = builder
   .objectRef<{ partitionStatus: PartitionStatus; runStatus: RunStatus; changed: boolean }>('FailPartitionPayload')
@@ -148,15 +85,18 @@ const FailPartitionPayload = builder
     }),
   });
 
-builder.mutationField('failPartition', (t) =>
-  t.field({
-    type: FailPartitionPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: FailPartitionInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(failPartitionSchema, args.input), actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => failPartition(tx, cmd));
-    },
+defineMutation('failPartition', {
+  roles: NIFI,
+  input: z.object({
+    runId: uuid,
+    partitionId: f.partitionId,
+    claimToken: uuid,
+    errorStage: f.requiredText(80),
+    errorClass: f.requiredText(40),
+    errorCode: f.requiredText(100),
+    message: f.optional(f.text(2000), ''),
+    attempt: f.optional(f.int32(0)),
   }),
-);
+  payload: FailPartitionPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => failPartition(tx, cmd)),
+});

@@ -11,18 +11,20 @@ import {
   type DispatchRecord, type MetricRecord, type PartitionRecord, type RunRecord,
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
-import type { RunStatus } from '../domain/states.js';
+import { RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
+import { argsOf, inputEnum, inputObject, uuid } from './inputs.js';
 import { inSlices } from './list-slices.js';
+import { defineMutation } from './mutation.js';
 import { ANY_ROLE, NIFI } from './roles.js';
 
 const MAX_RUN_EVENTS = 1000;
 // a run in a page may start reads of its own (events, counts): fewer per turn than plain rows
 const RUN_SLICE = 50;
 
-export const actorName = (ctx: GraphQLContext): string => ctx.actor?.name ?? 'anonymous';
+const runStatus = inputEnum(RunStatusEnum, RUN_STATUSES);
 const reader = (ctx: GraphQLContext): Tx => ctx.services.db.prisma;
 
 export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
@@ -104,6 +106,8 @@ export const EventRef = builder.objectRef<EventRow>('Event').implement({
   }),
 });
 
+const runEventsArgs = z.object({ last: z.number().int().min(1).max(MAX_RUN_EVENTS).default(200) });
+
 const StatusCount = builder.objectRef<{ status: string; count: number }>('StatusCount').implement({
   fields: (t) => ({ status: t.exposeString('status'), count: t.exposeInt('count') }),
 });
@@ -177,10 +181,10 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
       byPath: true,
       loaderOptions: { cache: false },
       complexity: pagedCost('last', 200, MAX_RUN_EVENTS),
-      args: { last: t.arg({ type: 'Int', defaultValue: 200 }) },
-      load: (runIds: string[], ctx, args) => listRunsEvents(reader(ctx), runIds, args.last ?? 200),
+      args: argsOf(t, runEventsArgs),
+      load: (runIds: string[], ctx, args) => listRunsEvents(reader(ctx), runIds, f.parseCommand(runEventsArgs, args, null).last),
       resolve: (r, args) => {
-        f.parseCommand(z.number().int().min(1).max(MAX_RUN_EVENTS), args.last, 'last');
+        f.parseCommand(runEventsArgs, args, null);
         return r.runId;
       },
     }),
@@ -210,15 +214,6 @@ const RunConnection = builder.objectRef<{ runs: RunRecord[]; hasNextPage: boolea
   }),
 });
 
-const RunFilterInput = builder.inputType('RunFilter', {
-  fields: (t) => ({
-    jobKey: t.string(),
-    businessKey: t.string(),
-    status: t.field({ type: RunStatusEnum }),
-    activeOnly: t.boolean(),
-  }),
-});
-
 builder.queryField('run', (t) =>
   t.field({
     type: RunRef,
@@ -230,8 +225,11 @@ builder.queryField('run', (t) =>
 );
 
 const listRunsArgs = z.object({
-  filter: z.object({ jobKey: f.text(200).nullish(), businessKey: f.text(200).nullish() }).passthrough().nullish(),
-  first: z.number().int().min(1).max(MAX_RUNS_PAGE),
+  filter: inputObject(
+    'RunFilter',
+    z.object({ jobKey: f.text(200).nullish(), businessKey: f.text(200).nullish(), status: runStatus.nullish(), activeOnly: z.boolean().nullish() }),
+  ).nullish(),
+  first: z.number().int().min(1).max(MAX_RUNS_PAGE).default(50),
   after: z.string().max(200).nullish(),
 });
 
@@ -241,44 +239,17 @@ builder.queryField('runs', (t) =>
     nullable: true,
     extensions: ANY_ROLE,
     complexity: pagedCost('first', 50, MAX_RUNS_PAGE),
-    args: {
-      filter: t.arg({ type: RunFilterInput }),
-      first: t.arg({ type: 'Int', defaultValue: 50 }),
-      after: t.arg.string(),
-    },
+    args: argsOf(t, listRunsArgs),
     resolve: (_root, args, ctx) => {
       const parsed = f.parseCommand(listRunsArgs, args, 'args');
       const after = parsed.after ? decodeRunCursor(parsed.after) : null;
       if (parsed.after && !after) throw new DomainError('INVALID_INPUT', { field: 'after', reason: 'not a cursor from this API' });
-      return listRuns(reader(ctx), args.filter ?? {}, parsed.first, after);
+      return listRuns(reader(ctx), parsed.filter ?? {}, parsed.first, after);
     },
   }),
 );
 
 // ---- createRun ----
-
-const CreateRunInput = builder.inputType('CreateRunInput', {
-  fields: (t) => ({
-    jobKey: t.string({ required: true }),
-    businessKey: t.string({ required: true }),
-    hdfsRoot: t.string({ required: true }),
-    stageTablePrefix: t.string({ required: true }),
-    allowEmptySource: t.boolean({ defaultValue: false }),
-    parameters: t.field({ type: 'JSON' }),
-    idempotencyKey: t.string({ description: 'NiFi: the FlowFile uuid. Same key and fields → the existing run.' }),
-  }),
-});
-
-const createRunSchema = z.object({
-  jobKey: f.jobKey,
-  businessKey: f.businessKey,
-  hdfsRoot: z.string().regex(/^\/[A-Za-z0-9_.=/-]{0,999}$/, 'must be an absolute path of [A-Za-z0-9_.=/-], at most 1000 characters'),
-  stageTablePrefix: f.tablePrefix,
-  allowEmptySource: z.boolean().nullish().transform((v) => v ?? false),
-  parameters: f.jsonObject.nullish().transform((v) => v ?? {})
-    .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KiB of JSON'),
-  idempotencyKey: f.requiredText(200).nullish().transform((v) => v ?? null),
-});
 
 const CreateRunPayload = builder.objectRef<{ runId: string; status: RunStatus; hdfsRunPath: string; stageTable: string; created: boolean }>(
   'CreateRunPayload',
@@ -292,40 +263,22 @@ const CreateRunPayload = builder.objectRef<{ runId: string; status: RunStatus; h
   }),
 });
 
-builder.mutationField('createRun', (t) =>
-  t.field({
-    type: CreateRunPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: CreateRunInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(createRunSchema, args.input), actor: actorName(ctx) };
-      return inGatedTransaction(ctx.services.db, (tx) => createRun(tx, cmd));
-    },
+defineMutation('createRun', {
+  roles: NIFI,
+  input: z.object({
+    jobKey: f.jobKey,
+    businessKey: f.businessKey,
+    hdfsRoot: z.string().regex(/^\/[A-Za-z0-9_.=/-]{0,999}$/, 'must be an absolute path of [A-Za-z0-9_.=/-], at most 1000 characters'),
+    stageTablePrefix: f.tablePrefix,
+    allowEmptySource: f.withDefault(z.boolean(), false),
+    parameters: f.optional(f.jsonObject, {}),
+    idempotencyKey: f.optional(f.requiredText(200)).describe('NiFi: the FlowFile uuid. Same key and fields → the existing run.'),
   }),
-);
+  payload: CreateRunPayload,
+  run: (cmd, ctx) => inGatedTransaction(ctx.services.db, (tx) => createRun(tx, cmd)),
+});
 
 // ---- failRun ----
-
-const FailRunInput = builder.inputType('FailRunInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    expectedStatus: t.field({ type: RunStatusEnum, required: true }),
-    failStatus: t.field({ type: RunStatusEnum, required: true }),
-    errorStage: t.string({ required: true }),
-    errorCode: t.string({ required: true }),
-    message: t.string(),
-  }),
-});
-
-const failRunSchema = z.object({
-  runId: z.string(),
-  expectedStatus: f.runStatus,
-  failStatus: f.runStatus,
-  errorStage: f.requiredText(80),
-  errorCode: f.requiredText(100),
-  message: f.text(2000).nullish().transform((v) => v ?? ''),
-});
 
 const FailRunPayload = builder.objectRef<{ runId: string; runStatus: RunStatus; changed: boolean }>('FailRunPayload').implement({
   fields: (t) => ({
@@ -335,15 +288,16 @@ const FailRunPayload = builder.objectRef<{ runId: string; runStatus: RunStatus; 
   }),
 });
 
-builder.mutationField('failRun', (t) =>
-  t.field({
-    type: FailRunPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: FailRunInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(failRunSchema, args.input), actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => failRun(tx, cmd));
-    },
+defineMutation('failRun', {
+  roles: NIFI,
+  input: z.object({
+    runId: uuid,
+    expectedStatus: runStatus,
+    failStatus: runStatus,
+    errorStage: f.requiredText(80),
+    errorCode: f.requiredText(100),
+    message: f.optional(f.text(2000), ''),
   }),
-);
+  payload: FailRunPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => failRun(tx, cmd)),
+});

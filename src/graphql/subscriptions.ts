@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import * as f from '../domain/fields.js';
 import { getRun } from '../domain/runs/queries.js';
-import { MAX_ALERT_LIMIT } from '../realtime/monitor-feed.js';
 import type { Realtime } from '../realtime/realtime.js';
 import { builder, type GraphQLContext } from './builder.js';
-import { AlertRef, MonitorSummaryRef } from './monitor.js';
+import { argsOf, uuid } from './inputs.js';
+import { AlertRef, monitorSummaryArgs, MonitorSummaryRef } from './monitor.js';
 import { ANY_ROLE } from './roles.js';
 import { RunRef } from './runs.js';
 
@@ -28,6 +28,8 @@ function realtimeFor(ctx: GraphQLContext): Realtime {
   return realtime;
 }
 
+const runChangedArgs = z.object({ runId: f.optional(uuid), jobKey: f.optional(f.jobKey) });
+
 builder.subscriptionField('runChanged', (t) =>
   t.field({
     type: RunRef,
@@ -38,21 +40,16 @@ builder.subscriptionField('runChanged', (t) =>
       'chunk progress (coalesced: a few per second per run at most). With runId: that run, starting with ' +
       'its current state. With jobKey: that job\'s runs. Neither: every run. After a LISTEN reconnect: the ' +
       'watched run, or every active run and every run that moved since the connection was lost.',
-    args: {
-      runId: t.arg({ type: 'UUID' }),
-      jobKey: t.arg.string(),
-    },
+    args: argsOf(t, runChangedArgs),
     subscribe: async (_root, args, ctx) => {
-      const jobKey = args.jobKey == null ? null : f.parseCommand(f.jobKey, args.jobKey, 'jobKey');
+      const { runId, jobKey } = f.parseCommand(runChangedArgs, args, null);
       const realtime = realtimeFor(ctx);
-      if (args.runId) await getRun(realtime.db.prisma, args.runId);
-      return realtime.runs.subscribe({ runId: args.runId ?? null, jobKey });
+      if (runId) await getRun(realtime.db.prisma, runId);
+      return realtime.runs.subscribe({ runId, jobKey });
     },
     resolve: (run) => run,
   }),
 );
-
-const alertLimit = z.number().int().min(1, 'must be >= 1').max(MAX_ALERT_LIMIT, `must be <= ${MAX_ALERT_LIMIT}`);
 
 builder.subscriptionField('monitorSummaryChanged', (t) =>
   t.field({
@@ -63,11 +60,8 @@ builder.subscriptionField('monitorSummaryChanged', (t) =>
       'The monitor summary (as the monitorSummary query), starting with the current one, then whenever it ' +
       'changed (coalesced, at most about twice a second), and at least re-checked every few seconds for ' +
       'what changes with the clock (stale runs, the recent window).',
-    args: { alertLimit: t.arg({ type: 'Int', defaultValue: 100 }) },
-    subscribe: (_root, args, ctx) => {
-      const limit = f.parseCommand(alertLimit, args.alertLimit, 'alertLimit');
-      return realtimeFor(ctx).monitor.subscribeSummary(limit);
-    },
+    args: argsOf(t, monitorSummaryArgs),
+    subscribe: (_root, args, ctx) => realtimeFor(ctx).monitor.subscribeSummary(f.parseCommand(monitorSummaryArgs, args, null).alertLimit),
     resolve: (summary) => summary,
   }),
 );

@@ -7,26 +7,13 @@ import { METRIC_RESULTS, recordMetrics, type RecordMetricsResult } from '../doma
 import { startValidation, type StartValidationResult } from '../domain/validation/start-validation.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
+import { inputEnum, inputObject, uuid } from './inputs.js';
+import { defineMutation } from './mutation.js';
 import { NIFI } from './roles.js';
-import { actorName } from './runs.js';
 
 export const MetricResultEnum = builder.enumType('MetricResult', { values: METRIC_RESULTS });
 
 // ---- startValidation ----
-
-const StartValidationInput = builder.inputType('StartValidationInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    dispatchId: t.field({ type: 'UUID', required: true, description: 'The X-Dispatch-Id the receiver got.' }),
-    node: t.string(),
-  }),
-});
-
-const startValidationSchema = z.object({
-  runId: z.string(),
-  dispatchId: z.string(),
-  node: f.text(200).nullish().transform((v) => v ?? ''),
-});
 
 const StartValidationPayload = builder.objectRef<StartValidationResult>('StartValidationPayload').implement({
   description: 'Only the winner (started) gets the run context; every other caller gets nulls and drops its FlowFile.',
@@ -44,69 +31,26 @@ const StartValidationPayload = builder.objectRef<StartValidationResult>('StartVa
   }),
 });
 
-builder.mutationField('startValidation', (t) =>
-  t.field({
-    type: StartValidationPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: StartValidationInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(startValidationSchema, args.input), actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => startValidation(tx, cmd));
-    },
-  }),
-);
+defineMutation('startValidation', {
+  roles: NIFI,
+  input: z.object({ runId: uuid, dispatchId: uuid.describe('The X-Dispatch-Id the receiver got.'), node: f.optional(f.text(200), '') }),
+  payload: StartValidationPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => startValidation(tx, cmd)),
+});
 
 // ---- recordMetrics ----
 
-const MetricInput = builder.inputType('MetricInput', {
-  fields: (t) => ({
-    metricName: t.string({ required: true }),
-    expectedValue: t.string(),
-    actualValue: t.string(),
-    tolerance: t.string(),
-    result: t.field({ type: MetricResultEnum, required: true }),
-    details: t.field({ type: 'JSON' }),
+const metric = inputObject(
+  'MetricInput',
+  z.object({
+    metricName: z.string().regex(/^[A-Za-z0-9_.:-]{1,150}$/, 'must match ^[A-Za-z0-9_.:-]{1,150}$'),
+    expectedValue: f.optional(f.text(2000)),
+    actualValue: f.optional(f.text(2000)),
+    tolerance: f.optional(f.text(100)),
+    result: inputEnum(MetricResultEnum, METRIC_RESULTS),
+    details: f.optional(f.jsonObject, {}),
   }),
-});
-
-const RecordMetricsInput = builder.inputType('RecordMetricsInput', {
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', required: true }),
-    stage: t.string({ required: true, description: 'STAGING (while STAGE_VALIDATING) or TARGET (while PUBLISHED).' }),
-    queryVersion: t.string({ defaultValue: 'v1' }),
-    metrics: t.field({ type: [MetricInput], required: true }),
-  }),
-});
-
-const optionalText = (max: number) => f.text(max).nullish().transform((v) => v ?? null);
-
-const recordMetricsSchema = z.object({
-  runId: z.string(),
-  stage: z.enum(JUDGED_STAGES, { error: `must be ${JUDGED_STAGES.join(' or ')}` }),
-  queryVersion: f.requiredText(50).nullish().transform((v) => v ?? 'v1'),
-  metrics: z
-    .array(
-      z.object({
-        metricName: z.string().regex(/^[A-Za-z0-9_.:-]{1,150}$/, 'must match ^[A-Za-z0-9_.:-]{1,150}$'),
-        expectedValue: optionalText(2000),
-        actualValue: optionalText(2000),
-        tolerance: optionalText(100),
-        result: z.enum(METRIC_RESULTS),
-        details: f.jsonObject.nullish().transform((v) => v ?? {})
-          .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KiB of JSON'),
-      }),
-    )
-    .min(1, 'at least one metric')
-    .max(500, 'at most 500 metrics')
-    .superRefine((metrics, ctx) => {
-      const seen = new Set<string>();
-      metrics.forEach((m, i) => {
-        if (seen.has(m.metricName)) ctx.addIssue({ code: 'custom', path: [i, 'metricName'], message: 'appears twice in one request' });
-        seen.add(m.metricName);
-      });
-    }),
-});
+);
 
 const RecordMetricsPayload = builder.objectRef<RecordMetricsResult>('RecordMetricsPayload').implement({
   fields: (t) => ({
@@ -116,24 +60,30 @@ const RecordMetricsPayload = builder.objectRef<RecordMetricsResult>('RecordMetri
   }),
 });
 
-builder.mutationField('recordMetrics', (t) =>
-  t.field({
-    type: RecordMetricsPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: RecordMetricsInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { ...f.parseCommand(recordMetricsSchema, args.input), actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => recordMetrics(tx, cmd));
-    },
+defineMutation('recordMetrics', {
+  roles: NIFI,
+  input: z.object({
+    runId: uuid,
+    stage: z.enum(JUDGED_STAGES, { error: `must be ${JUDGED_STAGES.join(' or ')}` })
+      .describe('STAGING (while STAGE_VALIDATING) or TARGET (while PUBLISHED).'),
+    queryVersion: f.withDefault(f.requiredText(50), 'v1'),
+    metrics: z
+      .array(metric)
+      .min(1, 'at least one metric')
+      .max(500, 'at most 500 metrics')
+      .superRefine((metrics, ctx) => {
+        const seen = new Set<string>();
+        metrics.forEach((m, i) => {
+          if (seen.has(m.metricName)) ctx.addIssue({ code: 'custom', path: [i, 'metricName'], message: 'appears twice in one request' });
+          seen.add(m.metricName);
+        });
+      }),
   }),
-);
+  payload: RecordMetricsPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => recordMetrics(tx, cmd)),
+});
 
 // ---- markStageValidated ----
-
-const MarkStageValidatedInput = builder.inputType('MarkStageValidatedInput', {
-  fields: (t) => ({ runId: t.field({ type: 'UUID', required: true }) }),
-});
 
 const MarkStageValidatedPayload = builder.objectRef<MarkStageValidatedResult>('MarkStageValidatedPayload').implement({
   description: 'stageValidated=false with reasons leaves the run as it is: NiFi then calls failRun.',
@@ -145,15 +95,9 @@ const MarkStageValidatedPayload = builder.objectRef<MarkStageValidatedResult>('M
   }),
 });
 
-builder.mutationField('markStageValidated', (t) =>
-  t.field({
-    type: MarkStageValidatedPayload,
-    nullable: true,
-    extensions: NIFI,
-    args: { input: t.arg({ type: MarkStageValidatedInput, required: true }) },
-    resolve: (_root, args, ctx) => {
-      const cmd = { runId: args.input.runId, actor: actorName(ctx) };
-      return inTransaction(ctx.services.db, (tx) => markStageValidated(tx, cmd));
-    },
-  }),
-);
+defineMutation('markStageValidated', {
+  roles: NIFI,
+  input: z.object({ runId: uuid }),
+  payload: MarkStageValidatedPayload,
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => markStageValidated(tx, cmd)),
+});

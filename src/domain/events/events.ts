@@ -1,7 +1,8 @@
 import type { Tx } from '../../db/client.js';
 import type { LoadEvent } from '../../generated/prisma/client.js';
 
-export type EventLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+export const EVENT_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type EventLevel = (typeof EVENT_LEVELS)[number];
 
 export interface ApiEvent {
   level: EventLevel;
