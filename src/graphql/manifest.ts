@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
-import { wakeDispatcher } from '../domain/dispatch/wake.js';
-import { DomainError } from '../domain/errors.js';
 import * as f from '../domain/fields.js';
 import type { ManifestPartition } from '../domain/manifest/invariants.js';
 import { registerManifest } from '../domain/manifest/register-manifest.js';
@@ -102,15 +100,9 @@ builder.mutationField('registerManifest', (t) =>
     nullable: true,
     extensions: NIFI,
     args: { input: t.arg({ type: RegisterManifestInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
+    resolve: (_root, args, ctx) => {
       const cmd = { ...f.parseCommand(registerManifestSchema, args.input), actor: actorName(ctx) };
-      const result = await inTransaction(ctx.services.db, (tx) => registerManifest(tx, cmd));
-      if (result.outcome === 'INVALID') {
-        // raised only now: FAILED_MANIFEST must be committed before NiFi sees the 422
-        throw new DomainError('MANIFEST_INVALID', { violations: result.violations }, result.violations.join('; '));
-      }
-      if (result.validationScheduled) await wakeDispatcher(ctx.services.db.pool, result.runId);
-      return result;
+      return inTransaction(ctx.services.db, (tx, afterCommit) => registerManifest(tx, cmd, afterCommit));
     },
   }),
 );

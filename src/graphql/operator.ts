@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
-import { wakeDispatcher } from '../domain/dispatch/wake.js';
 import * as f from '../domain/fields.js';
 import { cancelRun, type CancelRunResult } from '../domain/operator/cancel-run.js';
 import { resendDispatch, type ResendDispatchResult } from '../domain/operator/resend-dispatch.js';
@@ -78,11 +77,9 @@ builder.mutationField('resendDispatch', (t) =>
     extensions: OPERATOR,
     description: 'A DEAD dispatch, or a SENT one never acknowledged, goes back to PENDING with a fresh attempt budget.',
     args: { input: t.arg({ type: ResendDispatchInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
+    resolve: (_root, args, ctx) => {
       const cmd = { ...f.parseCommand(resendDispatchSchema, args.input), actor: actorName(ctx) };
-      const result = await inTransaction(ctx.services.db, (tx) => resendDispatch(tx, cmd));
-      await wakeDispatcher(ctx.services.db.pool, result.runId);
-      return result;
+      return inTransaction(ctx.services.db, (tx, afterCommit) => resendDispatch(tx, cmd, afterCommit));
     },
   }),
 );

@@ -43,11 +43,9 @@ builder.mutationField('claimPartition', (t) =>
     nullable: true,
     extensions: NIFI,
     args: { input: t.arg({ type: ClaimPartitionInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
+    resolve: (_root, args, ctx) => {
       const cmd = { ...f.parseCommand(claimSchema, args.input), actor: actorName(ctx) };
-      const result = await inStatement(ctx.services.db, (sql) => claimPartition(sql, cmd));
-      if (result.claimed) ctx.services.progress.touch(cmd.runId);
-      return result;
+      return inStatement(ctx.services.db, (sql, afterCommit) => claimPartition(sql, cmd, afterCommit));
     },
   }),
 );
@@ -105,7 +103,6 @@ builder.mutationField('reportChunk', (t) =>
       const cmd = { ...f.parseCommand(reportChunkSchema, args.input), actor: actorName(ctx) };
       const result = await ctx.services.chunkReporter.report(cmd);
       ctx.services.metrics.chunkReports.inc({ result: result.effect.toLowerCase() });
-      ctx.services.progress.touch(cmd.runId);
       return result;
     },
   }),

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
-import { wakeDispatcher } from '../domain/dispatch/wake.js';
 import * as f from '../domain/fields.js';
 import { reissuePartition } from '../domain/partitions/reissue-partition.js';
 import { builder } from './builder.js';
@@ -40,12 +39,10 @@ builder.mutationField('reissuePartition', (t) =>
       "The sweeper's REISSUE on demand: a RUNNING or PENDING partition of an EXTRACTING run goes back to RETRY " +
       'without owner, its written chunks are invalidated and NiFi is asked to extract it again with the same SCN.',
     args: { input: t.arg({ type: ReissuePartitionInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
+    resolve: (_root, args, ctx) => {
       const input = f.parseCommand(reissueSchema, args.input);
       const cmd = { ...input, errorCode: 'OPERATOR_REISSUE', actor: actorName(ctx) };
-      const result = await inTransaction(ctx.services.db, (tx) => reissuePartition(tx, cmd));
-      await wakeDispatcher(ctx.services.db.pool, cmd.runId);
-      return result;
+      return inTransaction(ctx.services.db, (tx, afterCommit) => reissuePartition(tx, cmd, afterCommit));
     },
   }),
 );

@@ -6,6 +6,7 @@ import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import { claim, startRun, type CreatedRun } from '../../../test/support/fixtures.js';
 import { until } from '../../../test/support/until.js';
 import { createDb, type Db } from '../../db/client.js';
+import { inStatement } from '../../db/transaction.js';
 import { DomainError } from '../errors.js';
 import { createChunkReporter, type ChunkReporter } from './chunk-reporter.js';
 import { reportChunk, type ReportChunkCommand, type ReportChunkResult } from './report-chunk.js';
@@ -29,6 +30,9 @@ function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkRepo
   const batches: number[] = [];
   return { reporter: createChunkReporter(db, { maxInFlight: options.maxInFlight ?? 1, onBatch: (size) => batches.push(size) }), batches };
 }
+
+/** One report alone, as report_chunk decides it. */
+const reportAlone = (cmd: ReportChunkCommand) => inStatement(api.db, (sql, afterCommit) => reportChunk(sql, cmd, afterCommit));
 
 const pid = (i: number) => String(i).padStart(4, '0');
 
@@ -85,7 +89,7 @@ describe('chunk reporter (group commit)', () => {
 
   it('leaves the same ledger as the reports sent one by one through report_chunk', async () => {
     const one = await claimedRun(5, 3);
-    for (const cmd of one.reports) await reportChunk(api.db.pool, cmd);
+    for (const cmd of one.reports) await reportAlone(cmd);
     const { reporter: r, batches } = reporter();
     const batched = await claimedRun(5, 3);
     const results = await Promise.all(batched.reports.map((cmd) => r.report(cmd)));
@@ -102,7 +106,7 @@ describe('chunk reporter (group commit)', () => {
 
   it('defers what the fast path does not take, and answers it as report_chunk does alone', async () => {
     const { run, tokens, reports } = await claimedRun(3, 2);
-    const first = await reportChunk(api.db.pool, reports[0]!);
+    const first = await reportAlone(reports[0]!);
     expect(first).toMatchObject({ effect: 'PROGRESS', receivedChunks: 1 });
     const { reporter: r, batches } = reporter();
     const blocker = r.report(reports[2]!); // sent alone; the rest queue behind it and go as one batch
@@ -129,7 +133,7 @@ describe('chunk reporter (group commit)', () => {
 
   it('defers, without an error, every report of a run that is no longer EXTRACTING (first in its batch or not)', async () => {
     const { run, tokens, reports } = await claimedRun(2, 1);
-    for (const cmd of reports) expect(await reportChunk(api.db.pool, cmd)).toMatchObject({ partitionStatus: 'SUCCESS' });
+    for (const cmd of reports) expect(await reportAlone(cmd)).toMatchObject({ partitionStatus: 'SUCCESS' });
     const moved = await api.sql.query<{ status: string }>('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(moved.rows[0]!.status).toBe('EXTRACTED_VALIDATED');
     const other = await claimedRun(1, 2);

@@ -1,8 +1,6 @@
-import type pg from 'pg';
 import type { Db } from '../../db/client.js';
 import { inStatement } from '../../db/transaction.js';
-import { wakeDispatcher } from '../dispatch/wake.js';
-import { checkChunkReport, chunkReportResult, reportChunk, type ReportChunkCommand, type ReportChunkResult } from './report-chunk.js';
+import { checkChunkReport, reportChunk, reportChunks, type ReportChunkCommand, type ReportChunkResult } from './report-chunk.js';
 
 export interface ChunkReporter {
   report(cmd: ReportChunkCommand): Promise<ReportChunkResult>;
@@ -23,23 +21,13 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-interface BatchRow {
-  ordinal: number;
-  outcome: string;
-  partition_status: string;
-  run_status: string;
-  received_chunks: number;
-  validation_scheduled: boolean;
-}
-
 /**
  * Group commit for reportChunk. A report that finds a free slot is sent at once, alone, through report_chunk,
  * so a quiet system adds no latency. Reports that arrive while every slot is busy wait, and the next free
- * slot sends all of them (up to maxBatch) as one call of nifi_ops.report_chunks: one statement, one commit
- * (prisma/functions/03_report_chunk.sql). Each report in a batch is decided by report_chunk's fast path,
- * under the same row locks; the reports that path does not take come back DEFERRED and are sent alone after
- * the batch committed. When the batch fails as a whole (a chunk's path taken by another chunk, say, undoes
- * every report in it), each report is sent alone, in arrival order, and gets its own answer.
+ * slot sends all of them (up to maxBatch) as one statement, reportChunks. The reports that statement did not
+ * take come back DEFERRED and are sent alone after the batch committed. When the batch fails as a whole
+ * (a chunk's path taken by another chunk, say, undoes every report in it), each report is sent alone, in
+ * arrival order, and gets its own answer.
  */
 export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}): ChunkReporter {
   // one: with 32 clients on two cores, a second batch in flight lowered throughput (median of 3 rounds,
@@ -51,32 +39,26 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
   let inFlight = 0;
 
   const sendAlone = (pending: Pending): Promise<void> =>
-    inStatement(db, (sql) => reportChunk(sql, pending.cmd)).then(pending.resolve, pending.reject);
+    inStatement(db, (sql, afterCommit) => reportChunk(sql, pending.cmd, afterCommit)).then(pending.resolve, pending.reject);
 
   const sendBatch = async (batch: Pending[]): Promise<void> => {
     options.onBatch?.(batch.length);
     if (batch.length === 1) return sendAlone(batch[0]!);
-    let rows: BatchRow[];
+    let answers: Array<ReportChunkResult | null>;
     try {
-      rows = await inStatement(db, (sql) => reportChunks(sql, batch.map((pending) => pending.cmd)));
+      answers = await inStatement(db, (sql, afterCommit) => reportChunks(sql, batch.map((pending) => pending.cmd), afterCommit));
     } catch {
       // in arrival order, so that of two reports claiming one HDFS path the earlier one is recorded
       for (const pending of batch) await sendAlone(pending);
       return;
     }
-    const answers = new Map(rows.map((row) => [row.ordinal, row]));
     const deferred: Pending[] = [];
-    const completedRuns = new Set<string>();
     batch.forEach((pending, i) => {
-      const row = answers.get(i + 1);
-      if (!row || row.outcome === 'DEFERRED') {
-        deferred.push(pending);
-        return;
-      }
-      if (row.validation_scheduled) completedRuns.add(pending.cmd.runId);
-      pending.resolve(chunkReportResult(pending.cmd, row));
+      const answer = answers[i];
+      if (answer) pending.resolve(answer);
+      else deferred.push(pending);
     });
-    await Promise.all([...[...completedRuns].map((runId) => wakeDispatcher(db.pool, runId)), ...deferred.map(sendAlone)]);
+    await Promise.all(deferred.map(sendAlone));
   };
 
   const pump = (): void => {
@@ -102,19 +84,4 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
       });
     },
   };
-}
-
-/** One call of nifi_ops.report_chunks for the batch; row n answers report n (ordinal n + 1). */
-async function reportChunks(sql: pg.Pool, cmds: ReportChunkCommand[]): Promise<BatchRow[]> {
-  const column = <T>(pick: (cmd: ReportChunkCommand) => T) => cmds.map(pick);
-  const { rows } = await sql.query<BatchRow>({
-    name: 'lc_report_chunks',
-    text: 'SELECT * FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-    values: [
-      column((c) => c.runId), column((c) => c.partitionId), column((c) => c.claimToken), column((c) => c.chunkIndex),
-      column((c) => c.chunkCount), column((c) => c.fragmentIdentifier), column((c) => c.hdfsPath),
-      column((c) => c.recordCount.toString()), column((c) => c.byteCount?.toString() ?? null), column((c) => c.actor),
-    ],
-  });
-  return rows;
 }

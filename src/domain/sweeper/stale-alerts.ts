@@ -44,5 +44,5 @@ export async function sweepStaleAlerts(tx: Tx, settings: SweeperSettings): Promi
              SELECT 1 FROM nifi_ops.load_event e
               WHERE e.run_id = m.run_id AND e.event_name = 'RUN_STALE_ALERT' AND e.details ->> 'status' = m.status
                 AND e.event_time > clock_timestamp() - make_interval(secs => m.secs))`;
-  return { acted: alerts.map((a) => ({ action: 'stale_alert', runId: a.run_id })), wake: false };
+  return { acted: alerts.map((a) => ({ action: 'stale_alert', runId: a.run_id })) };
 }

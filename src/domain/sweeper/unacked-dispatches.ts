@@ -1,3 +1,4 @@
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { STILL_WAITING } from '../dispatch/waiting.js';
 import { recordApiEvent } from '../events/events.js';
@@ -9,7 +10,7 @@ import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from '
  * dispatch.ackTimeout, is sent again (PENDING, due now, attempts kept) — or, once dispatch.maxAttempts
  * sends were made, DEAD. So a receiver that answers 202 but never starts its flow ends DEAD.
  */
-export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings): Promise<RuleOutcome> {
+export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, afterCommit: AfterCommit): Promise<RuleOutcome> {
   const { ackTimeout, maxAttempts } = settings.dispatch;
   const rows = await tx.$queryRaw<Array<{
     dispatch_id: string; run_id: string; dispatch_type: DispatchType; partition_id: string | null; status: string;
@@ -33,7 +34,7 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings):
      WHERE t.dispatch_id = due.dispatch_id
     RETURNING t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, t.status, t.attempt_count, t.last_error`;
 
-  const outcome: RuleOutcome = { acted: [], wake: false };
+  const outcome: RuleOutcome = { acted: [] };
   const requeuedByRun = new Map<string, string[]>();
   for (const row of rows) {
     const record = { runId: row.run_id, partitionId: row.partition_id, dispatchId: row.dispatch_id };
@@ -45,7 +46,7 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings):
       });
     } else {
       outcome.acted.push({ action: 'requeue_dispatch', ...record });
-      outcome.wake = true;
+      afterCommit.wakeDispatcher(row.run_id);
       requeuedByRun.set(row.run_id, [...(requeuedByRun.get(row.run_id) ?? []), row.dispatch_id]);
     }
   }
