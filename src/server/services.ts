@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
-import type { ChunkReporter } from '../domain/chunks/chunk-reporter.js';
+import type { ChunkReporter } from '../db/chunk-reporter.js';
 import type { Realtime } from '../realtime/realtime.js';
 import type { ApiMetrics } from './metrics.js';
 

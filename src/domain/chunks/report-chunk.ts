@@ -49,7 +49,7 @@ export function checkChunkReport(cmd: ReportChunkCommand): void {
  * outcome and, for the last partition, the run's completion with its VALIDATE_RUN outbox row — is
  * nifi_ops.report_chunk (prisma/functions/03_report_chunk.sql), read top to bottom there. One statement per
  * report; reports that arrive together are sent as one batch (reportChunks) by the chunk reporter
- * (chunk-reporter.ts).
+ * (src/db/chunk-reporter.ts).
  */
 export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCommit: AfterCommit): Promise<ReportChunkResult> {
   checkChunkReport(cmd);

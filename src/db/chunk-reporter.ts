@@ -1,6 +1,6 @@
-import type { Db } from '../../db/client.js';
-import { inStatement } from '../../db/transaction.js';
-import { checkChunkReport, reportChunk, reportChunks, type ReportChunkCommand, type ReportChunkResult } from './report-chunk.js';
+import type { Db } from './client.js';
+import { inStatement } from './transaction.js';
+import { checkChunkReport, reportChunk, reportChunks, type ReportChunkCommand, type ReportChunkResult } from '../domain/chunks/report-chunk.js';
 
 export interface ChunkReporter {
   report(cmd: ReportChunkCommand): Promise<ReportChunkResult>;
