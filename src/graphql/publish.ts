@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
-import { inGatedTransaction } from '../domain/gate/run-gate.js';
 import { claimPublish, type ClaimPublishResult } from '../domain/publish/claim-publish.js';
 import { markSuccess, type MarkSuccessResult } from '../domain/publish/mark-success.js';
 import { PUBLISH_OUTCOMES, reportPublishResult, type ReportPublishResultResult } from '../domain/publish/report-publish-result.js';
@@ -37,7 +36,7 @@ builder.mutationField('claimPublish', (t) =>
     args: { input: t.arg({ type: ClaimPublishInput, required: true }) },
     resolve: (_root, args, ctx) => {
       const cmd = { runId: args.input.runId, publishToken: args.input.publishToken, actor: actorName(ctx) };
-      return inGatedTransaction(ctx.services.db, (tx) => claimPublish(tx, cmd));
+      return inTransaction(ctx.services.db, (tx, afterCommit) => claimPublish(tx, cmd, afterCommit));
     },
   }),
 );

@@ -3,7 +3,6 @@ import type { Tx } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { DomainError } from '../domain/errors.js';
 import { createRun } from '../domain/runs/create-run.js';
-import { inGatedTransaction } from '../domain/gate/run-gate.js';
 import { failRun } from '../domain/runs/fail-run.js';
 import { listRunEvents, type EventRow } from '../domain/events/events.js';
 import {
@@ -285,7 +284,7 @@ builder.mutationField('createRun', (t) =>
     args: { input: t.arg({ type: CreateRunInput, required: true }) },
     resolve: (_root, args, ctx) => {
       const cmd = { ...f.parseCommand(createRunSchema, args.input), actor: actorName(ctx) };
-      return inGatedTransaction(ctx.services.db, (tx) => createRun(tx, cmd));
+      return inTransaction(ctx.services.db, (tx, afterCommit) => createRun(tx, cmd, afterCommit));
     },
   }),
 );
