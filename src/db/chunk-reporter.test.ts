@@ -24,11 +24,15 @@ afterAll(async () => {
 const REPETITIONS = 10;
 
 /** A reporter on its own pool, as another API process would have; one batch in flight, so reports queue. */
-function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkReporter; batches: number[] } {
+function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkReporter; batches: number[]; close(): Promise<void> } {
   const db = createDb(api.database.url, { poolSize: 4 });
   pools.push(db);
   const batches: number[] = [];
-  return { reporter: createChunkReporter(db, { maxInFlight: options.maxInFlight ?? 1, onBatch: (size) => batches.push(size) }), batches };
+  return {
+    reporter: createChunkReporter(db, { maxInFlight: options.maxInFlight ?? 1, onBatch: (size) => batches.push(size) }),
+    batches,
+    close: () => db.close().then(() => void pools.splice(pools.indexOf(db), 1)),
+  };
 }
 
 /** One report alone, as report_chunk decides it. */
@@ -242,6 +246,8 @@ describe('chunk reporter (group commit)', () => {
         expect(after.events.map((e) => e.event_name)).toEqual(['EXTRACT_VALIDATED', ...Array(6).fill('PARTITION_SUCCESS')]);
       }
       expect(processes.some((p) => Math.max(...p.batches) > 1)).toBe(true);
+      // the server's connections are shared with the other test files: a repetition's processes end with it
+      await Promise.all(processes.map((p) => p.close()));
     }
   });
 });
