@@ -57,6 +57,9 @@ function developmentTokens(): Array<{ name: string; roles: Role[]; token: string
   return tokens;
 }
 
+/** A wake-up or progress NOTIFY that failed after its commit: the answer stands, the next poll catches up. */
+const notifyFailed = (log: Logger) => (error: unknown) => log.debug({ err: error }, 'notify_failed');
+
 async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean, shutdown: Shutdown): Promise<{ url: string; embedded: boolean }> {
   if (config.database.url) return { url: config.database.url, embedded: false };
   if (!allowEmbedded) throw new ConfigError(['config: database.url: required (set DATABASE_URL or LC_DATABASE__URL)']);
@@ -180,7 +183,7 @@ async function main(argv: string[]): Promise<void> {
           devTokens = developmentTokens();
           effective = { ...config, auth: { tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
         }
-        const db = createDb(url, { poolSize: effective.database.poolSize, timeouts: effective.database });
+        const db = createDb(url, { poolSize: effective.database.poolSize, timeouts: effective.database, onNotifyError: notifyFailed(log) });
         shutdown.close('database', () => db.close());
         log.info({ config: describeConfig(effective) }, 'config');
         const metrics = createApiMetrics();
@@ -210,7 +213,7 @@ async function main(argv: string[]): Promise<void> {
         }
         const { url } = await openDatabase(config, log, false, shutdown);
         await requireCurrentSchema(url, config, log);
-        const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database });
+        const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database, onNotifyError: notifyFailed(log) });
         shutdown.close('database', () => db.close());
         const registry = new Registry();
         collectDefaultMetrics({ register: registry, prefix: 'lc_' });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseTimeouts } from '../config/config.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
+import { createCommitNotices, type CommitNotices } from './after-commit.js';
 
 /** A transaction opened by the transaction helper; domain functions never open their own. */
 export type Tx = Prisma.TransactionClient;
@@ -12,6 +13,8 @@ export interface Db {
   pool: pg.Pool;
   /** What every statement and connection of this pool is bounded by; the transaction helper uses them too. */
   timeouts: DatabaseTimeouts;
+  /** How the transaction helper sends the effects declared for after a commit. */
+  notices: CommitNotices;
   close(): Promise<void>;
 }
 
@@ -82,7 +85,10 @@ function isReadTimeout(error: unknown): boolean {
 }
 
 // NUMERIC and BIGINT arrive as strings from pg; the domain converts them where it needs numbers.
-export function createDb(url: string, options: { poolSize?: number; timeouts?: DatabaseTimeouts } = {}): Db {
+export function createDb(
+  url: string,
+  options: { poolSize?: number; timeouts?: DatabaseTimeouts; onNotifyError?: (error: unknown) => void } = {},
+): Db {
   const timeouts = options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS;
   const pool = new pg.Pool({
     connectionString: url,
@@ -94,11 +100,14 @@ export function createDb(url: string, options: { poolSize?: number; timeouts?: D
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const notices = createCommitNotices(pool, options.onNotifyError);
   return {
     prisma,
     pool,
     timeouts,
+    notices,
     async close() {
+      notices.close();
       await prisma.$disconnect();
       await pool.end().catch(() => undefined);
     },

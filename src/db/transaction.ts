@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { DomainError } from '../domain/errors.js';
+import { DeclaredEffects, type AfterCommit } from './after-commit.js';
 import type { Db, Tx } from './client.js';
 import { isDatabaseUnavailable, isRetryableConflict } from './errors.js';
 
@@ -37,16 +38,31 @@ async function withRetries<T>(options: RetryOptions, run: () => Promise<T>): Pro
 /**
  * Runs fn in one database transaction; deadlocks and serialization failures re-run it, then 503. Getting a
  * connection is bounded by the pool's acquire timeout, the whole transaction by the statement timeout.
+ * What fn declares on afterCommit runs once, after the commit of the attempt that committed.
  */
-export function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, options: RetryOptions = DEFAULT_RETRY): Promise<T> {
+export async function inTransaction<T>(
+  db: Db, fn: (tx: Tx, afterCommit: AfterCommit) => Promise<T>, options: RetryOptions = DEFAULT_RETRY,
+): Promise<T> {
   const { acquireTimeout, statementTimeout } = db.timeouts;
-  return withRetries(options, () => db.prisma.$transaction(fn, { maxWait: acquireTimeout, timeout: statementTimeout }));
+  const { effects, result } = await withRetries(options, async () => {
+    const effects = new DeclaredEffects();
+    const result = await db.prisma.$transaction((tx) => effects.capture(() => fn(tx, effects)), { maxWait: acquireTimeout, timeout: statementTimeout });
+    return { effects, result };
+  });
+  return effects.settle(db.notices, result);
 }
 
 /**
  * Runs fn with the pool directly, for the hot paths that are one SQL statement (an implicit transaction),
- * where an interactive transaction would cost several extra round trips per call.
+ * where an interactive transaction would cost several extra round trips per call. What fn declares on
+ * afterCommit runs once fn's statements succeeded, as with inTransaction.
  */
-export function inStatement<T>(db: Db, fn: (sql: pg.Pool) => Promise<T>, options: RetryOptions = DEFAULT_RETRY): Promise<T> {
-  return withRetries(options, () => fn(db.pool));
+export async function inStatement<T>(
+  db: Db, fn: (sql: pg.Pool, afterCommit: AfterCommit) => Promise<T>, options: RetryOptions = DEFAULT_RETRY,
+): Promise<T> {
+  const { effects, result } = await withRetries(options, async () => {
+    const effects = new DeclaredEffects();
+    return { effects, result: await effects.capture(() => fn(db.pool, effects)) };
+  });
+  return effects.settle(db.notices, result);
 }

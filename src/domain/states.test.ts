@@ -308,10 +308,10 @@ describe('the transition functions', () => {
   });
 
   it('move a row only from the allowed statuses, with its stamps and event, in the caller\'s transaction', async () => {
-    const { runId } = await inTransaction(db, (tx) => createRun(tx, {
+    const { runId } = await inTransaction(db, (tx, afterCommit) => createRun(tx, {
       jobKey: 'STATES_TEST', businessKey: 'BK_1', hdfsRoot: '/data/states', stageTablePrefix: 'TMP_STATES_',
       allowEmptySource: false, parameters: {}, idempotencyKey: null, actor: 'states-test',
-    }));
+    }, afterCommit));
     const row = async () => (await db.pool.query(
       `SELECT status, version_no, error_code, completed_at, heartbeat_at FROM nifi_ops.load_run WHERE run_id = $1`, [runId])).rows[0];
     const cancelled = async () => (await db.pool.query(

@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
-import { wakeDispatcher } from '../domain/dispatch/wake.js';
-import { DomainError } from '../domain/errors.js';
 import * as f from '../domain/fields.js';
 import type { ManifestPartition } from '../domain/manifest/invariants.js';
 import { registerManifest } from '../domain/manifest/register-manifest.js';
@@ -72,13 +70,5 @@ defineMutation('registerManifest', {
     partitions: z.array(manifestPartition).min(1, 'at least one partition').max(10_000, 'at most 10000 partitions'),
   }),
   payload: RegisterManifestPayload,
-  run: async (cmd, ctx) => {
-    const result = await inTransaction(ctx.services.db, (tx) => registerManifest(tx, cmd));
-    if (result.outcome === 'INVALID') {
-      // raised only now: FAILED_MANIFEST must be committed before NiFi sees the 422
-      throw new DomainError('MANIFEST_INVALID', { violations: result.violations }, result.violations.join('; '));
-    }
-    if (result.validationScheduled) await wakeDispatcher(ctx.services.db.pool, result.runId);
-    return result;
-  },
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx, afterCommit) => registerManifest(tx, cmd, afterCommit)),
 });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
-import { wakeDispatcher } from '../domain/dispatch/wake.js';
 import * as f from '../domain/fields.js';
 import { cancelRun, type CancelRunResult } from '../domain/operator/cancel-run.js';
 import { resendDispatch, type ResendDispatchResult } from '../domain/operator/resend-dispatch.js';
@@ -52,11 +51,7 @@ defineMutation('resendDispatch', {
     reason: f.optional(f.reason).describe('Optional, 5 to 2000 characters; recorded in the event log.'),
   }),
   payload: ResendDispatchPayload,
-  run: async (cmd, ctx) => {
-    const result = await inTransaction(ctx.services.db, (tx) => resendDispatch(tx, cmd));
-    await wakeDispatcher(ctx.services.db.pool, result.runId);
-    return result;
-  },
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx, afterCommit) => resendDispatch(tx, cmd, afterCommit)),
 });
 
 // ---- cancelRun ----

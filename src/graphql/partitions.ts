@@ -27,11 +27,7 @@ defineMutation('claimPartition', {
   roles: NIFI,
   input: z.object({ runId: uuid, partitionId: f.partitionId, claimToken: uuid, workerNode: f.requiredText(200) }),
   payload: ClaimPartitionPayload,
-  run: async (cmd, ctx) => {
-    const result = await inStatement(ctx.services.db, (sql) => claimPartition(sql, cmd));
-    if (result.claimed) ctx.services.progress.touch(cmd.runId);
-    return result;
-  },
+  run: (cmd, ctx) => inStatement(ctx.services.db, (sql, afterCommit) => claimPartition(sql, cmd, afterCommit)),
 });
 
 // ---- reportChunk ----
@@ -68,7 +64,6 @@ defineMutation('reportChunk', {
   run: async (cmd, ctx) => {
     const result = await ctx.services.chunkReporter.report(cmd);
     ctx.services.metrics.chunkReports.inc({ result: result.effect.toLowerCase() });
-    ctx.services.progress.touch(cmd.runId);
     return result;
   },
 });

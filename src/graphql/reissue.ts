@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
-import { wakeDispatcher } from '../domain/dispatch/wake.js';
 import * as f from '../domain/fields.js';
 import { reissuePartition } from '../domain/partitions/reissue-partition.js';
 import type { PartitionStatus } from '../domain/states.js';
@@ -30,10 +29,6 @@ defineMutation('reissuePartition', {
     reason: f.reason.describe('Why the partition is taken from its owner (5 to 2000 characters); kept in the event log.'),
   }),
   payload: ReissuePartitionPayload,
-  run: async (input, ctx) => {
-    const cmd = { ...input, errorCode: 'OPERATOR_REISSUE' };
-    const result = await inTransaction(ctx.services.db, (tx) => reissuePartition(tx, cmd));
-    await wakeDispatcher(ctx.services.db.pool, cmd.runId);
-    return result;
-  },
+  run: (input, ctx) =>
+    inTransaction(ctx.services.db, (tx, afterCommit) => reissuePartition(tx, { ...input, errorCode: 'OPERATOR_REISSUE' }, afterCommit)),
 });

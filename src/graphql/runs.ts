@@ -3,7 +3,6 @@ import type { Tx } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { DomainError } from '../domain/errors.js';
 import { createRun } from '../domain/runs/create-run.js';
-import { inGatedTransaction } from '../domain/gate/run-gate.js';
 import { failRun } from '../domain/runs/fail-run.js';
 import { listRunsEvents, type EventRow } from '../domain/events/events.js';
 import {
@@ -275,7 +274,7 @@ defineMutation('createRun', {
     idempotencyKey: f.optional(f.requiredText(200)).describe('NiFi: the FlowFile uuid. Same key and fields → the existing run.'),
   }),
   payload: CreateRunPayload,
-  run: (cmd, ctx) => inGatedTransaction(ctx.services.db, (tx) => createRun(tx, cmd)),
+  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx, afterCommit) => createRun(tx, cmd, afterCommit)),
 });
 
 // ---- failRun ----

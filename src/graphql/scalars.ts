@@ -1,4 +1,5 @@
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { calendarDateProblem } from '../domain/gate/business-date.js';
 import { builder } from './builder.js';
 
 // Scalar failures are input errors: 422 INVALID_INPUT, never a schema-level 400.
@@ -9,7 +10,6 @@ function invalid(scalar: string, reason: string): GraphQLError {
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LONG_PATTERN = /^-?[0-9]{1,19}$/;
 const DECIMAL_PATTERN = /^-?[0-9]{1,38}$/;
-const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 const LONG_MIN = -(2n ** 63n);
 const LONG_MAX = 2n ** 63n - 1n;
@@ -68,14 +68,11 @@ export function parseDecimal(value: unknown): string {
 }
 
 export function parseDate(value: unknown): string {
-  const match = typeof value === 'string' ? DATE_PATTERN.exec(value) : null;
-  if (!match) throw invalid('Date', 'must be YYYY-MM-DD');
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (year < 1 || date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) {
-    throw invalid('Date', `${String(value)} is not a calendar date`);
-  }
-  return value as string;
+  if (typeof value !== 'string') throw invalid('Date', 'must be YYYY-MM-DD');
+  const problem = calendarDateProblem(value);
+  if (problem === 'must be YYYY-MM-DD') throw invalid('Date', problem);
+  if (problem) throw invalid('Date', `${value} ${problem}`);
+  return value;
 }
 
 export function parseDateTime(value: unknown): Date {

@@ -1,4 +1,5 @@
-// The LISTEN/NOTIFY channels of realtime; prisma/functions/04_realtime_notify.sql sends on them from triggers.
+// The LISTEN/NOTIFY channels. Realtime's are sent by triggers (prisma/functions/04_realtime_notify.sql) and, for
+// progress, after commit by the transaction helper (src/db/after-commit.ts), which also sends the dispatchers' wake-up.
 
 /** Payload: a run_id. Sent on commit of a run's transition, dispatch or metric change. */
 export const RUN_CHANGED_CHANNEL = 'lc_run_changed';
@@ -6,3 +7,5 @@ export const RUN_CHANGED_CHANNEL = 'lc_run_changed';
 export const RUN_PROGRESS_CHANNEL = 'lc_run_progress';
 /** Payload: an event_id. Sent on commit of every WARN or ERROR event: the alert list may have changed. */
 export const ALERT_CHANNEL = 'lc_alert';
+/** Payload: a run_id (or who woke it). An outbox row became due: the dispatchers look at once instead of at their next poll. */
+export const DISPATCH_CHANNEL = 'load_dispatch';

@@ -112,7 +112,7 @@ describe('NOTIFY triggers (prisma/functions/04_realtime_notify.sql)', () => {
     const run = await startRun(api, [5, 5]);
     await settle();
     const token = randomUUID();
-    // the SQL functions directly: through the API, the resolvers add their coalesced progress notification
+    // the SQL functions directly: through the API, the transaction helper adds their coalesced progress notification
     await api.sql.query(`SELECT * FROM nifi_ops.claim_partition($1, '0000', $2, 'nifi-01', 'test')`, [run.runId, token]);
     await api.sql.query(
       `SELECT * FROM nifi_ops.report_chunk($1, '0000', $2, 0, 2, 'f', $3, 2, 20, 'test')`,

@@ -2,12 +2,11 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { getOperationAST, type OperationDefinitionNode } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
+import { createChunkReporter } from '../db/chunk-reporter.js';
 import type { Db } from '../db/client.js';
 import { checkDatabase } from '../db/health.js';
-import { createChunkReporter } from '../domain/chunks/chunk-reporter.js';
 import type { Actor, GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
-import { createProgressNotifier } from '../realtime/progress.js';
 import type { Realtime } from '../realtime/realtime.js';
 import { createAuthenticator, useRootFieldAuth } from './auth.js';
 import { createConsoleHandler } from './console.js';
@@ -121,9 +120,8 @@ function useSubscriptionInputErrors(): Plugin {
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
   const authenticate = createAuthenticator(config.auth.tokens);
-  const progress = createProgressNotifier(db.pool, { onError: (error) => log.debug({ err: error }, 'progress_notify_failed') });
   const chunkReporter = createChunkReporter(db, { onBatch: (size) => metrics.chunkReportBatchSize.observe(size) });
-  const services: Services = { db, config, metrics, chunkReporter, progress, realtime: options.realtime ?? null };
+  const services: Services = { db, config, metrics, chunkReporter, realtime: options.realtime ?? null };
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
 
@@ -207,13 +205,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         });
       });
     },
-    async drain() {
-      await lifecycle.drain();
-      progress.close();
-    },
+    drain: () => lifecycle.drain(),
     open: () => lifecycle.open(),
     close() {
-      progress.close();
       return new Promise((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -1,7 +1,6 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
-import type { ChunkReporter } from '../domain/chunks/chunk-reporter.js';
-import type { ProgressNotifier } from '../realtime/progress.js';
+import type { ChunkReporter } from '../db/chunk-reporter.js';
 import type { Realtime } from '../realtime/realtime.js';
 import type { ApiMetrics } from './metrics.js';
 
@@ -12,8 +11,6 @@ export interface Services {
   metrics: ApiMetrics;
   /** reportChunk's group commit: reports that arrive together share one statement and one commit. */
   chunkReporter: ChunkReporter;
-  /** Coalesced NOTIFY of claim and chunk progress, sent after their statements committed. */
-  progress: ProgressNotifier;
   /** Subscriptions' feeds; null in a process that does not run the LISTEN connection. */
   realtime: Realtime | null;
 }

@@ -4,10 +4,10 @@ import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { FAIL_PARTITION, JOB, claim, completeRun, startRun } from '../../test/support/fixtures.js';
 import { startReceiver, type Receiver } from '../../test/support/receiver.js';
 import { dispatchRow, eventsNamed, makeDue, testWorker, workerConfig, type TestWorkerParts } from '../../test/support/worker.js';
-import { inTransaction } from '../db/transaction.js';
+import { inStatement, inTransaction } from '../db/transaction.js';
 import { backoffMs } from '../domain/dispatch/backoff.js';
 import { markDead } from '../domain/dispatch/deliver.js';
-import { leaseDispatches, releaseLeases } from '../domain/dispatch/lease.js';
+import { leaseDispatches, releaseLeases, type LeasedDispatch } from '../domain/dispatch/lease.js';
 
 const REISSUE = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
 
@@ -58,11 +58,13 @@ describe('backoff', () => {
 });
 
 describe('releaseLeases', () => {
+  const release = (leases: LeasedDispatch[]) => inStatement(api.db, (sql, afterCommit) => releaseLeases(sql, leases, afterCommit));
+
   it('makes a lease not sent due at once with its attempt uncounted, but not one that expired and was taken again', async () => {
     const run = await completeRun(api);
     const [first] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000 })).leased;
     expect(first).toMatchObject({ dispatchId: run.dispatchId, attempt: 1 });
-    expect(await releaseLeases(api.db.pool, [first!])).toBe(1);
+    expect(await release([first!])).toBe(1);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 0, deferred: false });
 
     const [again] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000 })).leased;
@@ -71,7 +73,7 @@ describe('releaseLeases', () => {
     await makeDue(api, run.runId);
     const [third] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000 })).leased;
     expect(third).toMatchObject({ dispatchId: run.dispatchId, attempt: 2 });
-    expect(await releaseLeases(api.db.pool, [again!])).toBe(0);
+    expect(await release([again!])).toBe(0);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 2, deferred: true });
   });
 });

@@ -9,7 +9,7 @@ import {
   cancelUnwantedDispatches, leaseDispatches, releaseLeases, type LeasedDispatch,
 } from '../domain/dispatch/lease.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
-import { DISPATCH_CHANNEL, wakeDispatcher } from '../domain/dispatch/wake.js';
+import { DISPATCH_CHANNEL } from '../realtime/channels.js';
 import type { Logger } from '../server/logger.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createReceiverClient } from './http-post.js';
@@ -138,9 +138,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** Leased calls that will not be sent (the dispatcher is stopping): due again at once, for any worker. */
   async function giveBack(leased: LeasedDispatch[]): Promise<void> {
     if (leased.length === 0) return;
-    const released = await releaseLeases(db.pool, leased);
+    const released = await inStatement(db, (sql, afterCommit) => releaseLeases(sql, leased, afterCommit));
     log.info({ released, dispatchIds: leased.map((d) => d.dispatchId) }, 'dispatch_leases_released');
-    await wakeDispatcher(db.pool, DISPATCHER_ACTOR);
   }
 
   let onTheWire: { dispatchIds: string[]; since: number } | null = null;

@@ -1,7 +1,6 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
-import { wakeDispatcher } from '../domain/dispatch/wake.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
@@ -52,9 +51,8 @@ export function createSweeper(options: SweeperOptions): Sweeper {
   }
 
   async function cycle(): Promise<SweepResult | null> {
-    const result = await inTransaction(db, (tx) => sweepOnce(tx, config));
+    const result = await inTransaction(db, (tx, afterCommit) => sweepOnce(tx, config, afterCommit));
     if (result) {
-      if (result.wakeDispatcher) await wakeDispatcher(db.pool, SWEEPER_ACTOR);
       for (const { rule, error } of result.failures) log.error({ rule, err: error }, 'sweeper_rule_error');
       for (const { action, runId, partitionId, dispatchId } of result.acted) {
         metrics.sweeperActions.inc({ rule: action });

@@ -1,7 +1,7 @@
 import type pg from 'pg';
+import type { AfterCommit } from '../../db/after-commit.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { DomainError } from '../errors.js';
-import { wakeDispatcher } from '../dispatch/wake.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
 
 export interface ReportChunkCommand {
@@ -28,6 +28,15 @@ export interface ReportChunkResult {
   effect: string;
 }
 
+/** What nifi_ops.report_chunk answers for one report (report_chunks: one row per report, with its ordinal). */
+interface ChunkReportRow {
+  outcome: string;
+  partition_status: string;
+  run_status: string;
+  received_chunks: number;
+  validation_scheduled: boolean;
+}
+
 /** The refusals decided from the report alone, before any SQL (ref §3.7). */
 export function checkChunkReport(cmd: ReportChunkCommand): void {
   if (cmd.chunkIndex >= cmd.chunkCount) {
@@ -40,15 +49,14 @@ export function checkChunkReport(cmd: ReportChunkCommand): void {
  * reportChunk (ref §3.7). The whole decision — claim check, chunk upsert, the partition's counters, its
  * outcome and, for the last partition, the run's completion with its VALIDATE_RUN outbox row — is
  * nifi_ops.report_chunk (prisma/functions/03_report_chunk.sql), read top to bottom there. One statement per
- * report; reports that arrive together are sent as one batch by the chunk reporter (chunk-reporter.ts).
+ * report; reports that arrive together are sent as one batch (reportChunks) by the chunk reporter
+ * (src/db/chunk-reporter.ts).
  */
-export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promise<ReportChunkResult> {
+export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCommit: AfterCommit): Promise<ReportChunkResult> {
   checkChunkReport(cmd);
   let row;
   try {
-    ({ rows: [row] } = await sql.query<{
-      outcome: string; partition_status: string; run_status: string; received_chunks: number; validation_scheduled: boolean;
-    }>({
+    ({ rows: [row] } = await sql.query<ChunkReportRow>({
       // named: prepared once per connection instead of parsed and planned on every report
       name: 'lc_report_chunk',
       text: 'SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
@@ -73,14 +81,39 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand): Promis
     case 'HDFS_PATH_OUTSIDE_RUN':
       throw new DomainError(row!.outcome, { partitionStatus: row!.partition_status, runStatus: row!.run_status });
   }
-  if (row!.validation_scheduled) await wakeDispatcher(sql, cmd.runId);
-  return chunkReportResult(cmd, row!);
+  return recorded(cmd, row!, afterCommit);
 }
 
-export function chunkReportResult(
-  cmd: ReportChunkCommand,
-  row: { outcome: string; partition_status: string; run_status: string; received_chunks: number; validation_scheduled: boolean },
-): ReportChunkResult {
+/**
+ * Reports as one call of nifi_ops.report_chunks: one statement, one commit (prisma/functions/03_report_chunk.sql).
+ * Each report is decided by report_chunk's fast path, under the same row locks; answer n is report n's result,
+ * or null when that path did not take it (DEFERRED): such a report is to be sent alone, by reportChunk, after
+ * this batch committed. When the batch fails as a whole (a chunk's path taken by another chunk, say), it
+ * recorded none of its reports.
+ */
+export async function reportChunks(sql: pg.Pool, cmds: ReportChunkCommand[], afterCommit: AfterCommit): Promise<Array<ReportChunkResult | null>> {
+  const column = <T>(pick: (cmd: ReportChunkCommand) => T) => cmds.map(pick);
+  const { rows } = await sql.query<ChunkReportRow & { ordinal: number }>({
+    name: 'lc_report_chunks',
+    text: 'SELECT * FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+    values: [
+      column((c) => c.runId), column((c) => c.partitionId), column((c) => c.claimToken), column((c) => c.chunkIndex),
+      column((c) => c.chunkCount), column((c) => c.fragmentIdentifier), column((c) => c.hdfsPath),
+      column((c) => c.recordCount.toString()), column((c) => c.byteCount?.toString() ?? null), column((c) => c.actor),
+    ],
+  });
+  // row n answers report n (ordinal n + 1)
+  const answers = new Map(rows.map((row) => [row.ordinal, row]));
+  return cmds.map((cmd, i) => {
+    const row = answers.get(i + 1);
+    return !row || row.outcome === 'DEFERRED' ? null : recorded(cmd, row, afterCommit);
+  });
+}
+
+/** A recorded report: its run moved (a progress notice), and the last chunk of the run wakes the dispatchers for its VALIDATE_RUN. */
+function recorded(cmd: ReportChunkCommand, row: ChunkReportRow, afterCommit: AfterCommit): ReportChunkResult {
+  afterCommit.runProgressed(cmd.runId);
+  if (row.validation_scheduled) afterCommit.wakeDispatcher(cmd.runId);
   return {
     recorded: true,
     partitionStatus: parsePartitionStatus(row.partition_status),

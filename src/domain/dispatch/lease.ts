@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { DispatchType } from '../states.js';
@@ -119,7 +120,9 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
  * attempt uncounted. Only a row still as its lease left it: PENDING with the lease's attempt count and due
  * time (a lease that expired and was taken again moved both). Returns how many were released.
  */
-export async function releaseLeases(sql: pg.Pool, leases: Array<Pick<LeasedDispatch, 'dispatchId' | 'attempt' | 'leasedUntil'>>): Promise<number> {
+export async function releaseLeases(
+  sql: pg.Pool, leases: Array<Pick<LeasedDispatch, 'runId' | 'dispatchId' | 'attempt' | 'leasedUntil'>>, afterCommit: AfterCommit,
+): Promise<number> {
   const { rowCount } = await sql.query(
     `UPDATE nifi_ops.load_dispatch AS t
         SET attempt_count = t.attempt_count - 1, next_attempt_at = clock_timestamp()
@@ -128,6 +131,8 @@ export async function releaseLeases(sql: pg.Pool, leases: Array<Pick<LeasedDispa
         AND t.attempt_count = l.attempt AND t.next_attempt_at = l.leased_until`,
     [leases.map((l) => l.dispatchId), leases.map((l) => l.attempt), leases.map((l) => l.leasedUntil)],
   );
+  // due again now: another worker's dispatcher takes them at once instead of at its next poll
+  for (const lease of leases) afterCommit.wakeDispatcher(lease.runId);
   return rowCount ?? 0;
 }
 

@@ -1,5 +1,6 @@
 // A business date is a real calendar date written YYYY-MM-DD. It is always given explicitly: nothing in
-// the gate derives it from a start time or from the clock.
+// the gate derives it from a start time or from the clock. The one definition of a calendar date: the Date and
+// DateTime scalars and the purge command check theirs here too.
 
 const PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -8,13 +9,18 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** The text when it is a calendar date (2026-02-30 is not), else null. */
-export function calendarDate(text: string): string | null {
+/** Why text is not a calendar date written YYYY-MM-DD (2026-02-30 is not one), or null when it is one. */
+export function calendarDateProblem(text: string): 'must be YYYY-MM-DD' | 'is not a calendar date' | null {
   const match = PATTERN.exec(text);
-  if (!match) return null;
+  if (!match) return 'must be YYYY-MM-DD';
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const real = year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
-  return real ? text : null;
+  return real ? null : 'is not a calendar date';
+}
+
+/** The text when it is a calendar date, else null. */
+export function calendarDate(text: string): string | null {
+  return calendarDateProblem(text) === null ? text : null;
 }
 
 /** A `date` column as Prisma reads it (midnight UTC) written as the calendar date it stands for. */

@@ -23,7 +23,7 @@ export interface PublishClaimEvidence extends Evidence {
  * claimPublish's gate, called inside the claimPublish transaction by the claim's winner only (the run row is
  * locked): when the run's job is bound to a gate, re-checks it for the run's business date and stores the
  * upstream attempts that authorise this publish with the claim. Not ready → DEPENDENCIES_NOT_READY
- * (GatedStepNotReady: run the transaction with inGatedTransaction so the WARN event survives the rollback).
+ * (GatedStepNotReady: run the step with refusableByGate so that its WARN event survives the refusal).
  * Returns the evidence written, or null when the job is not gated.
  */
 export async function authorisePublishClaim(tx: Tx, claim: PublishClaim): Promise<Evidence[] | null> {

@@ -1,7 +1,7 @@
 // A Load Control job bound to a gate waits for it: createRun and claimPublish refuse with
 // DEPENDENCIES_NOT_READY while the gate is not ready for the business date the run's business key names.
-import type { Db, Tx } from '../../db/client.js';
-import { inTransaction } from '../../db/transaction.js';
+import type { AfterCommit } from '../../db/after-commit.js';
+import type { Tx } from '../../db/client.js';
 import { DomainError, invalidInput } from '../errors.js';
 import { recordNifiEvent } from '../events/events.js';
 import { calendarDate } from './business-date.js';
@@ -45,28 +45,30 @@ export async function assertRunGateReady(tx: Tx, step: GatedStep): Promise<void>
 }
 
 /**
- * inTransaction for a step a gate can refuse. The refusal rolls the transaction back, so its WARN event
- * DEPENDENCIES_NOT_READY (what the operators' alert is made of) is written after the rollback, on its own.
+ * Runs a step a gate can refuse, in the caller's transaction. A refusal undoes the step, to a savepoint taken
+ * before it (which gives back the locks the step took, as a rollback would), then writes its WARN event
+ * DEPENDENCIES_NOT_READY (what the operators' alert is made of) and raises it once that event committed.
  */
-export async function inGatedTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export async function refusableByGate<T>(tx: Tx, afterCommit: AfterCommit, step: () => Promise<T>): Promise<T> {
+  await tx.$executeRaw`SAVEPOINT gated_step`;
   try {
-    return await inTransaction(db, fn);
+    return await step();
   } catch (error) {
-    if (error instanceof GatedStepNotReady) {
-      await recordNifiEvent(db.prisma, {
-        level: 'WARN',
-        name: 'DEPENDENCIES_NOT_READY',
-        runId: error.step.runId,
-        jobKey: error.step.jobKey,
-        businessKey: error.step.businessKey,
-        processGroup: 'LOAD_CONTROL_API',
-        processorName: 'dependencies_not_ready',
-        errorCode: 'DEPENDENCIES_NOT_READY',
-        message: error.message.slice(0, 2000),
-        details: error.details,
-        actor: error.step.actor,
-      });
-    }
-    throw error;
+    if (!(error instanceof GatedStepNotReady)) throw error;
+    await tx.$executeRaw`ROLLBACK TO SAVEPOINT gated_step`;
+    await recordNifiEvent(tx, {
+      level: 'WARN',
+      name: 'DEPENDENCIES_NOT_READY',
+      runId: error.step.runId,
+      jobKey: error.step.jobKey,
+      businessKey: error.step.businessKey,
+      processGroup: 'LOAD_CONTROL_API',
+      processorName: 'dependencies_not_ready',
+      errorCode: 'DEPENDENCIES_NOT_READY',
+      message: error.message.slice(0, 2000),
+      details: error.details,
+      actor: error.step.actor,
+    });
+    return afterCommit.raise(error);
   }
 }

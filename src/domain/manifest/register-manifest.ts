@@ -1,3 +1,4 @@
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
@@ -15,17 +16,13 @@ export interface RegisterManifestCommand extends ManifestPlan {
   actor: string;
 }
 
-export type RegisterManifestResult =
-  | {
-      outcome: 'REGISTERED';
-      runId: string;
-      status: RunStatus;
-      dispatchPartitions: ManifestPartition[];
-      emptyPartitionCount: number;
-      validationScheduled: boolean;
-    }
-  // FAILED_MANIFEST is committed; the caller raises MANIFEST_INVALID after the commit (ref §12.1.1).
-  | { outcome: 'INVALID'; runId: string; violations: string[] };
+export interface RegisterManifestResult {
+  runId: string;
+  status: RunStatus;
+  dispatchPartitions: ManifestPartition[];
+  emptyPartitionCount: number;
+  validationScheduled: boolean;
+}
 
 interface StoredPartition {
   partition_id: string;
@@ -76,7 +73,6 @@ async function replayOfStoredPlan(tx: Tx, cmd: RegisterManifestCommand, runStatu
   if (!matches) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus });
 
   return {
-    outcome: 'REGISTERED',
     runId: cmd.runId,
     status: runStatus,
     dispatchPartitions: cmd.partitions.filter((p) => p.expectedRowCount > 0n),
@@ -85,8 +81,11 @@ async function replayOfStoredPlan(tx: Tx, cmd: RegisterManifestCommand, runStatu
   };
 }
 
-/** registerManifest (ref §3.2): the partition plan, checked atomically; the run starts extracting. */
-export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand): Promise<RegisterManifestResult> {
+/**
+ * registerManifest (ref §3.2): the partition plan, checked atomically; the run starts extracting. An invalid
+ * plan fails the run, and MANIFEST_INVALID is raised once FAILED_MANIFEST committed (ref §12.1.1).
+ */
+export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand, afterCommit: AfterCommit): Promise<RegisterManifestResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.status !== 'CREATED') return replayOfStoredPlan(tx, cmd, run.status);
 
@@ -101,7 +100,7 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand): Pr
         errorCode: 'MANIFEST_INVALID', message, details: { violations },
       },
     });
-    return { outcome: 'INVALID', runId: cmd.runId, violations };
+    afterCommit.raise(new DomainError('MANIFEST_INVALID', { violations }, violations.join('; ')));
   }
 
   const ps = cmd.partitions;
@@ -149,9 +148,9 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand): Pr
       VALUES (gen_random_uuid(), ${cmd.runId}::uuid, 'VALIDATE_RUN')
       ON CONFLICT (run_id) WHERE dispatch_type = 'VALIDATE_RUN' DO NOTHING`;
     await recordApiEvent(tx, { level: 'INFO', name: 'EXTRACT_VALIDATED', runId: cmd.runId, actor: cmd.actor, rowCount: 0n });
+    afterCommit.wakeDispatcher(cmd.runId);
   }
   return {
-    outcome: 'REGISTERED',
     runId: cmd.runId,
     status: allEmpty ? 'EXTRACTED_VALIDATED' : 'EXTRACTING',
     dispatchPartitions: ps.filter((p) => p.expectedRowCount > 0n),

@@ -1,5 +1,6 @@
 import type { Tx } from '../../db/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
+import { runMovedAt, staleThresholds, type StaleThresholds } from '../runs/stale-runs.js';
 import {
   ACTIVE_RUN_STATUSES, BACKLOG_DISPATCH_STATUSES, FAILED_RUN_STATUSES, RUN_STATUSES, parseRunStatus, type DispatchStatus,
   type RunStatus,
@@ -16,30 +17,9 @@ const MESSAGE_MAX = 500;
 // An operator's cancellation is deliberate, not a failure to alert on.
 const ALERTING_FAILED_STATUSES = FAILED_RUN_STATUSES.filter((s) => s !== 'CANCELLED');
 
-/** config.recovery thresholds in milliseconds. */
-export interface StaleThresholds {
-  stale: number;
-  validationStale: number;
-  publishStale: number;
-}
-
-/**
- * How long each active status may go without moving before it is stale (deviation 5): extraction by
- * recovery.stale, publishing by recovery.publishStale, every waiting status by recovery.validationStale.
- * PUBLISH_UNKNOWN is left out: it is an ERROR alert of its own for as long as it lasts.
- */
-export function staleThresholds(recovery: StaleThresholds): Array<[RunStatus, number]> {
-  return ACTIVE_RUN_STATUSES.filter((status) => status !== 'PUBLISH_UNKNOWN').map((status) => {
-    switch (status) {
-      case 'CREATED':
-      case 'EXTRACTING':
-        return [status, recovery.stale];
-      case 'PUBLISHING':
-        return [status, recovery.publishStale];
-      default:
-        return [status, recovery.validationStale];
-    }
-  });
+/** The stale runs' thresholds (stale-runs.ts) but PUBLISH_UNKNOWN's: that is an ERROR alert of its own for as long as it lasts. */
+function runStaleThresholds(recovery: StaleThresholds): Array<[RunStatus, number]> {
+  return staleThresholds(recovery).filter(([status]) => status !== 'PUBLISH_UNKNOWN');
 }
 
 export interface MonitorSummaryQuery {
@@ -120,20 +100,13 @@ export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promis
  * subject, and disappear once the subject moved on (cleaned, or the refused step happened since).
  */
 async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise<Alert[]> {
-  const thresholds = staleThresholds(query.recovery);
+  const thresholds = runStaleThresholds(query.recovery);
   const alerts = await tx.$queryRaw<Array<Omit<Alert, 'status'> & { status: string | null }>>`
     WITH thresholds AS (
       SELECT * FROM unnest(${thresholds.map(([s]) => s)}::text[], ${thresholds.map(([, ms]) => ms)}::double precision[])
           AS t(status, ms)
     ), stale AS (
-      SELECT r.*, t.ms,
-             CASE r.status
-               -- extraction moves through its partitions: chunk reports touch only the partition rows
-               WHEN 'EXTRACTING' THEN GREATEST(r.heartbeat_at,
-                 (SELECT max(p.heartbeat_at) FROM nifi_ops.load_partition p WHERE p.run_id = r.run_id))
-               WHEN 'PUBLISHING' THEN COALESCE(r.publish_started_at, r.heartbeat_at)
-               ELSE r.heartbeat_at
-             END AS moved_at
+      SELECT r.*, t.ms, ${runMovedAt} AS moved_at
         FROM nifi_ops.load_run r JOIN thresholds t ON t.status = r.status
        -- said again as a filter the planner can take to an index: through the join alone it reads every run
        -- (and estimates the partitions' subquery for each, which is what turns JIT compilation on)

@@ -116,7 +116,7 @@ describe('monitorSummary', () => {
     await age(validated.runId, 'heartbeat_at', '3 hours');
     const publishing = await toStagingValidated(api);
     await api.gql(CLAIM_PUBLISH, { input: { runId: publishing.runId, publishToken: randomUUID() } });
-    await age(publishing.runId, 'publish_started_at', '3 hours');
+    await age(publishing.runId, 'heartbeat_at', '3 hours');
     const published = await toPublished(api);
     await age(published.runId, 'heartbeat_at', '3 hours');
     const fresh = await toStagingValidated(api);

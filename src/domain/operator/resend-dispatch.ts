@@ -1,3 +1,4 @@
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { lockRun } from '../runs/lock-run.js';
@@ -20,9 +21,9 @@ export interface ResendDispatchResult {
 
 /**
  * resendDispatch (ref §3.15): a DEAD call, or a SENT one never acknowledged, goes back to PENDING with a
- * fresh attempt budget. The caller wakes the dispatcher after commit.
+ * fresh attempt budget; the dispatchers are woken once it committed.
  */
-export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand): Promise<ResendDispatchResult> {
+export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand, afterCommit: AfterCommit): Promise<ResendDispatchResult> {
   await lockRun(tx, cmd.runId);
   const [dispatch] = await tx.$queryRaw<Array<{ status: string; dispatch_type: string; partition_id: string | null }>>`
     SELECT status, dispatch_type, partition_id FROM nifi_ops.load_dispatch
@@ -42,5 +43,6 @@ export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand): Promis
       details: { dispatchId: cmd.dispatchId, dispatchType: dispatch.dispatch_type, previousStatus, reason: cmd.reason },
     },
   });
+  afterCommit.wakeDispatcher(cmd.runId);
   return { runId: cmd.runId, dispatchId: cmd.dispatchId, status: 'PENDING' };
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { AfterCommit } from '../../db/after-commit.js';
 import { DomainError } from '../errors.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
 
@@ -21,7 +22,7 @@ export interface ClaimPartitionResult {
  * claimPartition (ref §3.6): PENDING/RETRY → RUNNING for one claim token; the same token again is a replay.
  * The decision is nifi_ops.claim_partition (prisma/functions/02_claim_partition.sql): one statement, one round trip.
  */
-export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand): Promise<ClaimPartitionResult> {
+export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand, afterCommit: AfterCommit): Promise<ClaimPartitionResult> {
   const { rows } = await sql.query<{
     outcome: string; claimed: boolean; run_status: string; partition_status: string; attempt: number;
   }>({
@@ -33,6 +34,7 @@ export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand): 
   const row = rows[0]!;
   if (row.outcome === 'RUN_NOT_FOUND') throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });
   if (row.outcome === 'PARTITION_NOT_FOUND') throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
+  if (row.claimed) afterCommit.runProgressed(cmd.runId);
   return {
     claimed: row.claimed, runStatus: parseRunStatus(row.run_status), partitionStatus: parsePartitionStatus(row.partition_status),
     attempt: row.attempt,

@@ -1,3 +1,4 @@
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
@@ -30,7 +31,7 @@ export interface ReissuePartitionResult {
  * mirror the WRITTEN chunks, restart from zero), and a REISSUE_PARTITION call in the outbox. A late
  * report from the old owner then gets CLAIM_MISMATCH. Used by the sweeper and by reissuePartition.
  */
-export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand): Promise<ReissuePartitionResult> {
+export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand, afterCommit: AfterCommit): Promise<ReissuePartitionResult> {
   // lock order: the partition row, then the run row, then files and dispatches
   const [partition] = await tx.$queryRaw<Array<{ status: string; attempt_count: number }>>`
     SELECT status, attempt_count FROM nifi_ops.load_partition
@@ -68,5 +69,6 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand): Pr
       from: partition.status, attempt: partition.attempt_count, invalidatedFiles, dispatchId: dispatch!.dispatch_id,
     },
   });
+  afterCommit.wakeDispatcher(cmd.runId);
   return { partitionStatus: REISSUE_WAITING_PARTITION_STATUS, dispatchId: dispatch!.dispatch_id, invalidatedFiles };
 }

@@ -1,7 +1,9 @@
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { recordApiEvent } from '../events/events.js';
 import { authorisePublishClaim } from '../gate/publish-claim.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import { refusableByGate } from '../gate/run-gate.js';
 import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
@@ -20,9 +22,14 @@ export interface ClaimPublishResult {
 /**
  * claimPublish (ref §3.12): one owner per publication. STAGING_VALIDATED → PUBLISHING stores the token;
  * the same token again is a replay (claimed), any other token or status is claimed=false. Only a
- * claimed caller may run the INSERT OVERWRITE.
+ * claimed caller may run the INSERT OVERWRITE. A gated job's claim waits for its gate: the refusal undoes the
+ * claim and is recorded (refusableByGate).
  */
-export async function claimPublish(tx: Tx, cmd: ClaimPublishCommand): Promise<ClaimPublishResult> {
+export function claimPublish(tx: Tx, cmd: ClaimPublishCommand, afterCommit: AfterCommit): Promise<ClaimPublishResult> {
+  return refusableByGate(tx, afterCommit, () => claimRun(tx, cmd));
+}
+
+async function claimRun(tx: Tx, cmd: ClaimPublishCommand): Promise<ClaimPublishResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.status === 'PUBLISHING') return { claimed: run.publishToken === cmd.publishToken, runStatus: run.status };
 

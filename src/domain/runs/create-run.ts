@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError, invalidInput } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
-import { assertRunGateReady } from '../gate/run-gate.js';
+import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
 import { ACTIVE_RUN_STATUSES, parseRunStatus, type RunStatus } from '../states.js';
 
 export interface CreateRunCommand {
@@ -47,8 +48,15 @@ export function hdfsRunPathFor(hdfsRoot: string, jobKey: string, runId: string):
   return `${hdfsRoot.replace(/\/+$/, '')}/${jobKey}/run_id=${runId}`;
 }
 
-/** createRun (ref §3.1 + deviation 1): one active run per job and business key; safe to retry with a key. */
-export async function createRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult> {
+/**
+ * createRun (ref §3.1 + deviation 1): one active run per job and business key; safe to retry with a key. A
+ * gated job's run waits for its gate: the refusal undoes the run and is recorded (refusableByGate).
+ */
+export function createRun(tx: Tx, cmd: CreateRunCommand, afterCommit: AfterCommit): Promise<CreateRunResult> {
+  return refusableByGate(tx, afterCommit, () => insertRun(tx, cmd));
+}
+
+async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult> {
   if (cmd.hdfsRoot.split('/').includes('..')) throw new DomainError('INVALID_HDFS_ROOT', { hdfsRoot: cmd.hdfsRoot });
   const runId = randomUUID();
   const hdfsRunPath = hdfsRunPathFor(cmd.hdfsRoot, cmd.jobKey, runId);

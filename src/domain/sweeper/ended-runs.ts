@@ -57,6 +57,5 @@ export async function sweepEndedRuns(tx: Tx): Promise<RuleOutcome> {
       ...partitions.map((p) => ({ action: 'abandon_partition' as const, runId: p.run_id, partitionId: p.partition_id })),
       ...dispatches.map((d) => ({ action: 'cancel_dispatch' as const, runId: d.run_id, dispatchId: d.dispatch_id })),
     ],
-    wake: false,
   };
 }

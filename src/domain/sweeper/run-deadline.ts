@@ -28,5 +28,5 @@ export async function sweepRunDeadline(tx: Tx, settings: SweeperSettings): Promi
       details: {},
     });
   }
-  return { acted: runs.map((run) => ({ action: 'timeout_run_deadline', runId: run.runId })), wake: false };
+  return { acted: runs.map((run) => ({ action: 'timeout_run_deadline', runId: run.runId })) };
 }

@@ -24,8 +24,6 @@ export interface SweeperActionRecord {
 
 export interface RuleOutcome {
   acted: SweeperActionRecord[];
-  /** The rule created or requeued dispatches: wake the dispatchers after commit. */
-  wake: boolean;
 }
 
 export const seconds = (ms: number): number => ms / 1000;

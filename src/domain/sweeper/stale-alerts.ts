@@ -1,19 +1,6 @@
 import type { Tx } from '../../db/client.js';
-import { ACTIVE_RUN_STATUSES, type RunStatus } from '../states.js';
+import { runMovedAt, staleThresholds } from '../runs/stale-runs.js';
 import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from './settings.js';
-
-/** How long a run may stay in each non-terminal status without moving before it is an alert. */
-function threshold(status: RunStatus, recovery: SweeperSettings['recovery']): number {
-  switch (status) {
-    case 'CREATED':
-    case 'EXTRACTING':
-      return recovery.stale;
-    case 'PUBLISHING':
-      return recovery.publishStale;
-    default:
-      return recovery.validationStale;
-  }
-}
 
 /**
  * R4 stale alert (ref §5.2, deviation 5): a RUN_STALE_ALERT for every run in a non-terminal status that
@@ -22,16 +9,14 @@ function threshold(status: RunStatus, recovery: SweeperSettings['recovery']): nu
  * partitions does (chunk reports do not touch the run row). No state changes.
  */
 export async function sweepStaleAlerts(tx: Tx, settings: SweeperSettings): Promise<RuleOutcome> {
-  const statuses = [...ACTIVE_RUN_STATUSES];
-  const thresholds = statuses.map((s) => seconds(threshold(s, settings.recovery)));
+  const thresholds = staleThresholds(settings.recovery);
+  const statuses = thresholds.map(([status]) => status);
+  const secs = thresholds.map(([, ms]) => seconds(ms));
   const alerts = await tx.$queryRaw<Array<{ run_id: string }>>`
     WITH movement AS (
-      SELECT r.run_id, r.status, t.secs,
-             CASE WHEN r.status = 'EXTRACTING'
-                  THEN GREATEST(r.heartbeat_at, (SELECT max(p.heartbeat_at) FROM nifi_ops.load_partition p WHERE p.run_id = r.run_id))
-                  ELSE r.heartbeat_at END AS moved_at
+      SELECT r.run_id, r.status, t.secs, ${runMovedAt} AS moved_at
         FROM nifi_ops.load_run r
-        JOIN unnest(${statuses}::text[], ${thresholds}::float8[]) AS t(status, secs) ON t.status = r.status
+        JOIN unnest(${statuses}::text[], ${secs}::float8[]) AS t(status, secs) ON t.status = r.status
        -- the join's statuses again as a filter, for the planner: an index scan of the active runs, not of all
        WHERE r.status = ANY(${statuses}::text[])
     )
@@ -44,5 +29,5 @@ export async function sweepStaleAlerts(tx: Tx, settings: SweeperSettings): Promi
              SELECT 1 FROM nifi_ops.load_event e
               WHERE e.run_id = m.run_id AND e.event_name = 'RUN_STALE_ALERT' AND e.details ->> 'status' = m.status
                 AND e.event_time > clock_timestamp() - make_interval(secs => m.secs))`;
-  return { acted: alerts.map((a) => ({ action: 'stale_alert', runId: a.run_id })), wake: false };
+  return { acted: alerts.map((a) => ({ action: 'stale_alert', runId: a.run_id })) };
 }

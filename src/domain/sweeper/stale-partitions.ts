@@ -1,3 +1,4 @@
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { reissuePartition } from '../partitions/reissue-partition.js';
@@ -16,7 +17,7 @@ const isStale = (staleSeconds: number) => Prisma.sql`(
   (p.status = 'RUNNING' AND p.heartbeat_at < clock_timestamp() - make_interval(secs => ${staleSeconds}::float8))
   OR (p.status = 'PENDING' AND p.created_at < clock_timestamp() - make_interval(secs => ${staleSeconds}::float8)))`;
 
-export async function sweepStalePartitions(tx: Tx, settings: SweeperSettings): Promise<RuleOutcome> {
+export async function sweepStalePartitions(tx: Tx, settings: SweeperSettings, afterCommit: AfterCommit): Promise<RuleOutcome> {
   const { mode, maxAttempts } = settings.recovery;
   const stale = isStale(seconds(settings.recovery.stale));
   const candidates = await tx.$queryRaw<Array<{ run_id: string }>>`
@@ -24,7 +25,7 @@ export async function sweepStalePartitions(tx: Tx, settings: SweeperSettings): P
       JOIN nifi_ops.load_run r ON r.run_id = p.run_id
      WHERE r.status = 'EXTRACTING' AND ${stale}`;
   const runs = await lockRunsWithPartitions(tx, candidates.map((c) => c.run_id), ['EXTRACTING']);
-  const outcome: RuleOutcome = { acted: [], wake: false };
+  const outcome: RuleOutcome = { acted: [] };
 
   for (const run of runs) {
     // re-read under our locks: a report may have refreshed a heartbeat since the candidates were chosen
@@ -44,11 +45,10 @@ export async function sweepStalePartitions(tx: Tx, settings: SweeperSettings): P
           errorCode: unclaimed ? 'PARTITION_UNCLAIMED' : 'HEARTBEAT_STALE',
           reason: unclaimed ? 'never claimed; reset by sweeper for reissue' : 'reset by sweeper for reissue',
           actor: SWEEPER_ACTOR,
-        });
+        }, afterCommit);
         outcome.acted.push({ action: 'reissue_partition', runId: run.runId, partitionId: p.partition_id, dispatchId });
       }
       await tx.$executeRaw`UPDATE nifi_ops.load_run SET heartbeat_at = clock_timestamp() WHERE run_id = ${run.runId}::uuid`;
-      outcome.wake = true;
     } else {
       const ids = partitions.map((p) => p.partition_id);
       await timeoutRun(tx, {

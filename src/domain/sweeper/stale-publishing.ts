@@ -25,5 +25,5 @@ export async function sweepStalePublishing(tx: Tx, settings: SweeperSettings): P
       details: { from: 'PUBLISHING' },
     }),
   });
-  return { acted: runs.map((run) => ({ action: 'publish_unknown', runId: run.run_id })), wake: false };
+  return { acted: runs.map((run) => ({ action: 'publish_unknown', runId: run.run_id })) };
 }

@@ -8,6 +8,7 @@ import {
 } from '../../../test/support/fixtures.js';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.js';
 import { dispatchRow, eventsNamed, testWorker, workerConfig } from '../../../test/support/worker.js';
+import type { AfterCommit } from '../../db/after-commit.js';
 import { createDb } from '../../db/client.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { Config } from '../../config/config.js';
@@ -29,12 +30,25 @@ const settings = (o: Overrides = {}) => ({
   dispatch: { ...api.config.dispatch, ...o.dispatch },
 });
 
+/** A sweep, and whether it declared a wake-up of the dispatchers for after its commit. */
 function trySweep(o: Overrides = {}, db = api.db) {
-  return inTransaction(db, (tx) => sweepOnce(tx, settings(o)));
+  return inTransaction(db, async (tx, afterCommit) => {
+    let wakeDispatcher = false;
+    const recording: AfterCommit = {
+      wakeDispatcher: (hint) => {
+        wakeDispatcher = true;
+        afterCommit.wakeDispatcher(hint);
+      },
+      runProgressed: (runId) => afterCommit.runProgressed(runId),
+      raise: (error) => afterCommit.raise(error),
+    };
+    const result = await sweepOnce(tx, settings(o), recording);
+    return result && { ...result, wakeDispatcher };
+  });
 }
 
 /** A sweep that must have held the cycle. */
-async function sweep(o: Overrides = {}): Promise<SweepResult> {
+async function sweep(o: Overrides = {}): Promise<SweepResult & { wakeDispatcher: boolean }> {
   const result = await trySweep(o);
   expect(result).not.toBeNull();
   return result!;

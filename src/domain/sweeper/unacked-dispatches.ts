@@ -1,3 +1,4 @@
+import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { STILL_WAITING } from '../dispatch/waiting.js';
@@ -11,7 +12,7 @@ import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from '
  * dispatch.ackTimeout, is sent again (PENDING, due now, attempts kept) — or, once dispatch.maxAttempts
  * sends were made, DEAD. So a receiver that answers 202 but never starts its flow ends DEAD.
  */
-export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings): Promise<RuleOutcome> {
+export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, afterCommit: AfterCommit): Promise<RuleOutcome> {
   const { ackTimeout, maxAttempts } = settings.dispatch;
   // SENT calls still wanted whose ACK is overdue: those with their attempts used up, or the others
   const due = (exhausted: boolean) => Prisma.sql`SELECT d.dispatch_id
@@ -46,10 +47,12 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings):
       ...dead.map((row) => ({ action: 'dead_dispatch' as const, ...record(row) })),
       ...requeued.map((row) => ({ action: 'requeue_dispatch' as const, ...record(row) })),
     ],
-    wake: requeued.length > 0,
   };
   const requeuedByRun = new Map<string, string[]>();
-  for (const row of requeued) requeuedByRun.set(row.run_id, [...(requeuedByRun.get(row.run_id) ?? []), row.dispatch_id]);
+  for (const row of requeued) {
+    afterCommit.wakeDispatcher(row.run_id);
+    requeuedByRun.set(row.run_id, [...(requeuedByRun.get(row.run_id) ?? []), row.dispatch_id]);
+  }
   for (const [runId, dispatchIds] of requeuedByRun) {
     await recordApiEvent(tx, {
       level: 'WARN', name: 'DISPATCH_REQUEUED', runId, actor: SWEEPER_ACTOR, message: 'ack timeout, requeued by sweeper',

@@ -2,13 +2,14 @@
 // from separate processes (separate pools) racing on one run must still decide completion exactly once.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { claim, startRun, type CreatedRun } from '../../../test/support/fixtures.js';
-import { until } from '../../../test/support/until.js';
-import { createDb, type Db } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { startTestApi, type TestApi } from '../../test/support/api.js';
+import { claim, startRun, type CreatedRun } from '../../test/support/fixtures.js';
+import { until } from '../../test/support/until.js';
+import { reportChunk, type ReportChunkCommand, type ReportChunkResult } from '../domain/chunks/report-chunk.js';
+import { DomainError } from '../domain/errors.js';
 import { createChunkReporter, type ChunkReporter } from './chunk-reporter.js';
-import { reportChunk, type ReportChunkCommand, type ReportChunkResult } from './report-chunk.js';
+import { createDb, type Db } from './client.js';
+import { inStatement } from './transaction.js';
 
 let api: TestApi;
 const pools: Db[] = [];
@@ -23,12 +24,19 @@ afterAll(async () => {
 const REPETITIONS = 10;
 
 /** A reporter on its own pool, as another API process would have; one batch in flight, so reports queue. */
-function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkReporter; batches: number[] } {
+function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkReporter; batches: number[]; close(): Promise<void> } {
   const db = createDb(api.database.url, { poolSize: 4 });
   pools.push(db);
   const batches: number[] = [];
-  return { reporter: createChunkReporter(db, { maxInFlight: options.maxInFlight ?? 1, onBatch: (size) => batches.push(size) }), batches };
+  return {
+    reporter: createChunkReporter(db, { maxInFlight: options.maxInFlight ?? 1, onBatch: (size) => batches.push(size) }),
+    batches,
+    close: () => db.close().then(() => void pools.splice(pools.indexOf(db), 1)),
+  };
 }
+
+/** One report alone, as report_chunk decides it. */
+const reportAlone = (cmd: ReportChunkCommand) => inStatement(api.db, (sql, afterCommit) => reportChunk(sql, cmd, afterCommit));
 
 const pid = (i: number) => String(i).padStart(4, '0');
 
@@ -85,7 +93,7 @@ describe('chunk reporter (group commit)', () => {
 
   it('leaves the same ledger as the reports sent one by one through report_chunk', async () => {
     const one = await claimedRun(5, 3);
-    for (const cmd of one.reports) await reportChunk(api.db.pool, cmd);
+    for (const cmd of one.reports) await reportAlone(cmd);
     const { reporter: r, batches } = reporter();
     const batched = await claimedRun(5, 3);
     const results = await Promise.all(batched.reports.map((cmd) => r.report(cmd)));
@@ -102,7 +110,7 @@ describe('chunk reporter (group commit)', () => {
 
   it('defers what the fast path does not take, and answers it as report_chunk does alone', async () => {
     const { run, tokens, reports } = await claimedRun(3, 2);
-    const first = await reportChunk(api.db.pool, reports[0]!);
+    const first = await reportAlone(reports[0]!);
     expect(first).toMatchObject({ effect: 'PROGRESS', receivedChunks: 1 });
     const { reporter: r, batches } = reporter();
     const blocker = r.report(reports[2]!); // sent alone; the rest queue behind it and go as one batch
@@ -129,7 +137,7 @@ describe('chunk reporter (group commit)', () => {
 
   it('defers, without an error, every report of a run that is no longer EXTRACTING (first in its batch or not)', async () => {
     const { run, tokens, reports } = await claimedRun(2, 1);
-    for (const cmd of reports) expect(await reportChunk(api.db.pool, cmd)).toMatchObject({ partitionStatus: 'SUCCESS' });
+    for (const cmd of reports) expect(await reportAlone(cmd)).toMatchObject({ partitionStatus: 'SUCCESS' });
     const moved = await api.sql.query<{ status: string }>('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(moved.rows[0]!.status).toBe('EXTRACTED_VALIDATED');
     const other = await claimedRun(1, 2);
@@ -238,6 +246,8 @@ describe('chunk reporter (group commit)', () => {
         expect(after.events.map((e) => e.event_name)).toEqual(['EXTRACT_VALIDATED', ...Array(6).fill('PARTITION_SUCCESS')]);
       }
       expect(processes.some((p) => Math.max(...p.batches) > 1)).toBe(true);
+      // the server's connections are shared with the other test files: a repetition's processes end with it
+      await Promise.all(processes.map((p) => p.close()));
     }
   });
 });

@@ -1,0 +1,87 @@
+import type { Db } from './client.js';
+import { inStatement } from './transaction.js';
+import { checkChunkReport, reportChunk, reportChunks, type ReportChunkCommand, type ReportChunkResult } from '../domain/chunks/report-chunk.js';
+
+export interface ChunkReporter {
+  report(cmd: ReportChunkCommand): Promise<ReportChunkResult>;
+}
+
+export interface ChunkReporterOptions {
+  /** Batches in flight at once; a report that arrives while all are busy waits for the next batch. */
+  maxInFlight?: number;
+  /** Reports in one batch at most. */
+  maxBatch?: number;
+  /** Told the size of every batch sent, for metrics. */
+  onBatch?: (size: number) => void;
+}
+
+interface Pending {
+  cmd: ReportChunkCommand;
+  resolve: (result: ReportChunkResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit for reportChunk. A report that finds a free slot is sent at once, alone, through report_chunk,
+ * so a quiet system adds no latency. Reports that arrive while every slot is busy wait, and the next free
+ * slot sends all of them (up to maxBatch) as one statement, reportChunks. The reports that statement did not
+ * take come back DEFERRED and are sent alone after the batch committed. When the batch fails as a whole
+ * (a chunk's path taken by another chunk, say, undoes every report in it), each report is sent alone, in
+ * arrival order, and gets its own answer.
+ */
+export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}): ChunkReporter {
+  // one: with 32 clients on two cores, a second batch in flight lowered throughput (median of 3 rounds,
+  // 8 partitions: 2,323 against 2,368 reports/s; 10,000 partitions: 2,171 against 2,415), since two batches
+  // of one run's partitions mostly wait for each other's row locks, and the queue is split between them
+  const maxInFlight = options.maxInFlight ?? 1;
+  const maxBatch = options.maxBatch ?? 64;
+  const queue: Pending[] = [];
+  let inFlight = 0;
+
+  const sendAlone = (pending: Pending): Promise<void> =>
+    inStatement(db, (sql, afterCommit) => reportChunk(sql, pending.cmd, afterCommit)).then(pending.resolve, pending.reject);
+
+  const sendBatch = async (batch: Pending[]): Promise<void> => {
+    options.onBatch?.(batch.length);
+    if (batch.length === 1) return sendAlone(batch[0]!);
+    let answers: Array<ReportChunkResult | null>;
+    try {
+      answers = await inStatement(db, (sql, afterCommit) => reportChunks(sql, batch.map((pending) => pending.cmd), afterCommit));
+    } catch {
+      // in arrival order, so that of two reports claiming one HDFS path the earlier one is recorded
+      for (const pending of batch) await sendAlone(pending);
+      return;
+    }
+    const deferred: Pending[] = [];
+    batch.forEach((pending, i) => {
+      const answer = answers[i];
+      if (answer) pending.resolve(answer);
+      else deferred.push(pending);
+    });
+    await Promise.all(deferred.map(sendAlone));
+  };
+
+  const pump = (): void => {
+    while (inFlight < maxInFlight && queue.length > 0) {
+      const batch = queue.splice(0, maxBatch);
+      inFlight++;
+      // a promise already settled ignores the reject: only reports left unanswered by a fault of ours get it
+      void sendBatch(batch)
+        .catch((error: unknown) => batch.forEach((pending) => pending.reject(error)))
+        .finally(() => {
+          inFlight--;
+          pump();
+        });
+    }
+  };
+
+  return {
+    async report(cmd) {
+      checkChunkReport(cmd);
+      return new Promise<ReportChunkResult>((resolve, reject) => {
+        queue.push({ cmd, resolve, reject });
+        pump();
+      });
+    },
+  };
+}
