@@ -204,7 +204,8 @@ async function anonymousBodies() {
   const ms = performance.now() - started;
   await new Promise((r) => setTimeout(r, 200));
   const memory = sampler.stop();
-  const counted = statuses.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+  const counted: Record<string, number> = {};
+  for (const s of statuses) counted[s] = (counted[s] ?? 0) + 1;
   return { beforeMb: before, peakMb: memory.peakMb, increaseMb: memory.peakMb - before, ms, statuses: counted };
 }
 

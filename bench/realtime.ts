@@ -92,7 +92,10 @@ function subscriberProcess(): void {
           if (!data) continue;
           report.messages++;
           const run = JSON.parse(data.slice(6)).data?.runChanged;
-          if (run?.jobKey === PROBE_JOB && run.errorCode) (report.arrivals[run.errorCode] ??= []).push(arrived);
+          if (run?.jobKey === PROBE_JOB && run.errorCode) {
+            report.arrivals[run.errorCode] ??= [];
+            report.arrivals[run.errorCode]!.push(arrived);
+          }
         }
       }
     } catch {
@@ -108,7 +111,7 @@ function subscriberProcess(): void {
         while (report.connected < count) await sleep(20);
         return reply({ type: 'open' });
       case 'close':
-        aborts.forEach((a) => a.abort());
+        for (const a of aborts) a.abort();
         aborts = [];
         while (report.connected > 0) await sleep(20);
         return reply({ type: 'close' });

@@ -199,7 +199,7 @@ export interface ReportLoadResult extends Measured {
 export async function wrkReports(url: string, load: ReportLoad, clients: number): Promise<ReportLoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'lc-bench-wrk-'));
   const params = join(dir, 'params');
-  writeFileSync(params, [load.runId, load.hdfsRunPath, load.chunkCount, load.count, ...load.tokens].join('\n') + '\n');
+  writeFileSync(params, `${[load.runId, load.hdfsRunPath, load.chunkCount, load.count, ...load.tokens].join('\n')}\n`);
   const started = performance.now();
   const child = spawn('wrk', ['-t1', `-c${clients}`, '-d3600s', '--timeout', '30s', '-s', join(ROOT, 'bench/report-chunk.lua'), url], {
     env: { ...process.env, LC_BENCH_WRK_PARAMS: params, LC_BENCH_TOKEN: BENCH_TOKEN },

@@ -8,13 +8,13 @@ import type { FaultSwitch, Log } from './client.js';
 import { RECEIVER_TIMEOUT_MS } from './cluster.js';
 import type { Dice, Key } from './random.js';
 
-export interface ValidateCall {
+interface ValidateCall {
   runId: string;
   dispatchId: string;
   jobKey: string;
 }
 
-export interface ReissueCall {
+interface ReissueCall {
   runId: string;
   dispatchId: string;
   jobKey: string;

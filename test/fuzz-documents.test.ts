@@ -370,7 +370,7 @@ function fieldRepetitionFlood(random: Random): HostileCase {
   const shape = pick(random, shapes);
   const largest = largestWithinLimit(shape, 1);
   const n = random() < 0.5 ? largest.n : between(random, 1, largest.n);
-  return { category: 'field repetition flood', label: shape(2).slice(0, 40) + `… × ${n}`, body: gqlBody(shape(n)), token: TOKENS.viewer, judge: statusIn(200, 400) };
+  return { category: 'field repetition flood', label: `${shape(2).slice(0, 40)}… × ${n}`, body: gqlBody(shape(n)), token: TOKENS.viewer, judge: statusIn(200, 400) };
 }
 
 function directiveFlood(random: Random): HostileCase {
@@ -383,7 +383,7 @@ function directiveFlood(random: Random): HostileCase {
   const shape = pick(random, shapes);
   const largest = largestWithinLimit(shape, 1);
   const n = random() < 0.5 ? largest.n : between(random, 2, largest.n);
-  return { category: 'directive flood', label: shape(1).slice(0, 40) + `… × ${n}`, body: gqlBody(shape(n)), token: TOKENS.viewer, judge: statusIn(200, 400) };
+  return { category: 'directive flood', label: `${shape(1).slice(0, 40)}… × ${n}`, body: gqlBody(shape(n)), token: TOKENS.viewer, judge: statusIn(200, 400) };
 }
 
 /** A call of a root field with a made-up value for each required argument. */

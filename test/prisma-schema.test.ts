@@ -345,7 +345,7 @@ const file = {
   hdfsPath: `/data/job.orders/run/${partitionId}/part-0000.parquet`,
   recordCount: 3n,
   byteCount: 512n,
-  checksum: 'sha256:' + 'b'.repeat(64),
+  checksum: `sha256:${'b'.repeat(64)}`,
   status: 'VERIFIED',
   writtenAt: at('2026-01-31T01:02:30.000Z'),
   updatedAt: at('2026-01-31T01:02:31.000Z'),

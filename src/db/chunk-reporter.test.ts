@@ -6,7 +6,7 @@ import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { claim, startRun, type CreatedRun } from '../../test/support/fixtures.js';
 import { until } from '../../test/support/until.js';
 import { reportChunk, type ReportChunkCommand, type ReportChunkResult } from '../domain/chunks/report-chunk.js';
-import { DomainError } from '../domain/errors.js';
+import type { DomainError } from '../domain/errors.js';
 import { createChunkReporter, type ChunkReporter } from './chunk-reporter.js';
 import { createDb, type Db } from './client.js';
 import { inStatement } from './transaction.js';

@@ -67,7 +67,9 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
       inFlight++;
       // a promise already settled ignores the reject: only reports left unanswered by a fault of ours get it
       void sendBatch(batch)
-        .catch((error: unknown) => batch.forEach((pending) => pending.reject(error)))
+        .catch((error: unknown) => {
+          for (const pending of batch) pending.reject(error);
+        })
         .finally(() => {
           inFlight--;
           pump();

@@ -14,14 +14,14 @@ function adapterCause(error: unknown): AdapterCause | undefined {
 }
 
 /** The SQLSTATE behind an error, whichever client raised it. */
-export function sqlState(error: unknown): string | undefined {
+function sqlState(error: unknown): string | undefined {
   const cause = adapterCause(error);
   if (cause) return cause.originalCode ?? cause.code;
   const code = (error as { code?: unknown })?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-export function violatedConstraint(error: unknown): string | undefined {
+function violatedConstraint(error: unknown): string | undefined {
   const cause = adapterCause(error);
   if (cause) return cause.constraint?.index;
   return (error as { constraint?: string })?.constraint;

@@ -1,6 +1,6 @@
 // The privileges an application role needs to run `serve` and `work`, and nothing more: no DDL, so
 // the schema changes only through `load-control migrate` under database.migrationUrl.
-import pg from 'pg';
+import type pg from 'pg';
 
 /** The runner's bookkeeping: the application reads it to compare the schema with its release, never writes it. */
 const BOOKKEEPING_TABLES = ['lc_migration', 'lc_function_file'];

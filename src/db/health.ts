@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /** /readyz answers within 2 s whatever the database does: the check gives up after this. */
-export const READINESS_CHECK_MS = 1500;
+const READINESS_CHECK_MS = 1500;
 
 export type DatabaseHealth = { ok: true } | { ok: false; reason: 'unreachable' | 'read-only' | 'no answer in time' };
 

@@ -85,8 +85,8 @@ export class MigrationFailedError extends Error {
   }
 }
 
-export const defaultMigrationsDir = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
-export const defaultFunctionsDir = fileURLToPath(new URL('../../prisma/functions', import.meta.url));
+const defaultMigrationsDir = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
+const defaultFunctionsDir = fileURLToPath(new URL('../../prisma/functions', import.meta.url));
 
 const NO_TRANSACTION_MARKER = '-- load-control: no-transaction';
 const DEFAULT_LOCK_TIMEOUT_MS = 5_000;

@@ -54,7 +54,7 @@ export function canTransitionRun(from: string, to: string): boolean {
 }
 
 /** The (expectedStatus, failStatus) pairs failRun accepts (ref §3.3). */
-export const RUN_FAILURES: ReadonlyArray<readonly [RunStatus, RunStatus]> = [
+const RUN_FAILURES: ReadonlyArray<readonly [RunStatus, RunStatus]> = [
   ['CREATED', 'FAILED_MANIFEST'],
   ['EXTRACTING', 'FAILED_EXTRACT'],
   ['STAGE_VALIDATING', 'FAILED_STAGE_VALIDATION'],
@@ -71,6 +71,10 @@ export type PartitionStatus = (typeof PARTITION_STATUSES)[number];
 
 /** Partitions that still wait for work; they become ABANDONED or TIMED_OUT when their run ends. */
 export const UNFINISHED_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDING', 'RUNNING', 'RETRY'];
+/**
+ * What claim_partition may claim; its SQL copy (02_claim_partition.sql) is held equal to this by states.test.ts.
+ * @public
+ */
 export const CLAIMABLE_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDING', 'RETRY'];
 
 export const PARTITION_TRANSITIONS: ReadonlyArray<readonly [PartitionStatus, PartitionStatus]> = [

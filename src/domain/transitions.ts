@@ -34,7 +34,7 @@ export interface Move<S extends string, R> {
 }
 
 /** Rows the caller chose (and locked, in the lock order) in a sub-select that yields their key columns. */
-export interface PickedRows {
+interface PickedRows {
   picked: Prisma.Sql;
 }
 

@@ -10,8 +10,8 @@ import { argsOf } from './inputs.js';
 import { MAX_ALERT_LIMIT } from '../realtime/monitor-feed.js';
 import { ANY_ROLE } from './roles.js';
 
-export const AlertKindEnum = builder.enumType('AlertKind', { values: ALERT_KINDS });
-export const AlertSeverityEnum = builder.enumType('AlertSeverity', { values: ALERT_SEVERITIES });
+const AlertKindEnum = builder.enumType('AlertKind', { values: ALERT_KINDS });
+const AlertSeverityEnum = builder.enumType('AlertSeverity', { values: ALERT_SEVERITIES });
 
 const RunStatusCount = builder.objectRef<StatusCount<RunStatus>>('RunStatusCount').implement({
   fields: (t) => ({

@@ -10,7 +10,7 @@ import { inputEnum, uuid } from './inputs.js';
 import { defineMutation } from './mutation.js';
 import { OPERATOR } from './roles.js';
 
-export const UnknownResolutionEnum = builder.enumType('UnknownResolution', { values: UNKNOWN_RESOLUTIONS });
+const UnknownResolutionEnum = builder.enumType('UnknownResolution', { values: UNKNOWN_RESOLUTIONS });
 
 // ---- resolveUnknown ----
 

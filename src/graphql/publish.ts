@@ -10,7 +10,7 @@ import { inputEnum, uuid } from './inputs.js';
 import { defineMutation } from './mutation.js';
 import { NIFI } from './roles.js';
 
-export const PublishOutcomeEnum = builder.enumType('PublishOutcome', { values: PUBLISH_OUTCOMES });
+const PublishOutcomeEnum = builder.enumType('PublishOutcome', { values: PUBLISH_OUTCOMES });
 
 // ---- claimPublish ----
 

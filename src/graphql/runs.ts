@@ -26,7 +26,7 @@ const RUN_SLICE = 50;
 const runStatus = inputEnum(RunStatusEnum, RUN_STATUSES);
 const reader = (ctx: GraphQLContext): Tx => ctx.services.db.prisma;
 
-export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
+const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
   fields: (t) => ({
     runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
     partitionId: t.exposeString('partitionId'),
@@ -53,7 +53,7 @@ export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').impl
   }),
 });
 
-export const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').implement({
+const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').implement({
   fields: (t) => ({
     dispatchId: t.field({ type: 'UUID', resolve: (d) => d.dispatchId }),
     runId: t.field({ type: 'UUID', resolve: (d) => d.runId }),
@@ -72,7 +72,7 @@ export const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').impleme
   }),
 });
 
-export const MetricRef = builder.objectRef<MetricRecord>('Metric').implement({
+const MetricRef = builder.objectRef<MetricRecord>('Metric').implement({
   fields: (t) => ({
     stage: t.exposeString('stage'),
     metricName: t.exposeString('metricName'),
@@ -86,7 +86,7 @@ export const MetricRef = builder.objectRef<MetricRecord>('Metric').implement({
   }),
 });
 
-export const EventRef = builder.objectRef<EventRow>('Event').implement({
+const EventRef = builder.objectRef<EventRow>('Event').implement({
   fields: (t) => ({
     eventId: t.field({ type: 'UUID', resolve: (e) => e.eventId }),
     eventTime: t.field({ type: 'DateTime', resolve: (e) => e.eventTime }),

@@ -35,12 +35,12 @@ function literalValue(node: ValueNode): unknown {
   }
 }
 
-export function parseUuid(value: unknown): string {
+function parseUuid(value: unknown): string {
   if (typeof value !== 'string' || !UUID_PATTERN.test(value)) throw invalid('UUID', 'must be a canonical hyphenated UUID');
   return value.toLowerCase();
 }
 
-export function parseLong(value: unknown): bigint {
+function parseLong(value: unknown): bigint {
   let text: string;
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) throw invalid('Long', 'must be an integer (use a string of digits beyond 2^53)');
@@ -56,7 +56,7 @@ export function parseLong(value: unknown): bigint {
   return n;
 }
 
-export function parseDecimal(value: unknown): string {
+function parseDecimal(value: unknown): string {
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) throw invalid('Decimal', 'must be an integer of up to 38 digits');
     return String(value);

@@ -11,7 +11,7 @@ import { inputEnum, inputObject, uuid } from './inputs.js';
 import { defineMutation } from './mutation.js';
 import { NIFI } from './roles.js';
 
-export const MetricResultEnum = builder.enumType('MetricResult', { values: METRIC_RESULTS });
+const MetricResultEnum = builder.enumType('MetricResult', { values: METRIC_RESULTS });
 
 // ---- startValidation ----
 

@@ -13,7 +13,9 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const open: Array<SseSubscription<any>> = [];
-afterAll(() => open.forEach((s) => s.close()));
+afterAll(() => {
+  for (const s of open) s.close();
+});
 
 type Alert = { kind: string; severity: string; runId: string | null; status: string | null; message: string | null };
 const ALERTS = 'subscription { alertRaised { kind severity runId status message } }';
@@ -144,7 +146,7 @@ describe('monitorSummaryChanged', () => {
     const subs = [await watch(SUMMARY), await watch(ALERTS)];
     await subs[0]!.waitFor(() => true);
     expect(api.realtime!.monitor.subscriberCount()).toBe(before + 2);
-    subs.forEach((s) => s.close());
+    for (const s of subs) s.close();
     await until('the subscriptions to be dropped', () => api.realtime!.monitor.subscriberCount() === before);
   });
 });

@@ -25,7 +25,7 @@ interface SummarySubscriber {
 }
 
 /** One alert's identity: a new `at` (a new failure, a later event, a run stale again) is a new alert. */
-export function alertKey(a: Alert): string {
+function alertKey(a: Alert): string {
   return [a.kind, a.runId, a.dispatchId, a.partitionId, a.jobKey, a.businessKey, a.at ? new Date(a.at).toISOString() : ''].join('|');
 }
 

@@ -34,7 +34,9 @@ async function watch(variables: Record<string, unknown>, token: 'viewer' | 'nifi
   open.push(sub);
   return sub;
 }
-afterAll(() => open.forEach((s) => s.close()));
+afterAll(() => {
+  for (const s of open) s.close();
+});
 
 const statusIs = (status: string) => (m: { data?: RunMessage | null }) => m.data?.runChanged?.status === status;
 

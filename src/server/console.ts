@@ -5,7 +5,7 @@ import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Where `vite build --config web/vite.config.ts` writes the console (from src/server and dist/server alike). */
-export const defaultConsoleDir = fileURLToPath(new URL('../../web/dist', import.meta.url));
+const defaultConsoleDir = fileURLToPath(new URL('../../web/dist', import.meta.url));
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

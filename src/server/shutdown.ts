@@ -27,7 +27,7 @@ export interface DrainableServer {
  * next request on one at this very moment: closing it then resets that request. Within the grace, the
  * request is answered (with `Connection: close`); busy clients send theirs within milliseconds.
  */
-export const IDLE_GRACE_MS = 1000;
+const IDLE_GRACE_MS = 1000;
 
 /** Tracks a server's requests per connection, so that it can be drained rather than cut off. */
 export function drainable(server: http.Server): DrainableServer {

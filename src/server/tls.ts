@@ -9,7 +9,7 @@ import type { Logger } from './logger.js';
 export type ServerTlsConfig = NonNullable<Config['server']['tls']>;
 
 /** A PEM file and the configuration key that names it (e.g. server.tls.certFile), for messages. */
-export interface PemFile {
+interface PemFile {
   key: string;
   path: string;
 }

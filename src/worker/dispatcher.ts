@@ -14,7 +14,7 @@ import type { Logger } from '../server/logger.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createReceiverClient } from './http-post.js';
 
-export const DISPATCHER_ACTOR = 'dispatcher';
+const DISPATCHER_ACTOR = 'dispatcher';
 export const LISTEN_APPLICATION_NAME = 'load-control-dispatcher';
 
 const MAX_ERROR_BODY = 2000;

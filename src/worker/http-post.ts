@@ -6,7 +6,7 @@ import { describeCertificate, readPemFiles, rereadPemFiles, type PemContents, ty
 
 export type NifiTlsConfig = NonNullable<Config['nifi']['tls']>;
 
-export interface PostResult {
+interface PostResult {
   status: number;
   text: string;
 }

@@ -1,5 +1,4 @@
 // A real API server on loopback, on a fresh database cloned from the migrated template.
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { hashToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
@@ -17,7 +16,7 @@ export const TOKENS = {
 } as const;
 export type TokenName = keyof typeof TOKENS;
 
-export interface GqlResponse<T = Record<string, unknown>> {
+interface GqlResponse<T = Record<string, unknown>> {
   status: number;
   headers: Headers;
   body: { data?: T | null; errors?: Array<{ message: string; path?: string[]; extensions?: Record<string, unknown> }> };
@@ -109,8 +108,6 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
     },
   };
 }
-
-export const newToken = (): string => randomUUID();
 
 /** TestApi.gql for the API at `url`: a POST /graphql with the named token (nifi unless told). */
 export function graphqlCaller(url: string): TestApi['gql'] {

@@ -12,7 +12,7 @@ export type Gql = TestApi['gql'];
 
 export const RESOLVE_UNKNOWN = `mutation($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }`;
 export const RESEND_DISPATCH = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
-export const RUN_STATE = `query($runId: UUID!) { run(runId: $runId) {
+const RUN_STATE = `query($runId: UUID!) { run(runId: $runId) {
   runId jobKey businessKey status hdfsRunPath extractedCount stagingCount targetCount
   partitions { partitionId status expectedRowCount actualRowCount }
   dispatches { dispatchId dispatchType status attemptCount } } }`;

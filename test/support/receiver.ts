@@ -17,14 +17,14 @@ export interface ReceivedCall {
   clientCertificate?: string;
 }
 
-export interface Reply {
+interface Reply {
   status: number;
   delayMs?: number;
   body?: string;
 }
 
 /** Runs for each call after it was recorded; may act like NiFi (e.g. call the API) before the reply. */
-export type CallHook = (call: ReceivedCall) => Promise<void> | void;
+type CallHook = (call: ReceivedCall) => Promise<void> | void;
 
 export interface Receiver {
   url: string;

@@ -42,15 +42,24 @@ const JSONScalar = new GraphQLScalarType({ name: 'JSON' });
 
 const items = (first: number | null | undefined) => Array.from({ length: first ?? 10 }, (_, i) => ({ id: String(i), name: `item ${i}` }));
 
-export const smallSchema = new GraphQLSchema({
+const smallSchema = new GraphQLSchema({
   query: new GraphQLObjectType({
     name: 'Query',
     fields: {
-      hello: field(GraphQLString, ANY_ROLE, { resolve: () => (executed.push('hello'), 'world') }),
-      operatorOnly: field(GraphQLString, ['operator'], { resolve: () => (executed.push('operatorOnly'), 'granted') }),
+      hello: field(GraphQLString, ANY_ROLE, { resolve: () => {
+          executed.push('hello');
+          return 'world';
+        } }),
+      operatorOnly: field(GraphQLString, ['operator'], { resolve: () => {
+          executed.push('operatorOnly');
+          return 'granted';
+        } }),
       items: field(new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(Item))), ANY_ROLE, {
         args: { first: { type: GraphQLInt } },
-        resolve: (_, args: { first?: number | null }) => (executed.push('items'), items(args.first)),
+        resolve: (_, args: { first?: number | null }) => {
+          executed.push('items');
+          return items(args.first);
+        },
         extensions: { complexity: pagedCost('first', 10, 500) },
       }),
       domainError: field(GraphQLString, ANY_ROLE, {
@@ -82,9 +91,15 @@ export const smallSchema = new GraphQLSchema({
     fields: {
       act: field(GraphQLInt, ['nifi'], {
         args: { input: { type: GraphQLString }, parameters: { type: JSONScalar } },
-        resolve: () => (executed.push('act'), 1),
+        resolve: () => {
+          executed.push('act');
+          return 1;
+        },
       }),
-      operate: field(GraphQLInt, ['operator'], { resolve: () => (executed.push('operate'), 1) }),
+      operate: field(GraphQLInt, ['operator'], { resolve: () => {
+          executed.push('operate');
+          return 1;
+        } }),
     },
   }),
   subscription: new GraphQLObjectType({

@@ -1,7 +1,7 @@
 // A GraphQL-over-SSE client (distinct connections mode) for tests: what a browser's fetch would do.
 import { TOKENS, type TokenName } from './api.js';
 
-export interface SseMessage<T = Record<string, any>> {
+interface SseMessage<T = Record<string, any>> {
   data?: T | null;
   errors?: Array<{ message: string; extensions?: Record<string, any> }>;
 }
@@ -70,8 +70,7 @@ export async function subscribe<T = Record<string, any>>(
     try {
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
         buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const lines = block.split('\n');

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
-export interface RunningPartition {
+interface RunningPartition {
   claimToken: string;
   chunkCount: number;
   chunksReported: number;

@@ -28,6 +28,7 @@ export function App() {
   const first = useRef(true);
 
   // after a navigation, move focus to the new page's heading so screen readers start there
+  // biome-ignore lint/correctness/useExhaustiveDependencies: path is what the effect runs for, not what it reads
   useEffect(() => {
     if (first.current) {
       first.current = false;

@@ -3,10 +3,10 @@ import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 
 const listeners = new Set<() => void>();
 
 /** Client-side navigation; the API answers every console path with index.html, so reloads work. */
-export function navigate(to: string, options: { replace?: boolean } = {}): void {
+function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (options.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
-  listeners.forEach((l) => l());
+  for (const l of listeners) l();
 }
 
 export function usePath(): string {

@@ -54,7 +54,7 @@ export function checkChunkReport(cmd: ReportChunkCommand): void {
  */
 export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCommit: AfterCommit): Promise<ReportChunkResult> {
   checkChunkReport(cmd);
-  let row;
+  let row: ChunkReportRow | undefined;
   try {
     ({ rows: [row] } = await sql.query<ChunkReportRow>({
       // named: prepared once per connection instead of parsed and planned on every report

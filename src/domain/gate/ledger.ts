@@ -8,7 +8,7 @@ import { SUCCEEDED_RUN_STATUSES, type BlockingReason, type ObservationState } fr
 
 /** EXTERNAL: reported with recordObservation. LOAD_CONTROL: a Load Control run. */
 export const ATTEMPT_SOURCES = ['EXTERNAL', 'LOAD_CONTROL'] as const;
-export type AttemptSource = (typeof ATTEMPT_SOURCES)[number];
+type AttemptSource = (typeof ATTEMPT_SOURCES)[number];
 
 export interface LedgerAttempt {
   jobId: string;

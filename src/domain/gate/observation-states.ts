@@ -5,7 +5,7 @@ export const OBSERVATION_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
 export type ObservationState = (typeof OBSERVATION_STATES)[number];
 
 /** A RUNNING attempt may end once; a terminal state never changes (a repair is a new attempt). */
-export const OBSERVATION_TRANSITIONS: ReadonlyArray<readonly [ObservationState, ObservationState]> = [
+const OBSERVATION_TRANSITIONS: ReadonlyArray<readonly [ObservationState, ObservationState]> = [
   ['RUNNING', 'SUCCEEDED'],
   ['RUNNING', 'FAILED'],
 ];

@@ -26,7 +26,7 @@ export interface PublishResult {
   publication: PublicationRecord;
 }
 
-export async function findPublication(tx: Tx, consumer: string, businessDate: string): Promise<PublicationRecord | null> {
+async function findPublication(tx: Tx, consumer: string, businessDate: string): Promise<PublicationRecord | null> {
   const row = await tx.gatePublication.findUnique({
     where: { consumer_businessDate: { consumer, businessDate: new Date(businessDate) } },
     include: { evidence: { orderBy: { jobId: 'asc' } } },

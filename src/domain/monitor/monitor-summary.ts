@@ -9,10 +9,10 @@ import {
 export const ALERT_KINDS = [
   'PUBLISH_UNKNOWN', 'DISPATCH_DEAD', 'RUN_FAILED', 'RUN_STALE', 'CLEANUP_FAILED', 'DEPENDENCIES_NOT_READY', 'CHUNK_CONFLICT',
 ] as const;
-export type AlertKind = (typeof ALERT_KINDS)[number];
+type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
 
-export const RECENT_WINDOW_HOURS = 24;
+const RECENT_WINDOW_HOURS = 24;
 const MESSAGE_MAX = 500;
 // An operator's cancellation is deliberate, not a failure to alert on.
 const ALERTING_FAILED_STATUSES = FAILED_RUN_STATUSES.filter((s) => s !== 'CANCELLED');

@@ -6,7 +6,7 @@ import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 
 export const UNKNOWN_RESOLUTIONS = ['PUBLISHED', 'FAILED_PUBLISH'] as const;
-export type UnknownResolution = (typeof UNKNOWN_RESOLUTIONS)[number];
+type UnknownResolution = (typeof UNKNOWN_RESOLUTIONS)[number];
 
 export interface ResolveUnknownCommand {
   runId: string;

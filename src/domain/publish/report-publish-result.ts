@@ -7,7 +7,7 @@ import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 
 export const PUBLISH_OUTCOMES = ['PUBLISHED', 'FAILED_PUBLISH', 'PUBLISH_UNKNOWN'] as const;
-export type PublishOutcome = (typeof PUBLISH_OUTCOMES)[number];
+type PublishOutcome = (typeof PUBLISH_OUTCOMES)[number];
 
 export interface ReportPublishResultCommand {
   runId: string;

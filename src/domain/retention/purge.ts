@@ -9,7 +9,7 @@ import { TERMINAL_RUN_STATUSES, type RunStatus } from '../states.js';
 
 /** The tables purged for a run, children before their parents (the foreign keys are ON DELETE RESTRICT). */
 export const PURGED_TABLES = ['load_file', 'load_partition', 'load_validation', 'load_dispatch', 'load_event'] as const;
-export type PurgedTable = (typeof PURGED_TABLES)[number];
+type PurgedTable = (typeof PURGED_TABLES)[number];
 export type RowCounts = Record<PurgedTable, number>;
 
 /** Detail rows one batch (one transaction) deletes at most: well under a second and the statement timeout. */
@@ -51,7 +51,7 @@ export function nextDueRun(before: Date): Prisma.Sql {
        FOR NO KEY UPDATE OF r SKIP LOCKED`;
 }
 
-export interface PurgeRun {
+interface PurgeRun {
   runId: string;
   jobKey: string;
   businessKey: string;
@@ -79,7 +79,7 @@ export interface PurgeBatch {
  * exactly; purged_at is set only in the batch that found every table empty, so a purge interrupted between
  * batches (process killed, connection lost) simply goes on with the next batch.
  */
-export async function purgeNextBatch(tx: Tx, options: { before: Date; batchRows: number }): Promise<PurgeBatch | null> {
+async function purgeNextBatch(tx: Tx, options: { before: Date; batchRows: number }): Promise<PurgeBatch | null> {
   const [run] = await tx.$queryRaw<PurgeRun[]>(nextDueRun(options.before));
   if (!run) return null;
 

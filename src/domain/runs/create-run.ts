@@ -44,7 +44,7 @@ function requestDigest(cmd: CreateRunCommand): string {
     .digest('hex');
 }
 
-export function hdfsRunPathFor(hdfsRoot: string, jobKey: string, runId: string): string {
+function hdfsRunPathFor(hdfsRoot: string, jobKey: string, runId: string): string {
   return `${hdfsRoot.replace(/\/+$/, '')}/${jobKey}/run_id=${runId}`;
 }
 

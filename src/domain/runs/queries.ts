@@ -12,7 +12,7 @@ export type PartitionRecord = Omit<LoadPartition, 'status'> & { status: Partitio
 export type DispatchRecord = Omit<LoadDispatch, 'status' | 'dispatchType'> & { status: DispatchStatus; dispatchType: DispatchType };
 export type MetricRecord = LoadValidation;
 
-export const runRecord = (run: LoadRun): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
+const runRecord = (run: LoadRun): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
 const partitionRecord = (p: LoadPartition): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
 const dispatchRecord = (d: LoadDispatch): DispatchRecord => ({
   ...d, status: parseDispatchStatus(d.status), dispatchType: parseDispatchType(d.dispatchType),

@@ -39,8 +39,8 @@ export async function sweepEndedRuns(tx: Tx): Promise<RuleOutcome> {
 
   const byRun = new Map<string, { runStatus: string; abandonedPartitions: string[]; cancelledDispatches: string[] }>();
   const entry = (runId: string, runStatus: string) => {
-    let e = byRun.get(runId);
-    if (!e) byRun.set(runId, (e = { runStatus, abandonedPartitions: [], cancelledDispatches: [] }));
+    const e = byRun.get(runId) ?? { runStatus, abandonedPartitions: [], cancelledDispatches: [] };
+    byRun.set(runId, e);
     return e;
   };
   for (const p of partitions) entry(p.run_id, p.run_status).abandonedPartitions.push(p.partition_id);

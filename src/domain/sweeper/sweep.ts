@@ -41,7 +41,9 @@ function ruleEffects(afterCommit: AfterCommit): { effects: AfterCommit; release(
       runProgressed: (runId) => afterCommit.runProgressed(runId),
       raise: (error) => afterCommit.raise(error),
     },
-    release: () => wakes.forEach((hint) => afterCommit.wakeDispatcher(hint)),
+    release: () => {
+      for (const hint of wakes) afterCommit.wakeDispatcher(hint);
+    },
   };
 }
 

@@ -23,7 +23,7 @@ export function stageMetrics(tx: Tx, runId: string, stage: JudgedStage): Promise
 const BIGINT_MAX = 2n ** 63n - 1n;
 
 /** A count metric's value as a non-negative 64-bit integer, or null when it is anything else. */
-export function parseCount(value: string | null): bigint | null {
+function parseCount(value: string | null): bigint | null {
   const text = value?.trim() ?? '';
   if (!/^[0-9]{1,19}$/.test(text)) return null;
   const n = BigInt(text);

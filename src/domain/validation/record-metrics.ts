@@ -6,15 +6,15 @@ import type { RunStatus } from '../states.js';
 import type { JudgedStage } from './judge-metrics.js';
 
 export const METRIC_RESULTS = ['PASS', 'FAIL', 'WARN'] as const;
-export type MetricResult = (typeof METRIC_RESULTS)[number];
+type MetricResult = (typeof METRIC_RESULTS)[number];
 
 /** The only run status in which each stage's metrics may be posted (ref §6). */
-export const METRIC_STAGE_RUN_STATUS: Record<JudgedStage, RunStatus> = {
+const METRIC_STAGE_RUN_STATUS: Record<JudgedStage, RunStatus> = {
   STAGING: 'STAGE_VALIDATING',
   TARGET: 'PUBLISHED',
 };
 
-export interface MetricInput {
+interface MetricInput {
   metricName: string;
   expectedValue: string | null;
   actualValue: string | null;

@@ -39,7 +39,7 @@ export async function request<T>(token: string, query: string, variables: Record
   try {
     body = (await response.json()) as GraphQLResponse<T>;
   } catch {
-    throw new ApiError('HTTP_' + response.status, response.statusText || 'unreadable response', response.status);
+    throw new ApiError(`HTTP_${response.status}`, response.statusText || 'unreadable response', response.status);
   }
   const first = body.errors?.[0];
   if (first) throw new ApiError(first.extensions?.code ?? 'ERROR', first.message, response.status, first.extensions?.details);

@@ -52,7 +52,7 @@ export interface Dispatch {
   lastError: string | null;
 }
 
-export interface Metric {
+interface Metric {
   stage: string;
   metricName: string;
   queryVersion: string;
@@ -63,7 +63,7 @@ export interface Metric {
   measuredAt: string;
 }
 
-export interface RunEvent {
+interface RunEvent {
   eventId: string;
   eventTime: string;
   level: string;
@@ -123,7 +123,7 @@ export interface Gate {
   boundJobKey: string | null;
 }
 
-export interface JobReadiness {
+interface JobReadiness {
   jobId: string;
   ready: boolean;
   reason: string | null;

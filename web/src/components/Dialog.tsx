@@ -19,6 +19,7 @@ export function Dialog({ title, onClose, children, initialFocus, describedBy }: 
   const close = useRef(onClose);
   close.current = onClose;
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: focus is placed once, when the dialog opens
   useEffect(() => {
     const previous = document.activeElement as HTMLElement | null;
     const root = document.getElementById('root');

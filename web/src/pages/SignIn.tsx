@@ -41,6 +41,7 @@ export function SignIn() {
         <h2>Sign in</h2>
         {notice && <p id="signin-notice" className="notice" role="status">{notice}</p>}
         <label htmlFor={tokenId}>Token</label>
+        {/* biome-ignore lint/a11y/noAutofocus: the page's one field; signing in is all it is for */}
         <input id={tokenId} ref={field} type="password" autoComplete="off" spellCheck={false} autoFocus
           value={token} onChange={(e) => setToken(e.target.value)}
           aria-invalid={error ? true : undefined} aria-describedby={error ? errorId : undefined} />
