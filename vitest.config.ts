@@ -34,7 +34,12 @@ export default defineConfig({
       { extends: true, test: { name: 'fast', include: FAST_TIER, isolate: false } },
       {
         extends: true,
-        test: { name: 'database', globalSetup: ['test/support/global-setup.ts'], include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: FAST_TIER },
+        test: {
+          name: 'database',
+          globalSetup: ['test/support/global-setup.ts'],
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: FAST_TIER,
+        },
       },
     ],
   },

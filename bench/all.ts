@@ -35,16 +35,24 @@ function runBench(name: BenchName, databaseUrl: string): Promise<BenchRun> {
   console.log(`\n=== ${name} ===`);
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', `${name}.ts`)], {
-      cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     let output = '';
     child.stdout!.on('data', (d: Buffer) => {
       output += d.toString();
       process.stdout.write(d);
     });
-    child.on('exit', (code) => resolve({
-      name, code, seconds: (performance.now() - started) / 1000, json: jsonLine(output, name), tables: consoleTables(output),
-    }));
+    child.on('exit', (code) =>
+      resolve({
+        name,
+        code,
+        seconds: (performance.now() - started) / 1000,
+        json: jsonLine(output, name),
+        tables: consoleTables(output),
+      }),
+    );
   });
 }
 
@@ -66,7 +74,11 @@ function consoleTables(output: string): Array<Array<Record<string, string>>> {
   const tables: Array<Array<Record<string, string>>> = [];
   let header: string[] | undefined;
   let rows: Array<Record<string, string>> = [];
-  const cells = (line: string) => line.split('│').slice(1, -1).map((c) => c.trim().replace(/^'(.*)'$/, '$1'));
+  const cells = (line: string) =>
+    line
+      .split('│')
+      .slice(1, -1)
+      .map((c) => c.trim().replace(/^'(.*)'$/, '$1'));
   for (const line of output.split('\n').map((l) => l.trim())) {
     if (line.startsWith('┌')) {
       header = undefined;
@@ -128,16 +140,23 @@ async function pgbench(serverUrl: string): Promise<PgbenchResult> {
   try {
     await admin.query(`CREATE DATABASE ${name}`);
     const { rows } = await admin.query<{ name: string; setting: string }>(
-      `SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'full_page_writes')`);
+      `SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'full_page_writes')`,
+    );
     const url = new URL(serverUrl);
     url.pathname = `/${name}`;
     const init = await run(binary, ['-i', '-s', '1', '-q', url.toString()], {});
     if (init.code !== 0) throw new Error(`pgbench -i failed:\n${init.output}`);
     const script = join(dir, 'update.sql');
-    writeFileSync(script, `\\set aid random(1, ${PGBENCH_ACCOUNTS})\nUPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;\n`);
+    writeFileSync(
+      script,
+      `\\set aid random(1, ${PGBENCH_ACCOUNTS})\nUPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;\n`,
+    );
     console.log(`\n=== pgbench: single-row UPDATE, ${PGBENCH_CLIENTS} clients, ${PGBENCH_SECONDS} s ===`);
-    const result = await run(binary, ['-n', '-c', String(PGBENCH_CLIENTS), '-j', '2', '-T', String(PGBENCH_SECONDS), '-f', script, url.toString()],
-      { PGOPTIONS: '-c synchronous_commit=on' });
+    const result = await run(
+      binary,
+      ['-n', '-c', String(PGBENCH_CLIENTS), '-j', '2', '-T', String(PGBENCH_SECONDS), '-f', script, url.toString()],
+      { PGOPTIONS: '-c synchronous_commit=on' },
+    );
     console.log(result.output.trim());
     const tps = /tps = ([\d.]+)/.exec(result.output)?.[1];
     if (result.code !== 0 || !tps) throw new Error(`pgbench failed:\n${result.output}`);
@@ -176,30 +195,79 @@ async function main(): Promise<number> {
       { measure: 'reportChunk, run of 8 partitions', value: chunk?.p8?.perSecond, unit: 'reports/s', throughput: true },
       { measure: 'reportChunk latency p50 / p99, 8 partitions', value: chunk?.p8?.p50, unit: `ms (p99 ${fmt(chunk?.p8?.p99 ?? NaN, 2)})` },
       { measure: 'reportChunk, run of 10,000 partitions', value: chunk?.p10000?.perSecond, unit: 'reports/s', throughput: true },
-      { measure: 'reportChunk latency p50 / p99, 10,000 partitions', value: chunk?.p10000?.p50, unit: `ms (p99 ${fmt(chunk?.p10000?.p99 ?? NaN, 2)})` },
+      {
+        measure: 'reportChunk latency p50 / p99, 10,000 partitions',
+        value: chunk?.p10000?.p50,
+        unit: `ms (p99 ${fmt(chunk?.p10000?.p99 ?? NaN, 2)})`,
+      },
       { measure: 'claimPartition', value: chunk?.claims?.perSecond, unit: 'claims/s', throughput: true },
-      { measure: 'dispatch: deliveries to the receiver', value: dispatch?.json?.deliveriesPerSecond ?? measured(dispatch, /^deliveries\/s/), unit: 'deliveries/s', throughput: true },
-      { measure: 'dispatch: wake-up, commit → receiver p50', value: dispatch?.json?.wakeupP50Ms ?? measured(dispatch, /^wake-up p50/), unit: 'ms' },
-      { measure: 'dispatch: wake-up, commit → receiver p99', value: dispatch?.json?.wakeupP99Ms ?? measured(dispatch, /^wake-up p99/), unit: 'ms' },
-      { measure: 'realtime: commit → SSE subscriber p50', value: realtime?.json?.latencyP50Ms ?? measured(realtime, /latency p50/), unit: 'ms' },
-      { measure: 'realtime: commit → SSE subscriber p99', value: realtime?.json?.latencyP99Ms ?? measured(realtime, /latency p99/), unit: 'ms' },
-      { measure: 'realtime: reportChunk with subscribers connected', value: realtime?.json?.writesPerSecondWith ?? measured(realtime, /^write throughput with subscribers/), unit: 'writes/s', throughput: true },
-      { measure: 'hostile: slowest document within the limits, API CPU', value: hostile ? Math.max(...Object.values<{ cpuMs: number }>(hostile.documents).map((d) => d.cpuMs)) : undefined, unit: 'ms (target < 50)' },
-      { measure: 'hostile: ten anonymous 15 MB bodies, API VmRSS increase', value: hostile?.anonymousBodies?.increaseMb, unit: 'MB (target < 50)' },
-      { measure: 'hostile: SIGTERM under load, requests without a complete response', value: hostile?.shutdown?.incomplete, unit: `(target 0; exit in ${fmt(hostile?.shutdown?.exitMs ?? NaN, 0)} ms)` },
-      { measure: 'API memory (VmRSS) under the reportChunk load, peak', value: chunk?.apiRssMb?.peakMb, unit: `MB (${fmt(chunk?.apiRssMb?.startMb ?? NaN, 0)} after warm-up)` },
+      {
+        measure: 'dispatch: deliveries to the receiver',
+        value: dispatch?.json?.deliveriesPerSecond ?? measured(dispatch, /^deliveries\/s/),
+        unit: 'deliveries/s',
+        throughput: true,
+      },
+      {
+        measure: 'dispatch: wake-up, commit → receiver p50',
+        value: dispatch?.json?.wakeupP50Ms ?? measured(dispatch, /^wake-up p50/),
+        unit: 'ms',
+      },
+      {
+        measure: 'dispatch: wake-up, commit → receiver p99',
+        value: dispatch?.json?.wakeupP99Ms ?? measured(dispatch, /^wake-up p99/),
+        unit: 'ms',
+      },
+      {
+        measure: 'realtime: commit → SSE subscriber p50',
+        value: realtime?.json?.latencyP50Ms ?? measured(realtime, /latency p50/),
+        unit: 'ms',
+      },
+      {
+        measure: 'realtime: commit → SSE subscriber p99',
+        value: realtime?.json?.latencyP99Ms ?? measured(realtime, /latency p99/),
+        unit: 'ms',
+      },
+      {
+        measure: 'realtime: reportChunk with subscribers connected',
+        value: realtime?.json?.writesPerSecondWith ?? measured(realtime, /^write throughput with subscribers/),
+        unit: 'writes/s',
+        throughput: true,
+      },
+      {
+        measure: 'hostile: slowest document within the limits, API CPU',
+        value: hostile ? Math.max(...Object.values<{ cpuMs: number }>(hostile.documents).map((d) => d.cpuMs)) : undefined,
+        unit: 'ms (target < 50)',
+      },
+      {
+        measure: 'hostile: ten anonymous 15 MB bodies, API VmRSS increase',
+        value: hostile?.anonymousBodies?.increaseMb,
+        unit: 'MB (target < 50)',
+      },
+      {
+        measure: 'hostile: SIGTERM under load, requests without a complete response',
+        value: hostile?.shutdown?.incomplete,
+        unit: `(target 0; exit in ${fmt(hostile?.shutdown?.exitMs ?? NaN, 0)} ms)`,
+      },
+      {
+        measure: 'API memory (VmRSS) under the reportChunk load, peak',
+        value: chunk?.apiRssMb?.peakMb,
+        unit: `MB (${fmt(chunk?.apiRssMb?.startMb ?? NaN, 0)} after warm-up)`,
+      },
       { measure: `pgbench: single-row durable UPDATE, ${PGBENCH_CLIENTS} clients`, value: reference?.tps, unit: 'TPS', throughput: true },
     ];
     const settings = reference
       ? `PostgreSQL ${reference.settings.server_version}, fsync=${reference.settings.fsync}, synchronous_commit=on for pgbench`
       : 'pgbench did not run';
-    printTable(`All benchmarks on one server (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}; ${settings})`, rows.map((r) => ({
-      measure: r.measure,
-      value: r.value === undefined ? 'n/a' : fmt(r.value, r.value < 100 ? 2 : 0),
-      unit: r.unit,
-      'ratio to pgbench TPS': r.throughput && r.value !== undefined && reference ? fmt(r.value / reference.tps, 3) : '',
-    })));
-    if (reference?.settings.fsync === 'off') console.log('note: fsync is off on this server, so pgbench\'s UPDATEs were not durable');
+    printTable(
+      `All benchmarks on one server (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}; ${settings})`,
+      rows.map((r) => ({
+        measure: r.measure,
+        value: r.value === undefined ? 'n/a' : fmt(r.value, r.value < 100 ? 2 : 0),
+        unit: r.unit,
+        'ratio to pgbench TPS': r.throughput && r.value !== undefined && reference ? fmt(r.value / reference.tps, 3) : '',
+      })),
+    );
+    if (reference?.settings.fsync === 'off') console.log("note: fsync is off on this server, so pgbench's UPDATEs were not durable");
     const failed = [...runs.values()].filter((r) => r.code !== 0).map((r) => `${r.name} (exit ${r.code})`);
     for (const r of runs.values()) console.log(`${r.name}: ${fmt(r.seconds, 0)} s, exit ${r.code}`);
     if (failed.length || !reference) {

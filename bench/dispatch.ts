@@ -12,7 +12,16 @@ import pg from 'pg';
 import { hashToken } from '../src/auth/tokens.js';
 import { startReceiver, type Receiver } from '../test/support/receiver.js';
 import {
-  BENCH_TOKEN, benchDatabase, fmt, freePort, gql, postgresCpuSeconds, printTable, processCpuSeconds, spawnCli, waitUntilReady,
+  BENCH_TOKEN,
+  benchDatabase,
+  fmt,
+  freePort,
+  gql,
+  postgresCpuSeconds,
+  printTable,
+  processCpuSeconds,
+  spawnCli,
+  waitUntilReady,
 } from './support.js';
 
 const DISPATCHES = Number(process.env.BENCH_DISPATCHES ?? 3000);
@@ -44,13 +53,15 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** VALIDATE_RUN calls for `count` runs in EXTRACTED_VALIDATED, committed together; returns the commit time. */
 async function backlog(sql: pg.Pool, count: number): Promise<number> {
-  await sql.query(`
+  await sql.query(
+    `
     WITH runs AS (
       INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, source_count, expected_partition_count, extract_completed_at)
       SELECT gen_random_uuid(), $1, 'BACKLOG_' || i, 'EXTRACTED_VALIDATED', 0, 0, clock_timestamp() FROM generate_series(1, $2::int) AS i
       RETURNING run_id)
     INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type) SELECT gen_random_uuid(), run_id, 'VALIDATE_RUN' FROM runs`,
-    [JOB, count]);
+    [JOB, count],
+  );
   return performance.timeOrigin + performance.now();
 }
 
@@ -60,18 +71,30 @@ async function completeOneRun(api: string, sql: pg.Pool, i: number): Promise<num
   const { runId, hdfsRunPath } = created.body.data.createRun;
   await gql(api, MANIFEST, {
     i: {
-      runId, sourceCount: '1', plannedPartitionCount: '1',
+      runId,
+      sourceCount: '1',
+      plannedPartitionCount: '1',
       partitions: [{ partitionId: '0000', lowerBound: '1', upperBound: '2', upperInclusive: true, expectedRowCount: '1' }],
     },
   });
   const claimToken = randomUUID();
   await gql(api, CLAIM, { i: { runId, partitionId: '0000', claimToken, workerNode: 'bench' } });
   const reported = await gql(api, REPORT, {
-    i: { runId, partitionId: '0000', claimToken, chunkIndex: '0', chunkCount: '1', hdfsPath: `${hdfsRunPath}/part-0.parquet`, recordCount: '1' },
+    i: {
+      runId,
+      partitionId: '0000',
+      claimToken,
+      chunkIndex: '0',
+      chunkCount: '1',
+      hdfsPath: `${hdfsRunPath}/part-0.parquet`,
+      recordCount: '1',
+    },
   });
   if (!reported.body.data?.reportChunk?.validationScheduled) throw new Error(JSON.stringify(reported.body));
   const { rows } = await sql.query<{ committed: number }>(
-    'SELECT extract(epoch FROM extract_completed_at) * 1000 AS committed FROM nifi_ops.load_run WHERE run_id = $1', [runId]);
+    'SELECT extract(epoch FROM extract_completed_at) * 1000 AS committed FROM nifi_ops.load_run WHERE run_id = $1',
+    [runId],
+  );
   return rows[0]!.committed;
 }
 
@@ -82,7 +105,9 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const env = {
-      DATABASE_URL: database.url, LC_SERVER__HOST: '127.0.0.1', LC_LOGGING__LEVEL: 'warn',
+      DATABASE_URL: database.url,
+      LC_SERVER__HOST: '127.0.0.1',
+      LC_LOGGING__LEVEL: 'warn',
       LC_AUTH__TOKENS: JSON.stringify([{ name: 'bench', sha256: hashToken(BENCH_TOKEN), roles: ['nifi'] }]),
     };
     const apiPort = await freePort();
@@ -92,7 +117,11 @@ async function main(): Promise<void> {
     const workers: Array<{ child: ChildProcess; url: string }> = [];
     for (let w = 0; w < 2; w++) {
       const port = await freePort();
-      const child = spawnCli('work', { ...env, LC_NIFI__RECEIVER_URL: receiver.url }, { fromSource: true, args: ['--metrics-port', String(port)] });
+      const child = spawnCli(
+        'work',
+        { ...env, LC_NIFI__RECEIVER_URL: receiver.url },
+        { fromSource: true, args: ['--metrics-port', String(port)] },
+      );
       children.push(child);
       workers.push({ child, url: `http://127.0.0.1:${port}` });
     }
@@ -105,10 +134,14 @@ async function main(): Promise<void> {
     await sql.query(`SELECT pg_notify('load_dispatch', 'bench')`);
     await receiver.waitForCalls(DISPATCHES, 300_000);
     const seconds = (Math.max(...receiver.calls.map((c) => c.receivedAt)) - committed) / 1000;
-    await until('every call marked SENT', async () => {
-      const { rows } = await sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_dispatch WHERE status = 'SENT'`);
-      return rows[0].n === DISPATCHES;
-    }, 120_000);
+    await until(
+      'every call marked SENT',
+      async () => {
+        const { rows } = await sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_dispatch WHERE status = 'SENT'`);
+        return rows[0].n === DISPATCHES;
+      },
+      120_000,
+    );
     const workerCpu = workers.reduce((sum, w, i) => sum + processCpuSeconds(w.child.pid!) - cpu0.workers[i]!, 0);
     const pgCpu = postgresCpuSeconds() - cpu0.pg;
     const apiCpu = processCpuSeconds(apiPid) - cpu0.api;
@@ -127,14 +160,39 @@ async function main(): Promise<void> {
 
     const perSecond = DISPATCHES / seconds;
     const p50 = percentile(latencies, 50);
-    printTable(`dispatch: 1 API + ${workers.length} worker processes, ${process.env.DATABASE_URL ? 'DATABASE_URL server' : 'embedded PostgreSQL'}`, [
-      { measure: 'deliveries/s', value: fmt(perSecond, 0), target: '≥ 1000', met: perSecond >= 1000 ? 'yes' : 'NO',
-        note: `${DISPATCHES} calls in ${fmt(seconds, 2)} s, ${duplicates} sent twice` },
-      { measure: 'worker CPU µs/delivery', value: fmt((workerCpu / DISPATCHES) * 1e6, 0), target: '', met: '',
-        note: `meanwhile: API process ${fmt((apiCpu / DISPATCHES) * 1e6, 0)}, all PostgreSQL processes on the host ${fmt((pgCpu / DISPATCHES) * 1e6, 0)}` },
-      { measure: 'wake-up p50 (ms)', value: fmt(p50, 1), target: '< 50', met: p50 < 50 ? 'yes' : 'NO', note: `${RUNS} runs, one at a time` },
-      { measure: 'wake-up p99 (ms)', value: fmt(percentile(latencies, 99), 1), target: '', met: '', note: `max ${fmt(latencies.at(-1)!, 1)} ms` },
-    ]);
+    printTable(
+      `dispatch: 1 API + ${workers.length} worker processes, ${process.env.DATABASE_URL ? 'DATABASE_URL server' : 'embedded PostgreSQL'}`,
+      [
+        {
+          measure: 'deliveries/s',
+          value: fmt(perSecond, 0),
+          target: '≥ 1000',
+          met: perSecond >= 1000 ? 'yes' : 'NO',
+          note: `${DISPATCHES} calls in ${fmt(seconds, 2)} s, ${duplicates} sent twice`,
+        },
+        {
+          measure: 'worker CPU µs/delivery',
+          value: fmt((workerCpu / DISPATCHES) * 1e6, 0),
+          target: '',
+          met: '',
+          note: `meanwhile: API process ${fmt((apiCpu / DISPATCHES) * 1e6, 0)}, all PostgreSQL processes on the host ${fmt((pgCpu / DISPATCHES) * 1e6, 0)}`,
+        },
+        {
+          measure: 'wake-up p50 (ms)',
+          value: fmt(p50, 1),
+          target: '< 50',
+          met: p50 < 50 ? 'yes' : 'NO',
+          note: `${RUNS} runs, one at a time`,
+        },
+        {
+          measure: 'wake-up p99 (ms)',
+          value: fmt(percentile(latencies, 99), 1),
+          target: '',
+          met: '',
+          note: `max ${fmt(latencies.at(-1)!, 1)} ms`,
+        },
+      ],
+    );
   } finally {
     await Promise.all(children.map(stop));
     await sql.end();

@@ -16,7 +16,14 @@ export const ACTIVE_JOB = 'JOB_000';
 /** A gate whose required jobs are Load Control jobs and external ones (readiness reads both). */
 export const BENCH_CONSUMER = 'MART_0';
 const LEDGER_TABLES = ['load_run', 'load_partition', 'load_file', 'load_validation', 'load_dispatch', 'load_event'];
-const GATE_TABLES = ['gate', 'gate_required_job', 'gate_observation', 'gate_publication', 'gate_publication_evidence', 'gate_publish_claim_evidence'];
+const GATE_TABLES = [
+  'gate',
+  'gate_required_job',
+  'gate_observation',
+  'gate_publication',
+  'gate_publication_evidence',
+  'gate_publish_claim_evidence',
+];
 export const TABLES = [...LEDGER_TABLES, ...GATE_TABLES];
 
 export interface GenerationStep {
@@ -41,14 +48,20 @@ interface SchemaObject {
 }
 
 /** The ledger tables' keys, unique constraints, foreign keys (also those pointing at them) and full indexes. */
-async function ledgerSchema(sql: pg.Client): Promise<{ constraints: SchemaObject[]; foreignKeys: SchemaObject[]; indexes: SchemaObject[] }> {
-  const { rows: constraints } = await sql.query<SchemaObject & { type: string }>(`
+async function ledgerSchema(
+  sql: pg.Client,
+): Promise<{ constraints: SchemaObject[]; foreignKeys: SchemaObject[]; indexes: SchemaObject[] }> {
+  const { rows: constraints } = await sql.query<SchemaObject & { type: string }>(
+    `
     SELECT c.conrelid::regclass::text AS table, c.conname AS name, pg_get_constraintdef(c.oid) AS definition, c.contype AS type
       FROM pg_constraint c
      WHERE c.contype IN ('p', 'u', 'f')
        AND (c.conrelid = ANY($1::regclass[]) OR c.confrelid = ANY($1::regclass[]))
-     ORDER BY c.conname`, [LEDGER_TABLES.map((t) => `nifi_ops.${t}`)]);
-  const { rows: indexes } = await sql.query<SchemaObject>(`
+     ORDER BY c.conname`,
+    [LEDGER_TABLES.map((t) => `nifi_ops.${t}`)],
+  );
+  const { rows: indexes } = await sql.query<SchemaObject>(
+    `
     SELECT i.indrelid::regclass::text AS table, i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS definition
       FROM pg_index i
      WHERE i.indrelid = ANY($1::regclass[])
@@ -56,7 +69,9 @@ async function ledgerSchema(sql: pg.Client): Promise<{ constraints: SchemaObject
        -- partial indexes hold the few active or failing rows: they cost the inserts little and keep the
        -- predicates exactly as the migrations wrote them (pg_get_indexdef deparses ANY(ARRAY…) differently)
        AND i.indpred IS NULL
-     ORDER BY 2`, [LEDGER_TABLES.map((t) => `nifi_ops.${t}`)]);
+     ORDER BY 2`,
+    [LEDGER_TABLES.map((t) => `nifi_ops.${t}`)],
+  );
   return {
     constraints: constraints.filter((c) => c.type !== 'f'),
     foreignKeys: constraints.filter((c) => c.type === 'f'),
@@ -103,7 +118,11 @@ export async function generateHistory(url: string, options: GenerationOptions): 
     // t3 stage validation started, t4 staging validated, t5 publish started, t6 published, t7 success). A
     // run of the last business date that is still active started just long enough ago to be where it is
     // now, so that no sweeper rule has reason to touch it.
-    await timed(sql, steps, 'plan (temporary)', `
+    await timed(
+      sql,
+      steps,
+      'plan (temporary)',
+      `
       CREATE TEMP TABLE bench_plan AS
       WITH base AS (
         SELECT j.job_no, j.job_key, j.partitions, d AS day_no,
@@ -155,7 +174,8 @@ export async function generateHistory(url: string, options: GenerationOptions): 
                   ELSE date_trunc('second', now()) - s.active_for END AS t0
         FROM staged s
        -- in time order, as a ledger is appended to: every table below is written in this order
-       ORDER BY s.day_no, s.job_no`);
+       ORDER BY s.day_no, s.job_no`,
+    );
     await sql.query(`
       ALTER TABLE bench_plan ADD COLUMN t1 timestamptz, ADD COLUMN t2 timestamptz, ADD COLUMN t3 timestamptz,
         ADD COLUMN t4 timestamptz, ADD COLUMN t5 timestamptz, ADD COLUMN t6 timestamptz, ADD COLUMN t7 timestamptz,
@@ -182,7 +202,11 @@ export async function generateHistory(url: string, options: GenerationOptions): 
         END`);
     await sql.query(`UPDATE bench_plan SET status = 'SUCCESS', ended_at = t7, stage = 6 WHERE ended_at > now() - interval '1 minute'`);
 
-    await timed(sql, steps, 'load_run', `
+    await timed(
+      sql,
+      steps,
+      'load_run',
+      `
       INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, snapshot_scn, source_null_split_count,
           source_min_split, source_max_split, expected_partition_count, hdfs_run_path, stage_table_name, publish_token,
           version_no, parameters, started_at, heartbeat_at, extract_completed_at, publish_started_at, published_at,
@@ -226,11 +250,16 @@ export async function generateHistory(url: string, options: GenerationOptions): 
              gen_random_uuid()::text,
              encode(sha256(convert_to(p.job_key || p.business_key, 'UTF8')), 'hex'),
              'nifi-prod'
-        FROM bench_plan p`);
+        FROM bench_plan p`,
+    );
 
     // Partition k of a run: its fate follows the run's (an ended run left none unfinished), its expected rows
     // 4,000..11,999 and its chunk count 1..4.
-    await timed(sql, steps, 'load_partition', `
+    await timed(
+      sql,
+      steps,
+      'load_partition',
+      `
       INSERT INTO nifi_ops.load_partition (run_id, partition_id, lower_bound, upper_bound, upper_inclusive, status,
           expected_row_count, actual_row_count, fragment_count, file_count, byte_count, attempt_count, claim_token,
           worker_node, claimed_by, started_at, heartbeat_at, completed_at, error_code, error_message, received_chunks,
@@ -276,8 +305,13 @@ export async function generateHistory(url: string, options: GenerationOptions): 
                      END AS fate
                 FROM bench_plan p CROSS JOIN LATERAL generate_series(0, p.partitions - 1) k
                WHERE p.stage >= 1) y
-        ) x`);
-    await timed(sql, steps, 'load_run counters', `
+        ) x`,
+    );
+    await timed(
+      sql,
+      steps,
+      'load_run counters',
+      `
       UPDATE nifi_ops.load_run r
          SET source_count = s.source, success_partition_count = s.succeeded, failed_partition_count = s.failed,
              extracted_count = s.extracted,
@@ -287,9 +321,14 @@ export async function generateHistory(url: string, options: GenerationOptions): 
                      count(*) FILTER (WHERE status = 'FAILED') AS failed,
                      COALESCE(sum(actual_row_count) FILTER (WHERE status = 'SUCCESS'), 0) AS extracted
                 FROM nifi_ops.load_partition GROUP BY run_id) s, bench_plan b
-       WHERE r.run_id = s.run_id AND b.run_id = r.run_id`);
+       WHERE r.run_id = s.run_id AND b.run_id = r.run_id`,
+    );
 
-    await timed(sql, steps, 'load_file', `
+    await timed(
+      sql,
+      steps,
+      'load_file',
+      `
       INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_identifier, fragment_count, hdfs_path,
           record_count, byte_count, status, written_at, updated_at, reported_by)
       SELECT p.run_id, p.partition_id, i, md5(p.run_id::text || p.partition_id), p.reported_chunk_count,
@@ -304,9 +343,14 @@ export async function generateHistory(url: string, options: GenerationOptions): 
              'nifi-prod'
         FROM nifi_ops.load_partition p JOIN nifi_ops.load_run r USING (run_id)
         CROSS JOIN LATERAL generate_series(0, p.received_chunks - 1) i
-       WHERE p.received_chunks > 0`);
+       WHERE p.received_chunks > 0`,
+    );
 
-    await timed(sql, steps, 'load_event (partitions)', `
+    await timed(
+      sql,
+      steps,
+      'load_event (partitions)',
+      `
       INSERT INTO nifi_ops.load_event (event_id, event_time, event_level, event_name, run_id, job_key, business_key,
           partition_id, process_group, processor_name, attempt_no, row_count, error_code, message, details, actor)
       SELECT gen_random_uuid(), e.at, e.level, e.name, p.run_id, r.job_key, r.business_key, p.partition_id,
@@ -322,9 +366,14 @@ export async function generateHistory(url: string, options: GenerationOptions): 
           (p.status = 'FAILED', p.completed_at, 'ERROR', 'PARTITION_FAILED', p.attempt_count, NULL, p.error_code, p.error_message,
            jsonb_build_object('attempt', p.attempt_count))
         ) e(wanted, at, level, name, attempt, rows, code, message, details)
-       WHERE e.wanted`);
+       WHERE e.wanted`,
+    );
 
-    await timed(sql, steps, 'load_event (runs)', `
+    await timed(
+      sql,
+      steps,
+      'load_event (runs)',
+      `
       INSERT INTO nifi_ops.load_event (event_id, event_time, event_level, event_name, run_id, job_key, business_key,
           process_group, processor_name, row_count, error_code, message, details, actor)
       SELECT gen_random_uuid(), e.at, e.level, e.name, r.run_id, r.job_key, r.business_key,
@@ -354,9 +403,14 @@ export async function generateHistory(url: string, options: GenerationOptions): 
           (r.cleaned_at IS NOT NULL, r.cleaned_at, 'INFO', 'RUN_CLEANED', NULL, NULL, NULL,
            jsonb_build_object('droppedTable', r.stage_table_name, 'deletedPath', r.hdfs_run_path), 'nifi-prod')
         ) e(wanted, at, level, name, rows, code, message, details, actor)
-       WHERE e.wanted`);
+       WHERE e.wanted`,
+    );
 
-    await timed(sql, steps, 'load_validation', `
+    await timed(
+      sql,
+      steps,
+      'load_validation',
+      `
       INSERT INTO nifi_ops.load_validation (run_id, stage, metric_name, expected_value, actual_value, tolerance, result,
           query_version, details, measured_at)
       SELECT r.run_id, m.stage, m.name, m.expected, m.actual, m.tolerance, m.result, 'v1', '{}', m.at
@@ -370,12 +424,17 @@ export async function generateHistory(url: string, options: GenerationOptions): 
           (b.stage >= 6 AND r.status <> 'PUBLISHED', 'TARGET', 'TARGET_COUNT', r.source_count::text, r.target_count::text, '0',
            CASE WHEN r.status = 'FAILED_TARGET_VALIDATION' THEN 'FAIL' ELSE 'PASS' END, b.t7 - interval '10 seconds')
         ) m(wanted, stage, name, expected, actual, tolerance, result, at)
-       WHERE m.wanted`);
+       WHERE m.wanted`,
+    );
 
     // every extraction that completed called for its validation (ACKED once it started; the one still waiting
     // was just sent), a failed partition was reissued once (and a few of those calls died), and the calls of the
     // runs that ended were left with nothing undelivered
-    await timed(sql, steps, 'load_dispatch', `
+    await timed(
+      sql,
+      steps,
+      'load_dispatch',
+      `
       INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type, partition_id, status, attempt_count,
           next_attempt_at, last_http_status, last_error, created_at, sent_at, acked_at, dead_at)
       SELECT gen_random_uuid(), b.run_id, 'VALIDATE_RUN', NULL, CASE WHEN b.stage >= 3 THEN 'ACKED' ELSE 'SENT' END, 1,
@@ -392,7 +451,8 @@ export async function generateHistory(url: string, options: GenerationOptions): 
              CASE WHEN NOT (b.h = 0 AND b.day_no % 4 = 0) THEN p.started_at + interval '20 minutes' END,
              CASE WHEN b.h = 0 AND b.day_no % 4 = 0 THEN p.started_at + interval '25 minutes' END
         FROM nifi_ops.load_partition p JOIN bench_plan b USING (run_id)
-       WHERE b.status = 'FAILED_EXTRACT' AND p.attempt_count = 2`);
+       WHERE b.status = 'FAILED_EXTRACT' AND p.attempt_count = 2`,
+    );
 
     await generateGate(sql, steps, days);
 
@@ -404,7 +464,8 @@ export async function generateHistory(url: string, options: GenerationOptions): 
     for (const fk of schema.foreignKeys) await sql.query(`ALTER TABLE ${fk.table} ADD CONSTRAINT ${fk.name} ${fk.definition}`);
     steps.push({ step: 'foreign keys (validated)', rows: 0, seconds: (performance.now() - validated) / 1000 });
     const rebuilt = fingerprint(await ledgerSchema(sql));
-    if (rebuilt !== fingerprint(schema)) throw new Error(`the rebuilt keys and indexes differ from the migrated ones:\n${rebuilt}\n${fingerprint(schema)}`);
+    if (rebuilt !== fingerprint(schema))
+      throw new Error(`the rebuilt keys and indexes differ from the migrated ones:\n${rebuilt}\n${fingerprint(schema)}`);
     const checked = performance.now();
     await checkConsistency(sql);
     steps.push({ step: 'consistency checks', rows: 0, seconds: (performance.now() - checked) / 1000 });
@@ -431,7 +492,11 @@ async function generateGate(sql: pg.Client, steps: GenerationStep[], days: numbe
     CREATE TEMP TABLE bench_ext AS
     SELECT e AS ext_no, (ARRAY['EXT_GL_BALANCES', 'EXT_FX_RATES', 'EXT_CRM_ACCOUNTS', 'EXT_HR_STAFF', 'EXT_PRICING'])[e + 1] AS job_id
       FROM generate_series(0, 4) e`);
-  await timed(sql, steps, 'gate_observation', `
+  await timed(
+    sql,
+    steps,
+    'gate_observation',
+    `
     INSERT INTO nifi_ops.gate_observation (job_id, business_date, attempt, run_id, state, started_at, first_observed_at,
         observed_at, observed_by)
     SELECT x.job_id, x.business_date, a, 'EXT-' || x.job_id || '-' || x.business_date || '-' || a,
@@ -444,8 +509,13 @@ async function generateGate(sql: pg.Client, steps: GenerationStep[], days: numbe
                    ((date_trunc('minute', now()) - interval '4 hours' - (${days} - 1 - d) * interval '1 day')::date - 1) AS business_date,
                    CASE WHEN (e.ext_no * 13 + d) % 50 = 0 THEN 2 ELSE 1 END AS attempts
               FROM bench_ext e CROSS JOIN generate_series(0, ${days - 1}) d) x
-      CROSS JOIN LATERAL generate_series(1, x.attempts) a`);
-  await timed(sql, steps, 'gate, gate_required_job', `
+      CROSS JOIN LATERAL generate_series(1, x.attempts) a`,
+  );
+  await timed(
+    sql,
+    steps,
+    'gate, gate_required_job',
+    `
     INSERT INTO nifi_ops.gate (consumer, bound_job_key, defined_at, defined_by)
     SELECT 'MART_' || c, NULL, now() - ${days + 1} * interval '1 day', 'alice' FROM generate_series(0, 7) c
     UNION ALL SELECT 'JOB_098_GATE', 'JOB_098', now() - ${days + 1} * interval '1 day', 'alice'
@@ -456,7 +526,8 @@ async function generateGate(sql: pg.Client, steps: GenerationStep[], days: numbe
                                       (SELECT job_id FROM bench_ext WHERE ext_no = c % 5),
                                       (SELECT job_id FROM bench_ext WHERE ext_no = (c + 1) % 5)]) j
     UNION ALL SELECT 'JOB_098_GATE', unnest(ARRAY['EXT_GL_BALANCES', 'EXT_FX_RATES'])
-    UNION ALL SELECT 'JOB_099_GATE', unnest(ARRAY['EXT_FX_RATES', 'EXT_HR_STAFF'])`);
+    UNION ALL SELECT 'JOB_099_GATE', unnest(ARRAY['EXT_FX_RATES', 'EXT_HR_STAFF'])`,
+  );
   // each upstream job's latest attempt for a date: Load Control's are its runs (one per job and date here)
   await sql.query(`
     CREATE TEMP TABLE bench_latest AS
@@ -466,7 +537,11 @@ async function generateGate(sql: pg.Client, steps: GenerationStep[], days: numbe
     UNION ALL
     SELECT DISTINCT ON (job_id, business_date) job_id, business_date, attempt, run_id, state, observed_at
       FROM nifi_ops.gate_observation ORDER BY job_id, business_date, attempt DESC`);
-  await timed(sql, steps, 'gate_publication, gate_publication_evidence', `
+  await timed(
+    sql,
+    steps,
+    'gate_publication, gate_publication_evidence',
+    `
     CREATE TEMP TABLE bench_published AS
     SELECT q.consumer, l.business_date, max(l.done_at) + interval '15 minutes' AS published_at
       FROM nifi_ops.gate_required_job q JOIN nifi_ops.gate g USING (consumer) JOIN bench_latest l ON l.job_id = q.job_id
@@ -481,44 +556,68 @@ async function generateGate(sql: pg.Client, steps: GenerationStep[], days: numbe
     INSERT INTO nifi_ops.gate_publication_evidence (consumer, business_date, job_id, attempt, run_id)
     SELECT p.consumer, p.business_date, q.job_id, l.attempt, l.run_id
       FROM bench_published p JOIN nifi_ops.gate_required_job q USING (consumer)
-      JOIN bench_latest l ON l.job_id = q.job_id AND l.business_date = p.business_date`);
-  await timed(sql, steps, 'gate_publish_claim_evidence', `
+      JOIN bench_latest l ON l.job_id = q.job_id AND l.business_date = p.business_date`,
+  );
+  await timed(
+    sql,
+    steps,
+    'gate_publish_claim_evidence',
+    `
     INSERT INTO nifi_ops.gate_publish_claim_evidence (run_id, job_id, consumer, business_date, publish_token, attempt,
         upstream_run_id, recorded_at)
     SELECT r.run_id, q.job_id, g.consumer, r.business_key::date, r.publish_token, l.attempt, l.run_id, r.publish_started_at
       FROM nifi_ops.load_run r JOIN nifi_ops.gate g ON g.bound_job_key = r.job_key
       JOIN nifi_ops.gate_required_job q ON q.consumer = g.consumer
       JOIN bench_latest l ON l.job_id = q.job_id AND l.business_date = r.business_key::date
-     WHERE r.publish_token IS NOT NULL`);
+     WHERE r.publish_token IS NOT NULL`,
+  );
 }
 
 /** What a real ledger never shows; a generator bug would make the measurements meaningless. */
 async function checkConsistency(sql: pg.Client): Promise<void> {
   const checks: Array<[string, string]> = [
-    ['an ended run with unfinished partitions', `
+    [
+      'an ended run with unfinished partitions',
+      `
       SELECT count(*) FROM nifi_ops.load_partition p JOIN nifi_ops.load_run r USING (run_id)
-       WHERE p.status IN ('PENDING', 'RUNNING', 'RETRY') AND NOT r.status = ANY($1::text[])`],
-    ['an ended run with undelivered dispatches', `
+       WHERE p.status IN ('PENDING', 'RUNNING', 'RETRY') AND NOT r.status = ANY($1::text[])`,
+    ],
+    [
+      'an ended run with undelivered dispatches',
+      `
       SELECT count(*) FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r USING (run_id)
-       WHERE d.status IN ('PENDING', 'SENT') AND NOT r.status = ANY($1::text[])`],
-    ['counters that are not the partitions\' sums', `
+       WHERE d.status IN ('PENDING', 'SENT') AND NOT r.status = ANY($1::text[])`,
+    ],
+    [
+      "counters that are not the partitions' sums",
+      `
       SELECT count(*) FROM nifi_ops.load_run r
         JOIN (SELECT run_id, count(*) FILTER (WHERE status = 'SUCCESS') AS n, COALESCE(sum(actual_row_count), 0) AS rows
                 FROM nifi_ops.load_partition GROUP BY run_id) s USING (run_id)
-       WHERE r.success_partition_count <> s.n OR r.extracted_count <> s.rows`],
-    ['a partition whose files do not add up', `
+       WHERE r.success_partition_count <> s.n OR r.extracted_count <> s.rows`,
+    ],
+    [
+      'a partition whose files do not add up',
+      `
       SELECT count(*) FROM nifi_ops.load_partition p
         LEFT JOIN (SELECT run_id, partition_id, count(*) AS n, sum(record_count) AS rows FROM nifi_ops.load_file GROUP BY 1, 2) f
           USING (run_id, partition_id)
-       WHERE p.received_chunks <> COALESCE(f.n, 0) OR p.received_rows <> COALESCE(f.rows, 0)`],
-    ['a completed extraction whose rows differ from the source', `
-      SELECT count(*) FROM nifi_ops.load_run WHERE extract_completed_at IS NOT NULL AND extracted_count <> source_count`],
-    ['a run cleaned before its retention', `
+       WHERE p.received_chunks <> COALESCE(f.n, 0) OR p.received_rows <> COALESCE(f.rows, 0)`,
+    ],
+    [
+      'a completed extraction whose rows differ from the source',
+      `
+      SELECT count(*) FROM nifi_ops.load_run WHERE extract_completed_at IS NOT NULL AND extracted_count <> source_count`,
+    ],
+    [
+      'a run cleaned before its retention',
+      `
       SELECT count(*) FROM nifi_ops.load_run
-       WHERE cleaned_at < completed_at + CASE WHEN status = 'SUCCESS' THEN interval '3 days' ELSE interval '14 days' END`],
+       WHERE cleaned_at < completed_at + CASE WHEN status = 'SUCCESS' THEN interval '3 days' ELSE interval '14 days' END`,
+    ],
   ];
   for (const [what, query] of checks) {
-    const { rows } = await sql.query<{ count: string }>(query, query.includes("$1") ? [ACTIVE_RUN_STATUSES] : []);
+    const { rows } = await sql.query<{ count: string }>(query, query.includes('$1') ? [ACTIVE_RUN_STATUSES] : []);
     if (Number(rows[0]!.count) > 0) throw new Error(`generated history is inconsistent: ${rows[0]!.count} × ${what}`);
   }
 }
@@ -540,7 +639,12 @@ export async function tableSizes(url: string): Promise<TableSize[]> {
       const { rows } = await sql.query<{ rows: string; table_bytes: string; index_bytes: string }>(`
         SELECT (SELECT count(*) FROM nifi_ops.${table}) AS rows, pg_table_size('nifi_ops.${table}') AS table_bytes,
                pg_indexes_size('nifi_ops.${table}') AS index_bytes`);
-      sizes.push({ table, rows: Number(rows[0]!.rows), tableBytes: Number(rows[0]!.table_bytes), indexBytes: Number(rows[0]!.index_bytes) });
+      sizes.push({
+        table,
+        rows: Number(rows[0]!.rows),
+        tableBytes: Number(rows[0]!.table_bytes),
+        indexBytes: Number(rows[0]!.index_bytes),
+      });
     }
     return sizes;
   } finally {
@@ -565,19 +669,28 @@ export async function freshenActiveRuns(url: string): Promise<void> {
     if (shift) {
       const active = `(SELECT run_id FROM nifi_ops.load_run WHERE status = ANY($1::text[]))`;
       const params = [ACTIVE_RUN_STATUSES, shift];
-      await sql.query(`
+      await sql.query(
+        `
         UPDATE nifi_ops.load_run SET started_at = started_at + $2::interval, heartbeat_at = heartbeat_at + $2::interval,
                extract_completed_at = extract_completed_at + $2::interval, publish_started_at = publish_started_at + $2::interval,
                published_at = published_at + $2::interval
-         WHERE run_id IN ${active}`, params);
-      await sql.query(`
+         WHERE run_id IN ${active}`,
+        params,
+      );
+      await sql.query(
+        `
         UPDATE nifi_ops.load_partition SET created_at = created_at + $2::interval, started_at = started_at + $2::interval,
                heartbeat_at = heartbeat_at + $2::interval, completed_at = completed_at + $2::interval
-         WHERE run_id IN ${active}`, params);
-      await sql.query(`
+         WHERE run_id IN ${active}`,
+        params,
+      );
+      await sql.query(
+        `
         UPDATE nifi_ops.load_dispatch SET created_at = created_at + $2::interval, sent_at = sent_at + $2::interval,
                next_attempt_at = next_attempt_at + $2::interval, acked_at = acked_at + $2::interval
-         WHERE run_id IN ${active}`, params);
+         WHERE run_id IN ${active}`,
+        params,
+      );
     }
     await sql.query('COMMIT');
   } finally {

@@ -23,7 +23,15 @@ import { createLogger } from '../src/server/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
 import { createSweeper } from '../src/worker/sweeper.js';
 import { MONITOR_SUMMARY, READINESS, RUN, RUNS } from '../web/src/api/operations.js';
-import { ACTIVE_JOB, BENCH_CONSUMER, freshenActiveRuns, generateHistory, tableSizes, type GenerationStep, type TableSize } from './history-data.js';
+import {
+  ACTIVE_JOB,
+  BENCH_CONSUMER,
+  freshenActiveRuns,
+  generateHistory,
+  tableSizes,
+  type GenerationStep,
+  type TableSize,
+} from './history-data.js';
 import { fmt, gql, measure, printTable, startCli, type Measured, type ServedApi } from './support.js';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
@@ -127,7 +135,9 @@ interface Probe {
 
 /** The requests to time, with the ids and dates this ledger has. */
 async function probes(url: string, days: number): Promise<Probe[]> {
-  const [facts] = await query<{ active_run: string; business_key: string; latest_business_key: string; range_start: Date }>(url, `
+  const [facts] = await query<{ active_run: string; business_key: string; latest_business_key: string; range_start: Date }>(
+    url,
+    `
     SELECT (SELECT run_id::text FROM nifi_ops.load_run WHERE job_key = $1 AND status = 'EXTRACTING') AS active_run,
            -- a business date in the middle of the history (the only one with one day), and its latest
            (SELECT business_key FROM nifi_ops.load_run WHERE job_key = $1 ORDER BY business_key DESC OFFSET $2::int / 2 LIMIT 1)
@@ -135,7 +145,8 @@ async function probes(url: string, days: number): Promise<Probe[]> {
            (SELECT max(business_key) FROM nifi_ops.load_run WHERE job_key = $1) AS latest_business_key,
            -- the date range: runs that started before the middle of the history (before 2 hours ago with one day)
            now() - CASE WHEN $2::int > 1 THEN $2::int / 2 * interval '1 day' ELSE interval '2 hours' END AS range_start`,
-  [ACTIVE_JOB, days]);
+    [ACTIVE_JOB, days],
+  );
   const { active_run: runId, business_key: businessKey, latest_business_key: latestBusinessKey, range_start: rangeStart } = facts!;
   const runs = (data: any) => data.runs.nodes.length;
   return [
@@ -144,18 +155,33 @@ async function probes(url: string, days: number): Promise<Probe[]> {
     { name: 'runs: active only', document: RUNS, variables: { filter: { activeOnly: true }, first: 50 }, size: runs },
     { name: 'runs: by business key', document: RUNS, variables: { filter: { businessKey }, first: 50 }, size: runs },
     {
-      name: 'runs: started before a date', document: RUNS, size: runs,
+      name: 'runs: started before a date',
+      document: RUNS,
+      size: runs,
       variables: { first: 50, after: encodeRunCursor({ startedAt: rangeStart, runId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }) },
     },
     {
-      name: 'runs: one job, before a date', document: RUNS, size: runs,
-      variables: { filter: { jobKey: 'JOB_050' }, first: 50, after: encodeRunCursor({ startedAt: rangeStart, runId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }) },
+      name: 'runs: one job, before a date',
+      document: RUNS,
+      size: runs,
+      variables: {
+        filter: { jobKey: 'JOB_050' },
+        first: 50,
+        after: encodeRunCursor({ startedAt: rangeStart, runId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }),
+      },
     },
     { name: 'run page, 2,000 partitions', document: RUN, variables: { runId }, size: (data: any) => data.run.partitions.length },
     { name: 'monitorSummary', document: MONITOR_SUMMARY, variables: {}, size: (data: any) => data.monitorSummary.alerts.length },
-    { name: 'cleanupCandidates', document: CLEANUP_CANDIDATES, variables: { limit: 50 }, size: (data: any) => data.cleanupCandidates.length },
     {
-      name: 'readiness', document: READINESS, variables: { consumer: BENCH_CONSUMER, businessDate: latestBusinessKey },
+      name: 'cleanupCandidates',
+      document: CLEANUP_CANDIDATES,
+      variables: { limit: 50 },
+      size: (data: any) => data.cleanupCandidates.length,
+    },
+    {
+      name: 'readiness',
+      document: READINESS,
+      variables: { consumer: BENCH_CONSUMER, businessDate: latestBusinessKey },
       size: (data: any) => data.readiness.jobs.length,
     },
   ];
@@ -186,7 +212,10 @@ async function timeSweeps(url: string): Promise<SweepTimes> {
   const config = benchConfig(url);
   const db = createDb(url, { poolSize: 2 });
   const sweeper = createSweeper({
-    config, db, log: createLogger({ level: 'fatal', format: 'json' }, 'bench-history'), metrics: createWorkerMetrics(new Registry()),
+    config,
+    db,
+    log: createLogger({ level: 'fatal', format: 'json' }, 'bench-history'),
+    metrics: createWorkerMetrics(new Registry()),
   });
   const actions: Record<string, number> = {};
   try {
@@ -217,9 +246,14 @@ async function timeThroughput(api: ServedApi): Promise<Throughput> {
   const pids = Array.from({ length: THROUGHPUT_PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
   const manifest = await gql(api.url, MANIFEST, {
     i: {
-      runId, sourceCount: String(THROUGHPUT_PARTITIONS * THROUGHPUT_CHUNKS), plannedPartitionCount: String(THROUGHPUT_PARTITIONS),
+      runId,
+      sourceCount: String(THROUGHPUT_PARTITIONS * THROUGHPUT_CHUNKS),
+      plannedPartitionCount: String(THROUGHPUT_PARTITIONS),
       partitions: pids.map((partitionId, i) => ({
-        partitionId, lowerBound: String(i * 10), upperBound: String(i * 10 + 10), upperInclusive: i === THROUGHPUT_PARTITIONS - 1,
+        partitionId,
+        lowerBound: String(i * 10),
+        upperBound: String(i * 10 + 10),
+        upperInclusive: i === THROUGHPUT_PARTITIONS - 1,
         expectedRowCount: String(THROUGHPUT_CHUNKS),
       })),
     },
@@ -236,8 +270,14 @@ async function timeThroughput(api: ServedApi): Promise<Throughput> {
     const chunk = Math.floor(n / THROUGHPUT_PARTITIONS);
     const res = await gql(api.url, REPORT, {
       i: {
-        runId, partitionId: pids[p], claimToken: tokens[p], chunkIndex: chunk, chunkCount: THROUGHPUT_CHUNKS,
-        hdfsPath: `${hdfsRunPath}/part-${pids[p]}-${String(chunk).padStart(6, '0')}.parquet`, recordCount: 1, byteCount: 100,
+        runId,
+        partitionId: pids[p],
+        claimToken: tokens[p],
+        chunkIndex: chunk,
+        chunkCount: THROUGHPUT_CHUNKS,
+        hdfsPath: `${hdfsRunPath}/part-${pids[p]}-${String(chunk).padStart(6, '0')}.parquet`,
+        recordCount: 1,
+        byteCount: 100,
       },
     });
     if (!res.body.data?.reportChunk?.recorded) throw new Error(JSON.stringify(res.body));
@@ -261,9 +301,11 @@ async function purgeToRetention(url: string): Promise<PurgeStep> {
   try {
     let batches = 0;
     summary = await purgeLedger(db, {
-      before: new Date(Date.now() - config.retention.ledger), batchRows: PURGE_BATCH_ROWS,
+      before: new Date(Date.now() - config.retention.ledger),
+      batchRows: PURGE_BATCH_ROWS,
       afterBatch: () => {
-        if (++batches % 1000 === 0) process.stdout.write(`  purge: ${batches} batches, ${fmt((performance.now() - started) / 1000, 0)} s\n`);
+        if (++batches % 1000 === 0)
+          process.stdout.write(`  purge: ${batches} batches, ${fmt((performance.now() - started) / 1000, 0)} s\n`);
       },
     });
   } finally {
@@ -293,12 +335,22 @@ async function freeBytes(url: string): Promise<Map<string, number>> {
 }
 
 const mb = (bytes: number) => fmt(bytes / 2 ** 20, 0);
-const loadAverage = () => execSync('uptime').toString().trim().replace(/^.*load average/, 'load average');
+const loadAverage = () =>
+  execSync('uptime')
+    .toString()
+    .trim()
+    .replace(/^.*load average/, 'load average');
 
 function printSizes(title: string, sizes: TableSize[]): void {
-  printTable(title, sizes.map((s) => ({
-    table: s.table, rows: s.rows.toLocaleString('en'), 'table MB': mb(s.tableBytes), 'indexes MB': mb(s.indexBytes),
-  })));
+  printTable(
+    title,
+    sizes.map((s) => ({
+      table: s.table,
+      rows: s.rows.toLocaleString('en'),
+      'table MB': mb(s.tableBytes),
+      'indexes MB': mb(s.indexBytes),
+    })),
+  );
 }
 
 async function main(): Promise<number> {
@@ -309,8 +361,10 @@ async function main(): Promise<number> {
   const apis: ServedApi[] = [];
   try {
     const total = year.steps.reduce((s, step) => s + step.seconds, 0);
-    printTable(`generating ${DAYS} business dates${year.generatedNow ? '' : ' (when the reused database was made)'}: ${fmt(total, 0)} s`,
-      year.steps.map((s) => ({ step: s.step, rows: s.rows.toLocaleString('en'), seconds: fmt(s.seconds, 1) })));
+    printTable(
+      `generating ${DAYS} business dates${year.generatedNow ? '' : ' (when the reused database was made)'}: ${fmt(total, 0)} s`,
+      year.steps.map((s) => ({ step: s.step, rows: s.rows.toLocaleString('en'), seconds: fmt(s.seconds, 1) })),
+    );
     const yearSizes = await tableSizes(year.url);
     printSizes('history: table sizes', yearSizes);
 
@@ -332,70 +386,123 @@ async function main(): Promise<number> {
       const ok = y.measured.p99 < TARGET_P99_MS && ratio <= TARGET_RATIO;
       met &&= ok;
       rows.push({
-        query: emptyProbes[i]!.name, 'items empty / year': `${e.size} / ${y.size}`,
-        'p50 empty': fmt(e.measured.p50, 2), 'p99 empty': fmt(e.measured.p99, 2),
-        'p50 year': fmt(y.measured.p50, 2), 'p99 year': fmt(y.measured.p99, 2), 'p99 ratio': fmt(ratio, 2), target: ok ? 'met' : 'MISSED',
+        query: emptyProbes[i]!.name,
+        'items empty / year': `${e.size} / ${y.size}`,
+        'p50 empty': fmt(e.measured.p50, 2),
+        'p99 empty': fmt(e.measured.p99, 2),
+        'p50 year': fmt(y.measured.p50, 2),
+        'p99 year': fmt(y.measured.p99, 2),
+        'p99 ratio': fmt(ratio, 2),
+        target: ok ? 'met' : 'MISSED',
       });
       results[emptyProbes[i]!.name] = { empty: e.measured, year: y.measured, ratio };
     }
-    printTable(`queries over HTTP, ms (${SAMPLES} requests each, one at a time; target: p99 < ${TARGET_P99_MS} ms with the history and ≤ ${TARGET_RATIO}× empty)`, rows);
+    printTable(
+      `queries over HTTP, ms (${SAMPLES} requests each, one at a time; target: p99 < ${TARGET_P99_MS} ms with the history and ≤ ${TARGET_RATIO}× empty)`,
+      rows,
+    );
 
     const emptySweeps = await timeSweeps(empty.url);
     const yearSweeps = await timeSweeps(year.url);
     const sweepOk = yearSweeps.measured.p99 < TARGET_SWEEP_MS;
     printTable(`one sweeper cycle (sweep + gauges), ms, ${SWEEPS} cycles; target < ${TARGET_SWEEP_MS} ms`, [
-      { ledger: 'empty', p50: fmt(emptySweeps.measured.p50, 1), p99: fmt(emptySweeps.measured.p99, 1), actions: JSON.stringify(emptySweeps.actions) },
-      { ledger: 'year', p50: fmt(yearSweeps.measured.p50, 1), p99: fmt(yearSweeps.measured.p99, 1), actions: JSON.stringify(yearSweeps.actions), target: sweepOk ? 'met' : 'MISSED' },
+      {
+        ledger: 'empty',
+        p50: fmt(emptySweeps.measured.p50, 1),
+        p99: fmt(emptySweeps.measured.p99, 1),
+        actions: JSON.stringify(emptySweeps.actions),
+      },
+      {
+        ledger: 'year',
+        p50: fmt(yearSweeps.measured.p50, 1),
+        p99: fmt(yearSweeps.measured.p99, 1),
+        actions: JSON.stringify(yearSweeps.actions),
+        target: sweepOk ? 'met' : 'MISSED',
+      },
     ]);
 
     const emptyThroughput = await timeThroughput(emptyApi);
     const yearThroughput = await timeThroughput(yearApi);
     const throughputRow = (what: string, e: Measured, y: Measured) => ({
-      what, 'empty /s': fmt(e.perSecond, 0), 'year /s': fmt(y.perSecond, 0), ratio: fmt(y.perSecond / e.perSecond, 2),
-      'p99 empty ms': fmt(e.p99, 1), 'p99 year ms': fmt(y.p99, 1),
+      what,
+      'empty /s': fmt(e.perSecond, 0),
+      'year /s': fmt(y.perSecond, 0),
+      ratio: fmt(y.perSecond / e.perSecond, 2),
+      'p99 empty ms': fmt(e.p99, 1),
+      'p99 year ms': fmt(y.p99, 1),
     });
-    printTable(`claim/chunk throughput over a fresh run (${THROUGHPUT_PARTITIONS} partitions × ${THROUGHPUT_CHUNKS} chunks, ${CLIENTS} clients, Node client)`, [
-      throughputRow('claimPartition', emptyThroughput.claims, yearThroughput.claims),
-      throughputRow('reportChunk', emptyThroughput.reports, yearThroughput.reports),
-    ]);
+    printTable(
+      `claim/chunk throughput over a fresh run (${THROUGHPUT_PARTITIONS} partitions × ${THROUGHPUT_CHUNKS} chunks, ${CLIENTS} clients, Node client)`,
+      [
+        throughputRow('claimPartition', emptyThroughput.claims, yearThroughput.claims),
+        throughputRow('reportChunk', emptyThroughput.reports, yearThroughput.reports),
+      ],
+    );
     console.log(`\nafter measuring: ${loadAverage()}`);
 
     let purge: (PurgeStep & { sizes: Array<Record<string, number | string>> }) | undefined;
     let sizesOk = true;
     if (PURGE) {
       for (const api of apis.splice(0)) await api.stop();
-      console.log(`\npurging the history to retention.ledger (${fmt(benchConfig(year.url).retention.ledger / 86_400_000, 0)} days), then VACUUM${VACUUM_FULL ? ' and VACUUM FULL' : ''}`);
+      console.log(
+        `\npurging the history to retention.ledger (${fmt(benchConfig(year.url).retention.ledger / 86_400_000, 0)} days), then VACUUM${VACUUM_FULL ? ' and VACUUM FULL' : ''}`,
+      );
       const step = await purgeToRetention(year.url);
       const after = await tableSizes(year.url);
       const free = await freeBytes(year.url);
       // the retention's worth, pro rata: the year's bytes per row of each table times the rows that stay (the
       // generator writes every business date alike, so a day's rows take a day's share of the bytes)
-      const sizes = after.filter((a) => free.has(a.table)).map((a) => {
-        const before = yearSizes.find((y) => y.table === a.table)!;
-        const worth = before.rows === 0 ? 0 : ((before.tableBytes + before.indexBytes) * a.rows) / before.rows;
-        const onDisk = a.tableBytes + a.indexBytes;
-        const inUse = onDisk - free.get(a.table)!;
-        sizesOk &&= onDisk <= TARGET_PURGED_SIZE * worth;
-        return {
-          table: a.table, 'rows before': before.rows, 'rows after': a.rows, 'year MB': mb(before.tableBytes + before.indexBytes),
-          'after MB': mb(onDisk), "retention's worth MB": mb(worth), ratio: fmt(onDisk / worth, 2),
-          'after, less free heap MB': mb(inUse), 'ratio in use': fmt(inUse / worth, 2),
-        };
-      });
+      const sizes = after
+        .filter((a) => free.has(a.table))
+        .map((a) => {
+          const before = yearSizes.find((y) => y.table === a.table)!;
+          const worth = before.rows === 0 ? 0 : ((before.tableBytes + before.indexBytes) * a.rows) / before.rows;
+          const onDisk = a.tableBytes + a.indexBytes;
+          const inUse = onDisk - free.get(a.table)!;
+          sizesOk &&= onDisk <= TARGET_PURGED_SIZE * worth;
+          return {
+            table: a.table,
+            'rows before': before.rows,
+            'rows after': a.rows,
+            'year MB': mb(before.tableBytes + before.indexBytes),
+            'after MB': mb(onDisk),
+            "retention's worth MB": mb(worth),
+            ratio: fmt(onDisk / worth, 2),
+            'after, less free heap MB': mb(inUse),
+            'ratio in use': fmt(inUse / worth, 2),
+          };
+        });
       const deleted = PURGED_TABLES.reduce((n, t) => n + step.summary.deleted[t], 0);
-      printTable(`purge: ${step.summary.purgedRuns.length.toLocaleString('en')} runs, ${deleted.toLocaleString('en')} rows in ${fmt(step.seconds, 0)} s ` +
-        `(${fmt(deleted / step.seconds, 0)} rows/s, ${step.summary.batches} batches); VACUUM (ANALYZE) ${fmt(step.vacuumSeconds, 0)} s` +
-        `${step.vacuumFullSeconds === undefined ? '' : `; VACUUM FULL ${fmt(step.vacuumFullSeconds, 0)} s`}; ` +
-        `target: ≤ ${TARGET_PURGED_SIZE}× the retention's worth`, sizes);
+      printTable(
+        `purge: ${step.summary.purgedRuns.length.toLocaleString('en')} runs, ${deleted.toLocaleString('en')} rows in ${fmt(step.seconds, 0)} s ` +
+          `(${fmt(deleted / step.seconds, 0)} rows/s, ${step.summary.batches} batches); VACUUM (ANALYZE) ${fmt(step.vacuumSeconds, 0)} s` +
+          `${step.vacuumFullSeconds === undefined ? '' : `; VACUUM FULL ${fmt(step.vacuumFullSeconds, 0)} s`}; ` +
+          `target: ≤ ${TARGET_PURGED_SIZE}× the retention's worth`,
+        sizes,
+      );
       purge = { ...step, sizes };
       console.log(`after purging: ${loadAverage()}`);
     }
-    console.log(JSON.stringify({
-      bench: 'history', days: DAYS, generationSeconds: total, generation: year.steps, sizes: yearSizes, queries: results,
-      sweeper: { empty: emptySweeps, year: yearSweeps }, throughput: { empty: emptyThroughput, year: yearThroughput },
-      purge: purge && { seconds: purge.seconds, vacuumSeconds: purge.vacuumSeconds, vacuumFullSeconds: purge.vacuumFullSeconds,
-        runs: purge.summary.purgedRuns.length, deleted: purge.summary.deleted, sizes: purge.sizes },
-    }));
+    console.log(
+      JSON.stringify({
+        bench: 'history',
+        days: DAYS,
+        generationSeconds: total,
+        generation: year.steps,
+        sizes: yearSizes,
+        queries: results,
+        sweeper: { empty: emptySweeps, year: yearSweeps },
+        throughput: { empty: emptyThroughput, year: yearThroughput },
+        purge: purge && {
+          seconds: purge.seconds,
+          vacuumSeconds: purge.vacuumSeconds,
+          vacuumFullSeconds: purge.vacuumFullSeconds,
+          runs: purge.summary.purgedRuns.length,
+          deleted: purge.summary.deleted,
+          sizes: purge.sizes,
+        },
+      }),
+    );
     if (!met || !sweepOk || !sizesOk) console.log('some targets were missed (see the tables)');
     return 0;
   } finally {

@@ -9,7 +9,17 @@ import { request } from 'undici';
 import { hashToken } from '../src/auth/tokens.js';
 import * as consoleOperations from '../web/src/api/operations.js';
 import {
-  BENCH_TOKEN, benchDatabase, fmt, gqlRequest, median, printTable, processCpuSeconds, rssMegabytes, sampleRss, startCli, type ServedApi,
+  BENCH_TOKEN,
+  benchDatabase,
+  fmt,
+  gqlRequest,
+  median,
+  printTable,
+  processCpuSeconds,
+  rssMegabytes,
+  sampleRss,
+  startCli,
+  type ServedApi,
 } from './support.js';
 import { MAX_RUNS_PAGE } from '../src/graphql/cost.js';
 import { DOCUMENT_LIMITS } from '../src/server/operation-shape.js';
@@ -35,18 +45,30 @@ function largest(build: (n: number) => string): string {
 }
 
 const MAX_PARTITIONS = 10_000;
-const RUN_SCALARS = 'runId jobKey businessKey status snapshotScn sourceCount sourceNullSplitCount sourceMinSplit sourceMaxSplit ' +
+const RUN_SCALARS =
+  'runId jobKey businessKey status snapshotScn sourceCount sourceNullSplitCount sourceMinSplit sourceMaxSplit ' +
   'expectedPartitionCount successPartitionCount failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable ' +
   'parameters idempotencyKey createdBy startedAt heartbeatAt extractCompletedAt publishStartedAt publishedAt completedAt cleanedAt ' +
   'errorStage errorCode errorMessage';
 const RUN_FIELDS = 'runId jobKey businessKey status parameters partitions { partitionId status } events { name } dispatches { dispatchId }';
 const DOCUMENTS: Record<string, string> = {
-  'fragment chain at the root': largest((n) => `query { ...F0 }${Array.from({ length: n }, (_, i) => ` fragment F${i} on Query { __typename ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`).join('')}`),
-  'fragment chain under runs': largest((n) => `query { runs(first: 2) { nodes { ...F0 } } }${Array.from({ length: n }, (_, i) => ` fragment F${i} on Run { runId ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`).join('')}`),
+  'fragment chain at the root': largest(
+    (n) =>
+      `query { ...F0 }${Array.from({ length: n }, (_, i) => ` fragment F${i} on Query { __typename ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`).join('')}`,
+  ),
+  'fragment chain under runs': largest(
+    (n) =>
+      `query { runs(first: 2) { nodes { ...F0 } } }${Array.from({ length: n }, (_, i) => ` fragment F${i} on Run { runId ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`).join('')}`,
+  ),
   'field repetition flood': largest((n) => `query { runs(first: ${MAX_RUNS_PAGE}) { nodes { ${'runId '.repeat(n)}} } }`),
   [`alias flood: 20 × runs(first: ${MAX_RUNS_PAGE})`]: `query { ${Array.from({ length: 20 }, (_, i) => `r${i}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_FIELDS} } }`).join(' ')} }`,
-  'directive flood': largest((n) => `query { ${Array.from({ length: n }, (_, i) => `g${i % 20}: gates @include(if: true) { consumer }`).join(' ')} }`),
-  'deep literal (JSON)': largest((n) => `mutation { createRun(input: {jobKey: "J", businessKey: "DEEP", hdfsRoot: "/d", stageTablePrefix: "T_", parameters: ${'{n: '.repeat(n)}1${'}'.repeat(n)}}) { runId } }`),
+  'directive flood': largest(
+    (n) => `query { ${Array.from({ length: n }, (_, i) => `g${i % 20}: gates @include(if: true) { consumer }`).join(' ')} }`,
+  ),
+  'deep literal (JSON)': largest(
+    (n) =>
+      `mutation { createRun(input: {jobKey: "J", businessKey: "DEEP", hdfsRoot: "/d", stageTablePrefix: "T_", parameters: ${'{n: '.repeat(n)}1${'}'.repeat(n)}}) { runId } }`,
+  ),
 };
 
 let api: ServedApi;
@@ -74,7 +96,10 @@ async function timed(query: string, variables: Record<string, unknown> = {}): Pr
   const sampler = sampleRss(pid, 5);
   const started = performance.now();
   const measured = (status: Timed['status']): Timed => ({
-    status, cpuMs: (processCpuSeconds(pid) - cpu) * 1000, wallMs: performance.now() - started, rssMb: sampler.stop().peakMb - rssBefore,
+    status,
+    cpuMs: (processCpuSeconds(pid) - cpu) * 1000,
+    wallMs: performance.now() - started,
+    rssMb: sampler.stop().peakMb - rssBefore,
   });
   try {
     const token = query.startsWith('mutation') ? BENCH_TOKEN : VIEWER_TOKEN;
@@ -86,23 +111,43 @@ async function timed(query: string, variables: Record<string, unknown> = {}): Pr
   }
 }
 
-const REGISTER_MANIFEST = 'mutation($input: RegisterManifestInput!) { registerManifest(input: $input) { status dispatchPartitions { partitionId } } }';
+const REGISTER_MANIFEST =
+  'mutation($input: RegisterManifestInput!) { registerManifest(input: $input) { status dispatchPartitions { partitionId } } }';
 
 /** RUNS runs, and one with the largest manifest allowed; returns that run's id and its manifest. */
 async function seed(): Promise<{ runId: string; manifest: Record<string, unknown> }> {
   for (let i = 0; i < RUNS; i += 25) {
-    await Promise.all(Array.from({ length: Math.min(25, RUNS - i) }, (_, j) => gqlRequest(api.url,
-      'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }',
-      { input: { jobKey: 'BENCH_HOSTILE', businessKey: `BK_${i + j}`, hdfsRoot: '/data', stageTablePrefix: 'T_', parameters: { i: i + j } } })));
+    await Promise.all(
+      Array.from({ length: Math.min(25, RUNS - i) }, (_, j) =>
+        gqlRequest(api.url, 'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }', {
+          input: {
+            jobKey: 'BENCH_HOSTILE',
+            businessKey: `BK_${i + j}`,
+            hdfsRoot: '/data',
+            stageTablePrefix: 'T_',
+            parameters: { i: i + j },
+          },
+        }),
+      ),
+    );
   }
-  const created = await gqlRequest(api.url, 'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }',
-    { input: { jobKey: 'BENCH_HOSTILE', businessKey: 'BK_LARGEST', hdfsRoot: '/data', stageTablePrefix: 'T_' } }, { token: BENCH_TOKEN });
+  const created = await gqlRequest(
+    api.url,
+    'mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }',
+    { input: { jobKey: 'BENCH_HOSTILE', businessKey: 'BK_LARGEST', hdfsRoot: '/data', stageTablePrefix: 'T_' } },
+    { token: BENCH_TOKEN },
+  );
   const runId = created.body.data.createRun.runId as string;
   const input = {
-    runId, sourceCount: String(MAX_PARTITIONS), plannedPartitionCount: String(MAX_PARTITIONS),
+    runId,
+    sourceCount: String(MAX_PARTITIONS),
+    plannedPartitionCount: String(MAX_PARTITIONS),
     partitions: Array.from({ length: MAX_PARTITIONS }, (_, i) => ({
-      partitionId: String(i).padStart(4, '0'), lowerBound: String(i * 10), upperBound: String(i * 10 + 10),
-      upperInclusive: i === MAX_PARTITIONS - 1, expectedRowCount: '1',
+      partitionId: String(i).padStart(4, '0'),
+      lowerBound: String(i * 10),
+      upperBound: String(i * 10 + 10),
+      upperInclusive: i === MAX_PARTITIONS - 1,
+      expectedRowCount: '1',
     })),
   };
   const manifest = await gqlRequest(api.url, REGISTER_MANIFEST, { input }, { token: BENCH_TOKEN, timeoutMs: 120_000 });
@@ -116,10 +161,14 @@ async function seed(): Promise<{ runId: string; manifest: Record<string, unknown
  */
 function acceptedDocuments(largest: Awaited<ReturnType<typeof seed>>): Documents {
   const eventFields = 'eventId eventTime level name partitionId processGroup errorCode message actor';
-  const page = (alias: string) => `${alias}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
+  const page = (alias: string) =>
+    `${alias}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
   return {
     'console run page, 10,000 partitions': { query: consoleOperations.RUN, variables: { runId: largest.runId } },
-    [`3 × runs(first: ${MAX_RUNS_PAGE}) with events, near the cost limit`]: { query: `{ ${['a', 'b', 'c'].map(page).join(' ')} }`, variables: {} },
+    [`3 × runs(first: ${MAX_RUNS_PAGE}) with events, near the cost limit`]: {
+      query: `{ ${['a', 'b', 'c'].map(page).join(' ')} }`,
+      variables: {},
+    },
     'registerManifest replay, 10,000 partitions': { query: REGISTER_MANIFEST, variables: { input: largest.manifest } },
   };
 }
@@ -150,11 +199,19 @@ async function documentCosts(title: string, documents: Documents) {
     const rssMb = Math.max(...rounds.map((r) => r.rssMb));
     results[name] = { status: statuses, cpuMs, wallMs, rssMb };
     rows.push({
-      document: name, bytes: query.length, status: statuses, rounds: rounds.length, 'API CPU ms (median)': fmt(cpuMs, 0),
-      'wall ms (median)': fmt(wallMs, 0), 'RSS increase MB (max)': fmt(rssMb, 1),
+      document: name,
+      bytes: query.length,
+      status: statuses,
+      rounds: rounds.length,
+      'API CPU ms (median)': fmt(cpuMs, 0),
+      'wall ms (median)': fmt(wallMs, 0),
+      'RSS increase MB (max)': fmt(rssMb, 1),
     });
   }
-  printTable(`${title} (median of up to ${ROUNDS}; a timeout is ${REQUEST_TIMEOUT_MS / 1000} s and ends the rounds; CPU is counted in 10 ms ticks)`, rows);
+  printTable(
+    `${title} (median of up to ${ROUNDS}; a timeout is ${REQUEST_TIMEOUT_MS / 1000} s and ends the rounds; CPU is counted in 10 ms ticks)`,
+    rows,
+  );
   return results;
 }
 
@@ -187,7 +244,14 @@ async function healthUnderLoad(name: string, { query, variables }: Documents[str
   if (statuses.has('timeout')) await restart();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? Number.NaN;
-  return { document: name, statuses: [...statuses].map(([s, n]) => `${s}×${n}`).join(', '), probes: latencies.length, failed, p50: at(0.5), p99: at(0.99) };
+  return {
+    document: name,
+    statuses: [...statuses].map(([s, n]) => `${s}×${n}`).join(', '),
+    probes: latencies.length,
+    failed,
+    p50: at(0.5),
+    p99: at(0.99),
+  };
 }
 
 /** Ten concurrent POSTs of 15 MB without a token: the API's VmRSS before and at its peak. */
@@ -198,9 +262,22 @@ async function anonymousBodies() {
   const sampler = sampleRss(pid, 20);
   const body = Buffer.alloc(15 * 1024 * 1024, 'a');
   const started = performance.now();
-  const statuses = await Promise.all(Array.from({ length: 10 }, () =>
-    request(`${api.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(60_000) })
-      .then(async (r) => { await r.body.text(); return String(r.statusCode); }, (error: Error) => (error as { code?: string }).code ?? error.name)));
+  const statuses = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      request(`${api.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(60_000),
+      }).then(
+        async (r) => {
+          await r.body.text();
+          return String(r.statusCode);
+        },
+        (error: Error) => (error as { code?: string }).code ?? error.name,
+      ),
+    ),
+  );
   const ms = performance.now() - started;
   await new Promise((r) => setTimeout(r, 200));
   const memory = sampler.stop();
@@ -221,8 +298,12 @@ async function shutdownUnderLoad() {
     while (!stopped) {
       const key = `hostile-shutdown-${n++}`;
       try {
-        const r = await gqlRequest(served.url, 'mutation($input: CreateRunInput!) { createRun(input: $input) { runId created } }',
-          { input: { jobKey: 'BENCH_SHUTDOWN', businessKey: key, hdfsRoot: '/data', stageTablePrefix: 'T_', idempotencyKey: key } }, { timeoutMs: 30_000 });
+        const r = await gqlRequest(
+          served.url,
+          'mutation($input: CreateRunInput!) { createRun(input: $input) { runId created } }',
+          { input: { jobKey: 'BENCH_SHUTDOWN', businessKey: key, hdfsRoot: '/data', stageTablePrefix: 'T_', idempotencyKey: key } },
+          { timeoutMs: 30_000 },
+        );
         count(String(r.status));
         if (r.body?.data?.createRun?.created) createdAnswers++;
       } catch (error) {
@@ -271,27 +352,47 @@ async function main(): Promise<void> {
       if (costs[name]!.status === 'timeout') continue;
       health.push(await healthUnderLoad(name, document));
     }
-    printTable('/healthz latency while four such requests run at once (3 s each)', health.map((h) => ({
-      document: h.document, 'their statuses': h.statuses, probes: h.probes, failed: h.failed, 'p50 ms': fmt(h.p50, 1), 'p99 ms': fmt(h.p99, 1),
-    })));
+    printTable(
+      '/healthz latency while four such requests run at once (3 s each)',
+      health.map((h) => ({
+        document: h.document,
+        'their statuses': h.statuses,
+        probes: h.probes,
+        failed: h.failed,
+        'p50 ms': fmt(h.p50, 1),
+        'p99 ms': fmt(h.p99, 1),
+      })),
+    );
     const bodies = await anonymousBodies();
-    printTable('ten concurrent anonymous 15 MB bodies (target: under +50 MB)', [{
-      'VmRSS before MB': fmt(bodies.beforeMb), 'peak MB': fmt(bodies.peakMb), 'increase MB': fmt(bodies.increaseMb), 'wall ms': fmt(bodies.ms, 0),
-      statuses: JSON.stringify(bodies.statuses),
-    }]);
+    printTable('ten concurrent anonymous 15 MB bodies (target: under +50 MB)', [
+      {
+        'VmRSS before MB': fmt(bodies.beforeMb),
+        'peak MB': fmt(bodies.peakMb),
+        'increase MB': fmt(bodies.increaseMb),
+        'wall ms': fmt(bodies.ms, 0),
+        statuses: JSON.stringify(bodies.statuses),
+      },
+    ]);
     await api.stop();
     const shutdown = await shutdownUnderLoad();
-    printTable('SIGTERM under 50 keep-alive createRun clients (target: 0 without a complete response)', [{
-      'exit ms': fmt(shutdown.exitMs, 0), 'no complete response': shutdown.incomplete, outcomes: JSON.stringify(shutdown.outcomes),
-      'runs in the database': shutdown.runsInDatabase, 'created: true answers': shutdown.createdAnswers,
-    }]);
-    console.log(JSON.stringify({
-      bench: 'hostile',
-      documents: costs,
-      healthz: Object.fromEntries(health.map((h) => [h.document, { p50Ms: h.p50, p99Ms: h.p99, failed: h.failed }])),
-      anonymousBodies: bodies,
-      shutdown,
-    }));
+    printTable('SIGTERM under 50 keep-alive createRun clients (target: 0 without a complete response)', [
+      {
+        'exit ms': fmt(shutdown.exitMs, 0),
+        'no complete response': shutdown.incomplete,
+        outcomes: JSON.stringify(shutdown.outcomes),
+        'runs in the database': shutdown.runsInDatabase,
+        'created: true answers': shutdown.createdAnswers,
+      },
+    ]);
+    console.log(
+      JSON.stringify({
+        bench: 'hostile',
+        documents: costs,
+        healthz: Object.fromEntries(health.map((h) => [h.document, { p50Ms: h.p50, p99Ms: h.p99, failed: h.failed }])),
+        anonymousBodies: bodies,
+        shutdown,
+      }),
+    );
   } finally {
     if (api.process.exitCode === null && api.process.signalCode === null) await api.stop();
     await database.close();

@@ -26,38 +26,65 @@ async function main(): Promise<void> {
     const sql = db.pool;
     const generated = performance.now();
     const big = randomUUID();
-    await sql.query(`INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at)
-                     VALUES ($1, $2, 'BIG', 'FAILED_EXTRACT', now() - interval '101 days', now() - interval '100 days')`, [big, JOB]);
-    await sql.query(`INSERT INTO nifi_ops.load_partition (run_id, partition_id, lower_bound, upper_bound, expected_row_count, status)
-                     SELECT $1, lpad(p::text, 6, '0'), p, p + 1, 10, 'SUCCESS' FROM generate_series(1, 10000) p`, [big]);
-    await sql.query(`INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_count, hdfs_path, record_count)
+    await sql.query(
+      `INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at)
+                     VALUES ($1, $2, 'BIG', 'FAILED_EXTRACT', now() - interval '101 days', now() - interval '100 days')`,
+      [big, JOB],
+    );
+    await sql.query(
+      `INSERT INTO nifi_ops.load_partition (run_id, partition_id, lower_bound, upper_bound, expected_row_count, status)
+                     SELECT $1, lpad(p::text, 6, '0'), p, p + 1, 10, 'SUCCESS' FROM generate_series(1, 10000) p`,
+      [big],
+    );
+    await sql.query(
+      `INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_count, hdfs_path, record_count)
                      SELECT $1, lpad(p::text, 6, '0'), c, 5, '/bench/big/' || p || '-' || c || '.parquet', 2
-                       FROM generate_series(1, 10000) p, generate_series(0, 4) c`, [big]);
-    await sql.query(`INSERT INTO nifi_ops.load_event (event_id, event_level, event_name, run_id)
-                     SELECT gen_random_uuid(), 'INFO', 'BENCH', $1 FROM generate_series(1, 2000)`, [big]);
+                       FROM generate_series(1, 10000) p, generate_series(0, 4) c`,
+      [big],
+    );
+    await sql.query(
+      `INSERT INTO nifi_ops.load_event (event_id, event_level, event_name, run_id)
+                     SELECT gen_random_uuid(), 'INFO', 'BENCH', $1 FROM generate_series(1, 2000)`,
+      [big],
+    );
     // history the next-run query walks past: purged runs left the partial index, uncleaned SUCCESS runs did not
-    await sql.query(`INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at, cleaned_at, purged_at)
+    await sql.query(
+      `INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at, cleaned_at, purged_at)
                      SELECT gen_random_uuid(), $1, 'PURGED_' || i, 'SUCCESS', now() - (400 - i % 300) * interval '1 day',
                             now() - (399 - i % 300) * interval '1 day', now() - interval '200 days', now() - interval '1 day'
-                       FROM generate_series(1, $2::int) i`, [JOB, PURGED_RUNS]);
-    await sql.query(`INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at)
+                       FROM generate_series(1, $2::int) i`,
+      [JOB, PURGED_RUNS],
+    );
+    await sql.query(
+      `INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at)
                      SELECT gen_random_uuid(), $1, 'UNCLEANED_' || i, 'SUCCESS', now() - interval '300 days', now() - interval '299 days'
-                       FROM generate_series(1, $2::int) i`, [JOB, UNCLEANED]);
+                       FROM generate_series(1, $2::int) i`,
+      [JOB, UNCLEANED],
+    );
     const small = await sql.query<{ run_id: string }>(
       `INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at)
        SELECT gen_random_uuid(), $1, 'SMALL_' || i, 'CANCELLED', now() - interval '120 days', now() - interval '95 days' + i * interval '1 second'
-         FROM generate_series(1, $2::int) i RETURNING run_id::text`, [JOB, SMALL_RUNS]);
-    await sql.query(`INSERT INTO nifi_ops.load_partition (run_id, partition_id, lower_bound, upper_bound, expected_row_count, status)
-                     SELECT r, lpad(p::text, 4, '0'), p, p + 1, 10, 'SUCCESS' FROM unnest($1::uuid[]) r, generate_series(1, 20) p`, [small.rows.map((r) => r.run_id)]);
-    await sql.query(`INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_count, hdfs_path, record_count)
+         FROM generate_series(1, $2::int) i RETURNING run_id::text`,
+      [JOB, SMALL_RUNS],
+    );
+    await sql.query(
+      `INSERT INTO nifi_ops.load_partition (run_id, partition_id, lower_bound, upper_bound, expected_row_count, status)
+                     SELECT r, lpad(p::text, 4, '0'), p, p + 1, 10, 'SUCCESS' FROM unnest($1::uuid[]) r, generate_series(1, 20) p`,
+      [small.rows.map((r) => r.run_id)],
+    );
+    await sql.query(
+      `INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_count, hdfs_path, record_count)
                      SELECT run_id, partition_id, 0, 1, '/bench/small/' || run_id || '/' || partition_id, 10 FROM nifi_ops.load_partition
-                      WHERE run_id = ANY($1::uuid[])`, [small.rows.map((r) => r.run_id)]);
+                      WHERE run_id = ANY($1::uuid[])`,
+      [small.rows.map((r) => r.run_id)],
+    );
     await sql.query('ANALYZE');
     console.log(`generated in ${fmt((performance.now() - generated) / 1000)} s`);
 
     const before = new Date(Date.now() - 90 * 86_400_000);
     const plan = await db.prisma.$transaction(async (tx) =>
-      tx.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN (ANALYZE, COSTS OFF) ${nextDueRun(before)}`));
+      tx.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN (ANALYZE, COSTS OFF) ${nextDueRun(before)}`),
+    );
     console.log(`\nnext due run, with ${PURGED_RUNS} purged and ${UNCLEANED} uncleaned SUCCESS runs behind it:`);
     for (const line of plan) console.log(`  ${line['QUERY PLAN']}`);
 
@@ -66,7 +93,8 @@ async function main(): Promise<void> {
     let last = performance.now();
     const bigStarted = last;
     const bigSummary = await purgeLedger(db, {
-      before: new Date(Date.now() - 98 * 86_400_000), batchRows: PURGE_BATCH_ROWS,
+      before: new Date(Date.now() - 98 * 86_400_000),
+      batchRows: PURGE_BATCH_ROWS,
       afterBatch: (batch) => {
         const now = performance.now();
         batchMs.push(now - last);
@@ -76,27 +104,46 @@ async function main(): Promise<void> {
     });
     if (bigSummary.purgedRuns.map((r) => r.runId).join() !== big) throw new Error('expected the big run alone to be purged');
     const sorted = [...batchMs].sort((a, b) => a - b);
-    printTable(`big run: 10,000 partitions, 50,000 files, 2,000 events in batches of ${PURGE_BATCH_ROWS} rows`, [{
-      batches: batchMs.length, 'p50 ms': fmt(percentile(sorted, 50)), 'p99 ms': fmt(percentile(sorted, 99)),
-      'max ms': fmt(sorted.at(-1)!), 'whole run s': fmt((performance.now() - bigStarted) / 1000, 2),
-    }]);
+    printTable(`big run: 10,000 partitions, 50,000 files, 2,000 events in batches of ${PURGE_BATCH_ROWS} rows`, [
+      {
+        batches: batchMs.length,
+        'p50 ms': fmt(percentile(sorted, 50)),
+        'p99 ms': fmt(percentile(sorted, 99)),
+        'max ms': fmt(sorted.at(-1)!),
+        'whole run s': fmt((performance.now() - bigStarted) / 1000, 2),
+      },
+    ]);
 
     const cycles: Array<Record<string, number>> = [];
     for (;;) {
       const started = performance.now();
       const summary = await purgeLedger(db, { before, batchRows: PURGE_BATCH_ROWS, budgetMs: SWEEPER_PURGE_BUDGET_MS });
-      cycles.push({ ms: performance.now() - started, runs: summary.purgedRuns.length, rows: Object.values(summary.deleted).reduce((a, b) => a + b, 0) });
+      cycles.push({
+        ms: performance.now() - started,
+        runs: summary.purgedRuns.length,
+        rows: Object.values(summary.deleted).reduce((a, b) => a + b, 0),
+      });
       if (summary.complete) break;
     }
     const cycleMs = cycles.map((c) => c.ms!).sort((a, b) => a - b);
-    printTable(`sweeper cycles (${SWEEPER_PURGE_BUDGET_MS} ms budget) over ${SMALL_RUNS} runs of 20 partitions and 20 files`, [{
-      cycles: cycles.length, 'p50 ms': fmt(percentile(cycleMs, 50)), 'max ms': fmt(cycleMs.at(-1)!),
-      'runs per full cycle': fmt(cycles[0]!.runs!, 0), 'rows per full cycle': fmt(cycles[0]!.rows!, 0),
-    }]);
-    console.log(JSON.stringify({
-      bench: 'purge', bigRunBatches: batchMs.length, bigRunBatchP99Ms: fmt(percentile(sorted, 99)), cycleMaxMs: fmt(cycleMs.at(-1)!),
-      runsPerCycle: cycles[0]!.runs,
-    }));
+    printTable(`sweeper cycles (${SWEEPER_PURGE_BUDGET_MS} ms budget) over ${SMALL_RUNS} runs of 20 partitions and 20 files`, [
+      {
+        cycles: cycles.length,
+        'p50 ms': fmt(percentile(cycleMs, 50)),
+        'max ms': fmt(cycleMs.at(-1)!),
+        'runs per full cycle': fmt(cycles[0]!.runs!, 0),
+        'rows per full cycle': fmt(cycles[0]!.rows!, 0),
+      },
+    ]);
+    console.log(
+      JSON.stringify({
+        bench: 'purge',
+        bigRunBatches: batchMs.length,
+        bigRunBatchP99Ms: fmt(percentile(sorted, 99)),
+        cycleMaxMs: fmt(cycleMs.at(-1)!),
+        runsPerCycle: cycles[0]!.runs,
+      }),
+    );
   } finally {
     await db.close();
     await database.close();

@@ -44,13 +44,15 @@ const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdf
 const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
 const CLAIM = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
 const REPORT = 'mutation($i: ReportChunkInput!) { reportChunk(input: $i) { recorded } }';
-const ROW = 'runId jobKey businessKey status startedAt heartbeatAt completedAt successPartitionCount failedPartitionCount extractedCount errorCode';
+const ROW =
+  'runId jobKey businessKey status startedAt heartbeatAt completedAt successPartitionCount failedPartitionCount extractedCount errorCode';
 const WATCH_JOB = `subscription($jobKey: String) { runChanged(jobKey: $jobKey) { ${ROW} } }`;
 const WATCH_RUN = `subscription($runId: UUID) { runChanged(runId: $runId) { ${ROW} partitionCounts { status count } } }`;
 
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]! : NaN);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]! : NaN;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 // ---- the subscriber process: opens and closes its streams on command ----
@@ -87,7 +89,10 @@ function subscriberProcess(): void {
         const arrived = now();
         buffer += decoder.decode(chunk, { stream: true });
         for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: {'));
+          const data = buffer
+            .slice(0, end)
+            .split('\n')
+            .find((l) => l.startsWith('data: {'));
           buffer = buffer.slice(end + 2);
           if (!data) continue;
           report.messages++;
@@ -156,7 +161,9 @@ async function call(url: string, query: string, variables: unknown): Promise<any
 }
 
 async function createRun(url: string, jobKey: string) {
-  const { createRun: run } = await call(url, CREATE, { i: { jobKey, businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' } });
+  const { createRun: run } = await call(url, CREATE, {
+    i: { jobKey, businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
+  });
   return run as { runId: string; hdfsRunPath: string };
 }
 
@@ -169,12 +176,17 @@ async function prepareLoadRun(url: string): Promise<LoadRun> {
       sourceCount: String(PARTITIONS * 1_000_000),
       plannedPartitionCount: String(PARTITIONS),
       partitions: pids.map((partitionId, i) => ({
-        partitionId, lowerBound: String(i * 10), upperBound: String(i * 10 + 10), upperInclusive: i === PARTITIONS - 1, expectedRowCount: '1000000',
+        partitionId,
+        lowerBound: String(i * 10),
+        upperBound: String(i * 10 + 10),
+        upperInclusive: i === PARTITIONS - 1,
+        expectedRowCount: '1000000',
       })),
     },
   });
   const tokens = pids.map(() => randomUUID());
-  for (const [i, partitionId] of pids.entries()) await call(url, CLAIM, { i: { runId: run.runId, partitionId, claimToken: tokens[i], workerNode: 'bench' } });
+  for (const [i, partitionId] of pids.entries())
+    await call(url, CLAIM, { i: { runId: run.runId, partitionId, claimToken: tokens[i], workerNode: 'bench' } });
   return { ...run, tokens, next: pids.map(() => 0) };
 }
 
@@ -189,8 +201,14 @@ function reportOnce(url: string, runs: LoadRun[]): Promise<unknown> {
   const partitionId = String(p).padStart(4, '0');
   return call(url, REPORT, {
     i: {
-      runId: run.runId, partitionId, claimToken: run.tokens[p], chunkIndex: chunk, chunkCount: 1_000_000,
-      hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${String(chunk).padStart(7, '0')}.parquet`, recordCount: 1, byteCount: 10,
+      runId: run.runId,
+      partitionId,
+      claimToken: run.tokens[p],
+      chunkIndex: chunk,
+      chunkCount: 1_000_000,
+      hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${String(chunk).padStart(7, '0')}.parquet`,
+      recordCount: 1,
+      byteCount: 10,
     },
   });
 }
@@ -198,12 +216,14 @@ function reportOnce(url: string, runs: LoadRun[]): Promise<unknown> {
 async function closedLoop(url: string, runs: LoadRun[], seconds: number): Promise<number> {
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
-  await Promise.all(Array.from({ length: CLIENTS }, async () => {
-    while (performance.now() < deadline) {
-      await reportOnce(url, runs);
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < deadline) {
+        await reportOnce(url, runs);
+        done++;
+      }
+    }),
+  );
   return done / seconds;
 }
 
@@ -217,7 +237,9 @@ async function openLoop(url: string, runs: LoadRun[], rate: number, seconds: num
     const due = Math.floor(((performance.now() - started) / 1000) * rate);
     while (sent < due && pending.size < 512) {
       sent++;
-      const p: Promise<unknown> = reportOnce(url, runs).then(() => done++).finally(() => pending.delete(p));
+      const p: Promise<unknown> = reportOnce(url, runs)
+        .then(() => done++)
+        .finally(() => pending.delete(p));
       pending.add(p);
     }
     tick();
@@ -311,20 +333,25 @@ async function main(): Promise<void> {
     const delivered = Object.values(result.arrivals).filter((a) => a.length === watchers).length;
     const ratio = median(withSubs) / median(without);
 
-    printTable(`Realtime: ${subscribers} SSE subscribers (${watchers} watching a job, ${subscribers - watchers} watching runs under load)`, [
-      { measure: 'writes/s while measuring latency (target)', value: `${fmt(achieved, 0)} (${rate})` },
-      { measure: 'probes delivered to every job watcher', value: `${delivered} / ${probes}` },
-      { measure: 'SSE messages received per second', value: fmt(result.messages / (seconds + 1.5), 0) },
-      { measure: 'commit → subscriber latency p50 (ms)', value: fmt(percentile(latencies, 0.5)) },
-      { measure: 'commit → subscriber latency p99 (ms)', value: fmt(percentile(latencies, 0.99)) },
-      { measure: 'commit → subscriber latency max (ms)', value: fmt(latencies.at(-1) ?? NaN) },
-      { measure: `write throughput without subscribers (${CLIENTS} clients, writes/s)`, value: without.map((w) => fmt(w, 0)).join(', ') },
-      { measure: `write throughput with subscribers (${CLIENTS} clients, writes/s)`, value: withSubs.map((w) => fmt(w, 0)).join(', ') },
-      { measure: 'API process CPU µs per write (without / with)', value: `${fmt(mean(cpu.without), 0)} / ${fmt(mean(cpu.with), 0)}` },
-      { measure: 'throughput with / without (medians)', value: fmt(ratio, 3) },
-    ]);
+    printTable(
+      `Realtime: ${subscribers} SSE subscribers (${watchers} watching a job, ${subscribers - watchers} watching runs under load)`,
+      [
+        { measure: 'writes/s while measuring latency (target)', value: `${fmt(achieved, 0)} (${rate})` },
+        { measure: 'probes delivered to every job watcher', value: `${delivered} / ${probes}` },
+        { measure: 'SSE messages received per second', value: fmt(result.messages / (seconds + 1.5), 0) },
+        { measure: 'commit → subscriber latency p50 (ms)', value: fmt(percentile(latencies, 0.5)) },
+        { measure: 'commit → subscriber latency p99 (ms)', value: fmt(percentile(latencies, 0.99)) },
+        { measure: 'commit → subscriber latency max (ms)', value: fmt(latencies.at(-1) ?? NaN) },
+        { measure: `write throughput without subscribers (${CLIENTS} clients, writes/s)`, value: without.map((w) => fmt(w, 0)).join(', ') },
+        { measure: `write throughput with subscribers (${CLIENTS} clients, writes/s)`, value: withSubs.map((w) => fmt(w, 0)).join(', ') },
+        { measure: 'API process CPU µs per write (without / with)', value: `${fmt(mean(cpu.without), 0)} / ${fmt(mean(cpu.with), 0)}` },
+        { measure: 'throughput with / without (medians)', value: fmt(ratio, 3) },
+      ],
+    );
     const met = percentile(latencies, 0.99) < 100 && ratio >= 0.9 && delivered === probes && achieved >= rate * 0.98;
-    console.log(`targets (${rate} writes/s held, p99 < 100 ms, every probe delivered, throughput ratio >= 0.9): ${met ? 'met' : 'NOT met'}`);
+    console.log(
+      `targets (${rate} writes/s held, p99 < 100 ms, every probe delivered, throughput ratio >= 0.9): ${met ? 'met' : 'NOT met'}`,
+    );
   } finally {
     child?.send({ type: 'stop' });
     await sql.end().catch(() => undefined);
@@ -338,7 +365,8 @@ async function main(): Promise<void> {
 }
 
 if (args['subscriber-process']) subscriberProcess();
-else main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+else
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });

@@ -13,8 +13,23 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import {
-  benchDatabase, fmt, gql, measure, median, postgresCpuSeconds, printTable, processCpuSeconds, sampleRss, startCli, wrkInstalled,
-  wrkReports, type BenchDatabase, type Measured, type ReportLoad, type ReportLoadResult, type ServedApi,
+  benchDatabase,
+  fmt,
+  gql,
+  measure,
+  median,
+  postgresCpuSeconds,
+  printTable,
+  processCpuSeconds,
+  sampleRss,
+  startCli,
+  wrkInstalled,
+  wrkReports,
+  type BenchDatabase,
+  type Measured,
+  type ReportLoad,
+  type ReportLoadResult,
+  type ServedApi,
 } from './support.js';
 
 const CLIENTS = 32;
@@ -66,7 +81,10 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
       sourceCount: String(partitions * chunksPerPartition),
       plannedPartitionCount: String(partitions),
       partitions: pids.map((partitionId, i) => ({
-        partitionId, lowerBound: String(i * 10), upperBound: String(i * 10 + 10), upperInclusive: i === partitions - 1,
+        partitionId,
+        lowerBound: String(i * 10),
+        upperBound: String(i * 10 + 10),
+        upperInclusive: i === partitions - 1,
         expectedRowCount: String(chunksPerPartition),
       })),
     },
@@ -86,7 +104,8 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
   const reports = WRK ? await wrkReports(url, load, CLIENTS) : await nodeReports(url, load);
   const batches1 = await batchTotals(url);
   return {
-    claims, reports,
+    claims,
+    reports,
     meanBatch: (batches1.sum - batches0.sum) / (batches1.count - batches0.count),
     apiCpuUs: ((processCpuSeconds(apiPid) - cpu0.api) / n) * 1e6,
     pgCpuUs: ((postgresCpuSeconds() - cpu0.pg) / n) * 1e6,
@@ -105,8 +124,14 @@ async function nodeReports(url: string, load: ReportLoad): Promise<ReportLoadRes
     const pid = String(p).padStart(4, '0');
     const res = await gql(url, REPORT, {
       i: {
-        runId: load.runId, partitionId: pid, claimToken: load.tokens[p], chunkIndex: chunk, chunkCount: load.chunkCount,
-        hdfsPath: `${load.hdfsRunPath}/part-${pid}-${String(chunk).padStart(6, '0')}.parquet`, recordCount: 1, byteCount: 100,
+        runId: load.runId,
+        partitionId: pid,
+        claimToken: load.tokens[p],
+        chunkIndex: chunk,
+        chunkCount: load.chunkCount,
+        hdfsPath: `${load.hdfsRunPath}/part-${pid}-${String(chunk).padStart(6, '0')}.parquet`,
+        recordCount: 1,
+        byteCount: 100,
       },
     });
     const result = res.body.data?.reportChunk;
@@ -140,7 +165,11 @@ const SINGLE_SQL = 'SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, 
 const BATCH_SQL = 'SELECT * FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 
 /** Reports every chunk of a fresh run alone, one after the other, then replays them all; both timed. */
-async function loneReports(url: string, databaseUrl: string, path: 'single' | 'batch of one'): Promise<{ fresh: LoneResult; replay: LoneResult }> {
+async function loneReports(
+  url: string,
+  databaseUrl: string,
+  path: 'single' | 'batch of one',
+): Promise<{ fresh: LoneResult; replay: LoneResult }> {
   const created = await gql(url, CREATE, {
     i: { jobKey: 'BENCH_JOB', businessKey: `lone_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
@@ -148,23 +177,41 @@ async function loneReports(url: string, databaseUrl: string, path: 'single' | 'b
   const pids = Array.from({ length: LONE_PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
   await gql(url, MANIFEST, {
     i: {
-      runId, sourceCount: String(LONE_PARTITIONS * LONE_CHUNKS), plannedPartitionCount: String(LONE_PARTITIONS),
+      runId,
+      sourceCount: String(LONE_PARTITIONS * LONE_CHUNKS),
+      plannedPartitionCount: String(LONE_PARTITIONS),
       partitions: pids.map((partitionId, i) => ({
-        partitionId, lowerBound: String(i * 10), upperBound: String(i * 10 + 10), upperInclusive: i === LONE_PARTITIONS - 1,
+        partitionId,
+        lowerBound: String(i * 10),
+        upperBound: String(i * 10 + 10),
+        upperInclusive: i === LONE_PARTITIONS - 1,
         expectedRowCount: String(LONE_CHUNKS),
       })),
     },
   });
   const tokens = pids.map(() => randomUUID());
-  for (const [i, partitionId] of pids.entries()) await gql(url, CLAIM, { i: { runId, partitionId, claimToken: tokens[i], workerNode: 'n' } });
+  for (const [i, partitionId] of pids.entries())
+    await gql(url, CLAIM, { i: { runId, partitionId, claimToken: tokens[i], workerNode: 'n' } });
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const { rows: [{ pid }] } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const {
+    rows: [{ pid }],
+  } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   const reports = Array.from({ length: LONE_PARTITIONS * LONE_CHUNKS }, (_, n) => {
     const p = n % LONE_PARTITIONS;
     const chunk = Math.floor(n / LONE_PARTITIONS);
-    return [runId, pids[p], tokens[p], chunk, LONE_CHUNKS, null, `${hdfsRunPath}/part-${pids[p]}-${String(chunk).padStart(6, '0')}.parquet`,
-      '1', '100', 'bench'] as const;
+    return [
+      runId,
+      pids[p],
+      tokens[p],
+      chunk,
+      LONE_CHUNKS,
+      null,
+      `${hdfsRunPath}/part-${pids[p]}-${String(chunk).padStart(6, '0')}.parquet`,
+      '1',
+      '100',
+      'bench',
+    ] as const;
   });
   const send = async (values: readonly unknown[]) => {
     if (path === 'single') return client.query({ name: 'single', text: SINGLE_SQL, values: [...values] });
@@ -217,12 +264,19 @@ async function httpScenarios(api: ServedApi, database: BenchDatabase): Promise<v
     await settle(database.url);
     const small = await runScenario(api.url, api.process.pid!, { name: `p8r${round}`, partitions: 8, chunksPerPartition: REPORTS / 8 });
     await settle(database.url);
-    const large = await runScenario(api.url, api.process.pid!, { name: `p10000r${round}`, partitions: 10_000, chunksPerPartition: REPORTS / 10_000 });
+    const large = await runScenario(api.url, api.process.pid!, {
+      name: `p10000r${round}`,
+      partitions: 10_000,
+      chunksPerPartition: REPORTS / 10_000,
+    });
     await settle(database.url);
     // the same number of reports to 10,000 partitions that do not complete: what a report costs in a large
     // run, without the partition completions that make up half of the reports above
     const progress = await runScenario(api.url, api.process.pid!, {
-      name: `p10000progress${round}`, partitions: 10_000, chunksPerPartition: 1000, reportedPerPartition: REPORTS / 10_000,
+      name: `p10000progress${round}`,
+      partitions: 10_000,
+      chunksPerPartition: 1000,
+      reportedPerPartition: REPORTS / 10_000,
     });
     rounds.push({ small, large, progress });
   }
@@ -232,16 +286,28 @@ async function httpScenarios(api: ServedApi, database: BenchDatabase): Promise<v
   const { rows } = await sql.query(`SELECT count(*)::int AS runs FROM nifi_ops.load_run WHERE status = 'EXTRACTED_VALIDATED'`);
   await sql.end();
   const row = (label: string, r: ScenarioResult) => ({
-    run: label, 'reports/s': fmt(r.reports.perSecond, 0), 'p50 ms': fmt(r.reports.p50, 2), 'p99 ms': fmt(r.reports.p99, 2),
-    'validation scheduled': r.reports.validationScheduled, 'API CPU µs/report': fmt(r.apiCpuUs, 0), 'PG CPU µs/report': fmt(r.pgCpuUs, 0),
-    'mean batch': fmt(r.meanBatch, 1), 'load generator CPU µs/report': fmt(r.reports.loadGeneratorCpuUs, 0),
+    run: label,
+    'reports/s': fmt(r.reports.perSecond, 0),
+    'p50 ms': fmt(r.reports.p50, 2),
+    'p99 ms': fmt(r.reports.p99, 2),
+    'validation scheduled': r.reports.validationScheduled,
+    'API CPU µs/report': fmt(r.apiCpuUs, 0),
+    'PG CPU µs/report': fmt(r.pgCpuUs, 0),
+    'mean batch': fmt(r.meanBatch, 1),
+    'load generator CPU µs/report': fmt(r.reports.loadGeneratorCpuUs, 0),
   });
-  printTable(`reportChunk over HTTP, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client; install wrk for a lighter load generator'}), ${REPORTS} reports per run, ${ROUNDS} rounds`, rounds.flatMap((r, i) => [
-    row(`round ${i + 1}: 8 partitions`, r.small), row(`round ${i + 1}: 10,000 partitions`, r.large),
-    row(`round ${i + 1}: 10,000 partitions, progress only`, r.progress),
-  ]));
+  printTable(
+    `reportChunk over HTTP, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client; install wrk for a lighter load generator'}), ${REPORTS} reports per run, ${ROUNDS} rounds`,
+    rounds.flatMap((r, i) => [
+      row(`round ${i + 1}: 8 partitions`, r.small),
+      row(`round ${i + 1}: 10,000 partitions`, r.large),
+      row(`round ${i + 1}: 10,000 partitions, progress only`, r.progress),
+    ]),
+  );
   const medians = (pick: (r: (typeof rounds)[number]) => Measured) => ({
-    perSecond: median(rounds.map((r) => pick(r).perSecond)), p50: median(rounds.map((r) => pick(r).p50)), p99: median(rounds.map((r) => pick(r).p99)),
+    perSecond: median(rounds.map((r) => pick(r).perSecond)),
+    p50: median(rounds.map((r) => pick(r).p50)),
+    p99: median(rounds.map((r) => pick(r).p99)),
   });
   const small = medians((r) => r.small.reports);
   const large = medians((r) => r.large.reports);
@@ -249,7 +315,12 @@ async function httpScenarios(api: ServedApi, database: BenchDatabase): Promise<v
   printTable('medians over the rounds', [
     { run: '8 partitions', 'reports/s': fmt(small.perSecond, 0), 'p50 ms': fmt(small.p50, 2), 'p99 ms': fmt(small.p99, 2) },
     { run: '10,000 partitions', 'reports/s': fmt(large.perSecond, 0), 'p50 ms': fmt(large.p50, 2), 'p99 ms': fmt(large.p99, 2) },
-    { run: '10,000 partitions, progress only', 'reports/s': fmt(progress.perSecond, 0), 'p50 ms': fmt(progress.p50, 2), 'p99 ms': fmt(progress.p99, 2) },
+    {
+      run: '10,000 partitions, progress only',
+      'reports/s': fmt(progress.perSecond, 0),
+      'p50 ms': fmt(progress.p50, 2),
+      'p99 ms': fmt(progress.p99, 2),
+    },
   ]);
   const claims = medians((r) => r.large.claims);
   printTable('claimPartition, 10,000 partitions (medians)', [
@@ -259,13 +330,26 @@ async function httpScenarios(api: ServedApi, database: BenchDatabase): Promise<v
     { 'after warm-up MB': fmt(memory.startMb), 'peak MB': fmt(memory.peakMb), 'at the end MB': fmt(memory.endMb) },
   ]);
   const ratio = large.perSecond / small.perSecond;
-  console.log(`ratio 10,000 / 8 partitions (medians): ${fmt(ratio, 2)} (target >= 0.8); runs completed: ${rows[0].runs} of ${1 + 2 * ROUNDS}`);
+  console.log(
+    `ratio 10,000 / 8 partitions (medians): ${fmt(ratio, 2)} (target >= 0.8); runs completed: ${rows[0].runs} of ${1 + 2 * ROUNDS}`,
+  );
   console.log(`ratio 10,000 partitions progress only / 8 partitions (medians): ${fmt(progress.perSecond / small.perSecond, 2)}`);
-  console.log(JSON.stringify({
-    bench: 'report-chunk',
-    p8: small, p10000: large, p10000ProgressOnly: progress, claims, ratio, apiRssMb: memory,
-    rounds: rounds.map((r) => ({ p8: r.small.reports.perSecond, p10000: r.large.reports.perSecond, p10000ProgressOnly: r.progress.reports.perSecond })),
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'report-chunk',
+      p8: small,
+      p10000: large,
+      p10000ProgressOnly: progress,
+      claims,
+      ratio,
+      apiRssMb: memory,
+      rounds: rounds.map((r) => ({
+        p8: r.small.reports.perSecond,
+        p10000: r.large.reports.perSecond,
+        p10000ProgressOnly: r.progress.reports.perSecond,
+      })),
+    }),
+  );
 }
 
 async function loneScenarios(api: ServedApi, database: BenchDatabase): Promise<void> {
@@ -279,12 +363,16 @@ async function loneScenarios(api: ServedApi, database: BenchDatabase): Promise<v
   }
   const loneMedian = (path: 'single' | 'batch of one', kind: 'fresh' | 'replay', key: keyof LoneResult) =>
     fmt(median(lone.map((r) => r[path][kind][key])), 0);
-  printTable(`a report on its own, one connection, ${LONE_PARTITIONS * LONE_CHUNKS} reports (medians of ${ROUNDS} rounds)`,
+  printTable(
+    `a report on its own, one connection, ${LONE_PARTITIONS * LONE_CHUNKS} reports (medians of ${ROUNDS} rounds)`,
     (['single', 'batch of one'] as const).map((path) => ({
       path: path === 'single' ? 'report_chunk' : 'report_chunks of one (+ report_chunk when DEFERRED)',
-      'new chunk: backend CPU µs': loneMedian(path, 'fresh', 'backendCpuUs'), 'new chunk: p50 µs': loneMedian(path, 'fresh', 'p50Us'),
-      'replay: backend CPU µs': loneMedian(path, 'replay', 'backendCpuUs'), 'replay: p50 µs': loneMedian(path, 'replay', 'p50Us'),
-    })));
+      'new chunk: backend CPU µs': loneMedian(path, 'fresh', 'backendCpuUs'),
+      'new chunk: p50 µs': loneMedian(path, 'fresh', 'p50Us'),
+      'replay: backend CPU µs': loneMedian(path, 'replay', 'backendCpuUs'),
+      'replay: p50 µs': loneMedian(path, 'replay', 'p50Us'),
+    })),
+  );
   console.log(JSON.stringify({ bench: 'report-chunk-lone', lone: lone.map((r) => ({ single: r.single, batchOfOne: r['batch of one'] })) }));
 }
 

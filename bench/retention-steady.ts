@@ -44,18 +44,31 @@ function copyRows(table: string, patch = `'{}'::jsonb`, overriding = ''): string
 async function arriveDay(sql: pg.Client, sourceDate: string, shiftDays: number): Promise<number> {
   const shift = `interval '${shiftDays} days'`;
   await sql.query('BEGIN');
-  await sql.query(`
+  await sql.query(
+    `
     CREATE TEMP TABLE step_map ON COMMIT DROP AS
-    SELECT run_id AS old_id, gen_random_uuid() AS new_id FROM nifi_ops.load_run WHERE business_key = $1`, [sourceDate]);
-  const runs = await sql.query(copyRows('load_run', `jsonb_build_object(
+    SELECT run_id AS old_id, gen_random_uuid() AS new_id FROM nifi_ops.load_run WHERE business_key = $1`,
+    [sourceDate],
+  );
+  const runs = await sql.query(
+    copyRows(
+      'load_run',
+      `jsonb_build_object(
       'business_key', (x.business_key::date + ${shiftDays})::text,
       'started_at', x.started_at + ${shift}, 'heartbeat_at', x.heartbeat_at + ${shift},
       'completed_at', x.completed_at + ${shift}, 'cleaned_at', NULL,
-      'idempotency_key', x.idempotency_key || '+${shiftDays}')`));
+      'idempotency_key', x.idempotency_key || '+${shiftDays}')`,
+    ),
+  );
   await sql.query(copyRows('load_partition'));
   await sql.query(copyRows('load_file'));
-  await sql.query(copyRows('load_validation', `jsonb_build_object('validation_id', nextval('nifi_ops.load_validation_validation_id_seq'))`,
-    'OVERRIDING SYSTEM VALUE'));
+  await sql.query(
+    copyRows(
+      'load_validation',
+      `jsonb_build_object('validation_id', nextval('nifi_ops.load_validation_validation_id_seq'))`,
+      'OVERRIDING SYSTEM VALUE',
+    ),
+  );
   await sql.query(copyRows('load_dispatch', `jsonb_build_object('dispatch_id', gen_random_uuid())`));
   await sql.query(copyRows('load_event', `jsonb_build_object('event_id', gen_random_uuid(), 'event_time', x.event_time + ${shift})`));
   await sql.query('COMMIT');
@@ -97,19 +110,28 @@ async function ledger(admin: pg.Client, dates: number): Promise<Ledger> {
   await sql.query('SET session_replication_role = replica');
   const db = createDb(url.toString(), { poolSize: 2 });
   return {
-    url: url.toString(), sql, db,
-    sizes: async () => new Map((await tableSizes(url.toString())).filter((size) => MEASURED.includes(size.table)).map((size) => [size.table, size])),
+    url: url.toString(),
+    sql,
+    db,
+    sizes: async () =>
+      new Map((await tableSizes(url.toString())).filter((size) => MEASURED.includes(size.table)).map((size) => [size.table, size])),
     async arrive(day) {
       // the newest date whose runs have all ended arrives again as the date after the newest
-      const { rows: [found] } = await sql.query<{ source: string; shift: number }>(`
+      const {
+        rows: [found],
+      } = await sql.query<{ source: string; shift: number }>(
+        `
         SELECT max(business_key) FILTER (WHERE NOT active) AS source,
                max(business_key)::date - max(business_key) FILTER (WHERE NOT active)::date + 1 AS shift
           FROM (SELECT business_key, bool_or(status = ANY($1)) AS active FROM nifi_ops.load_run GROUP BY business_key) d`,
-        [ACTIVE_RUN_STATUSES]);
+        [ACTIVE_RUN_STATUSES],
+      );
       const arrived = await arriveDay(sql, found!.source, found!.shift);
-      await sql.query(`UPDATE nifi_ops.load_run SET cleaned_at = completed_at + interval '3 days'
+      await sql.query(
+        `UPDATE nifi_ops.load_run SET cleaned_at = completed_at + interval '3 days'
                         WHERE status = 'SUCCESS' AND cleaned_at IS NULL AND completed_at < $1::timestamptz - interval '3 days'`,
-        [new Date(Date.now() + day * DAY_MS)]);
+        [new Date(Date.now() + day * DAY_MS)],
+      );
       return arrived;
     },
     async drop() {
@@ -142,14 +164,21 @@ async function main(): Promise<number> {
       const t0 = performance.now();
       const arrived = await retained.arrive(day);
       const t1 = performance.now();
-      const summary = await purgeLedger(retained.db, { before: new Date(Date.now() + day * DAY_MS - RETAINED * DAY_MS), batchRows: PURGE_BATCH_ROWS });
+      const summary = await purgeLedger(retained.db, {
+        before: new Date(Date.now() + day * DAY_MS - RETAINED * DAY_MS),
+        batchRows: PURGE_BATCH_ROWS,
+      });
       const t2 = performance.now();
       await vacuum(retained);
       const t3 = performance.now();
       const sizes = await retained.sizes();
       perDay.push({
-        day, 'runs in': arrived, 'runs purged': summary.purgedRuns.length, 'arrive s': fmt((t1 - t0) / 1000),
-        'purge s': fmt((t2 - t1) / 1000), 'vacuum s': fmt((t3 - t2) / 1000),
+        day,
+        'runs in': arrived,
+        'runs purged': summary.purgedRuns.length,
+        'arrive s': fmt((t1 - t0) / 1000),
+        'purge s': fmt((t2 - t1) / 1000),
+        'vacuum s': fmt((t3 - t2) / 1000),
         ...Object.fromEntries([...sizes.values()].map((size) => [size.table, fmt(ratio(size, worth), 2)])),
       });
       process.stdout.write(`  day ${day}: ${JSON.stringify(perDay.at(-1))}\n`);
@@ -159,10 +188,21 @@ async function main(): Promise<number> {
     const final = [...(await retained.sizes()).values()].map((size) => {
       ok &&= ratio(size, worth) <= TARGET;
       return {
-        table: size.table, rows: size.rows, 'heap MB': fmt(size.tableBytes / 2 ** 20), 'indexes MB': fmt(size.indexBytes / 2 ** 20),
-        "worth MB": fmt((bytes(worth.get(size.table)!) * size.rows) / worth.get(size.table)!.rows / 2 ** 20),
-        ratio: fmt(ratio(size, worth), 2), 'heap ratio': fmt(ratio(size, worth, (s) => s.tableBytes), 2),
-        'index ratio': fmt(ratio(size, worth, (s) => s.indexBytes), 2), 'ratio to sorted indexes': fmt(ratio(size, sorted), 2),
+        table: size.table,
+        rows: size.rows,
+        'heap MB': fmt(size.tableBytes / 2 ** 20),
+        'indexes MB': fmt(size.indexBytes / 2 ** 20),
+        'worth MB': fmt((bytes(worth.get(size.table)!) * size.rows) / worth.get(size.table)!.rows / 2 ** 20),
+        ratio: fmt(ratio(size, worth), 2),
+        'heap ratio': fmt(
+          ratio(size, worth, (s) => s.tableBytes),
+          2,
+        ),
+        'index ratio': fmt(
+          ratio(size, worth, (s) => s.indexBytes),
+          2,
+        ),
+        'ratio to sorted indexes': fmt(ratio(size, sorted), 2),
       };
     });
     printTable(`after ${DAYS} days under retention of ${RETAINED} dates (target ≤ ${TARGET}×)`, final);

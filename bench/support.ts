@@ -75,7 +75,11 @@ export interface ServedApi {
 }
 
 /** `load-control <command>` from the build, as a separate process, like production. */
-export async function startCli(command: 'serve' | 'work' | 'start', databaseUrl: string, env: Record<string, string> = {}): Promise<ServedApi> {
+export async function startCli(
+  command: 'serve' | 'work' | 'start',
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ServedApi> {
   const port = await freePort();
   const child = spawn(process.execPath, [...apiNodeArgs(), join(ROOT, 'dist/cli.js'), command], {
     env: {
@@ -220,11 +224,22 @@ export async function wrkReports(url: string, load: ReportLoad, clients: number)
   rmSync(dir, { recursive: true, force: true });
   const line = out.split('\n').find((l) => l.startsWith('RESULT '));
   if (!line || seconds === undefined) throw new Error(`wrk ended (exit ${code}) before every report was answered:\n${out}`);
-  const result = JSON.parse(line.slice('RESULT '.length)) as { failed: number; scheduled: number; p50us: number; p99us: number; firstFailure: string };
+  const result = JSON.parse(line.slice('RESULT '.length)) as {
+    failed: number;
+    scheduled: number;
+    p50us: number;
+    p99us: number;
+    firstFailure: string;
+  };
   if (result.failed > 0) throw new Error(`${result.failed} reports failed; the first answer: ${result.firstFailure}`);
   return {
-    count: load.count, seconds, perSecond: load.count / seconds, p50: result.p50us / 1000, p99: result.p99us / 1000,
-    validationScheduled: result.scheduled, loadGeneratorCpuUs: (cpuSeconds / load.count) * 1e6,
+    count: load.count,
+    seconds,
+    perSecond: load.count / seconds,
+    p50: result.p50us / 1000,
+    p99: result.p99us / 1000,
+    validationScheduled: result.scheduled,
+    loadGeneratorCpuUs: (cpuSeconds / load.count) * 1e6,
   };
 }
 
@@ -303,7 +318,8 @@ export function spawnCli(command: 'serve' | 'work' | 'start', env: Record<string
 export async function waitUntilReady(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${url}: the process exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${url}: the process exited (${child.exitCode ?? child.signalCode}) before it was ready`);
     try {
       if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) return;
     } catch {

@@ -28,7 +28,13 @@ async function scenario(db: Db): Promise<void> {
   const succeeded = (jobId: string, businessDate: string, startedAt: string) =>
     inTransaction(db, (tx) =>
       recordObservation(tx, {
-        jobId, businessDate, attempt: 1, runId: `${jobId}-${businessDate}-1`, state: 'SUCCEEDED', startedAt: new Date(startedAt), actor: ACTOR,
+        jobId,
+        businessDate,
+        attempt: 1,
+        runId: `${jobId}-${businessDate}-1`,
+        state: 'SUCCEEDED',
+        startedAt: new Date(startedAt),
+        actor: ACTOR,
       }),
     );
 

@@ -19,8 +19,18 @@ import { freePort } from '../test/support/cli.js';
 import { FAIL_RUN } from '../test/support/fixtures.js';
 import { DEFINE_GATE, PUBLISH, RECORD_OBSERVATION } from '../test/support/gate-fixtures.js';
 import {
-  call, claimPartition, extractAll, partitionId, publishRun, reportChunks, runState, startRun, succeed, validateDispatch,
-  validateStaging, type Gql,
+  call,
+  claimPartition,
+  extractAll,
+  partitionId,
+  publishRun,
+  reportChunks,
+  runState,
+  startRun,
+  succeed,
+  validateDispatch,
+  validateStaging,
+  type Gql,
 } from '../test/support/ledger-flow.js';
 import { RELEASE_2EFCF01, checkoutRelease, stopCli, type CliProcess } from '../test/support/old-release.js';
 import { startReceiver, type Receiver } from '../test/support/receiver.js';
@@ -52,9 +62,17 @@ async function fillLedger(gql: Gql, receiver: Receiver): Promise<UpgradeFixture>
   await until('the dispatch to die', async () => (await validateDispatch(gql, deadRun.runId)).status === 'DEAD', 20_000);
 
   await call(gql, DEFINE_GATE, { input: { consumer: CONSUMER, requiredJobs: [EXTERNAL_JOB, JOB] } }, 'operator');
-  const observe = (businessDate: string, state: string) => call(gql, RECORD_OBSERVATION, {
-    input: { jobId: EXTERNAL_JOB, businessDate, attempt: 1, runId: `sap-${businessDate}`, state, startedAt: `${businessDate}T22:00:00+00:00` },
-  });
+  const observe = (businessDate: string, state: string) =>
+    call(gql, RECORD_OBSERVATION, {
+      input: {
+        jobId: EXTERNAL_JOB,
+        businessDate,
+        attempt: 1,
+        runId: `sap-${businessDate}`,
+        state,
+        startedAt: `${businessDate}T22:00:00+00:00`,
+      },
+    });
 
   // SUCCESS for the published date; its observation and the external job's authorise the publication.
   const successCounts = [3, 4];
@@ -72,7 +90,14 @@ async function fillLedger(gql: Gql, receiver: Receiver): Promise<UpgradeFixture>
   // A failure: the extract query broke.
   const failedRun = await startRun(gql, JOB, 'BK_EXTRACT_FAILED', [5]);
   await call(gql, FAIL_RUN, {
-    input: { runId: failedRun.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'EXTRACT', errorCode: 'ORA-01555', message: 'snapshot too old' },
+    input: {
+      runId: failedRun.runId,
+      expectedStatus: 'EXTRACTING',
+      failStatus: 'FAILED_EXTRACT',
+      errorStage: 'EXTRACT',
+      errorCode: 'ORA-01555',
+      message: 'snapshot too old',
+    },
   });
 
   // PUBLISH_UNKNOWN: Hive did not say whether the INSERT OVERWRITE happened.
@@ -98,14 +123,21 @@ async function fillLedger(gql: Gql, receiver: Receiver): Promise<UpgradeFixture>
     jobKey: JOB,
     runs: {
       extracting: {
-        runId: extracting.runId, businessKey: NEXT_DATE, partitionRows: counts,
+        runId: extracting.runId,
+        businessKey: NEXT_DATE,
+        partitionRows: counts,
         running: {
           [partitionId(1)]: { claimToken: twoOfThree, chunkCount: 3, chunksReported: 2, rowsPerChunk: 2 },
           [partitionId(2)]: { claimToken: claimedOnly, chunkCount: 1, chunksReported: 0, rowsPerChunk: 5 },
         },
       },
       publishUnknown: { runId: unknownRun.runId, rows: 4 },
-      deadDispatch: { runId: deadRun.runId, jobKey: DEAD_JOB, dispatchId: (await validateDispatch(gql, deadRun.runId)).dispatchId, rows: 5 },
+      deadDispatch: {
+        runId: deadRun.runId,
+        jobKey: DEAD_JOB,
+        dispatchId: (await validateDispatch(gql, deadRun.runId)).dispatchId,
+        rows: 5,
+      },
       success: { runId: successRun.runId },
       failed: { runId: failedRun.runId },
     },
@@ -116,7 +148,11 @@ async function fillLedger(gql: Gql, receiver: Receiver): Promise<UpgradeFixture>
 /** Each run's status, so that the fixture is checked before it is written. */
 async function expectStatuses(gql: Gql, fixture: UpgradeFixture): Promise<void> {
   const expected: Record<keyof UpgradeFixture['runs'], string> = {
-    extracting: 'EXTRACTING', publishUnknown: 'PUBLISH_UNKNOWN', deadDispatch: 'EXTRACTED_VALIDATED', success: 'SUCCESS', failed: 'FAILED_EXTRACT',
+    extracting: 'EXTRACTING',
+    publishUnknown: 'PUBLISH_UNKNOWN',
+    deadDispatch: 'EXTRACTED_VALIDATED',
+    success: 'SUCCESS',
+    failed: 'FAILED_EXTRACT',
   };
   for (const [name, status] of Object.entries(expected)) {
     const actual = (await runState(gql, fixture.runs[name as keyof typeof expected].runId)).status;
@@ -148,7 +184,15 @@ async function main(): Promise<void> {
     const work = release.start(['work']);
     children.push(serve, work);
     const api = `http://127.0.0.1:${port}`;
-    await until('the old API', () => fetch(`${api}/readyz`).then((r) => r.ok, () => false), 60_000).catch((error: Error) => {
+    await until(
+      'the old API',
+      () =>
+        fetch(`${api}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      60_000,
+    ).catch((error: Error) => {
       throw new Error(`${error.message}\n${serve.output()}`);
     });
 
@@ -157,9 +201,14 @@ async function main(): Promise<void> {
     await expectStatuses(gql, fixture);
     await Promise.all(children.map(stopCli));
 
-    const { stdout: dump } = await exec('pg_dump', ['--inserts', '--no-owner', '--no-privileges', '--schema=nifi_ops', url], { maxBuffer: 256 * 1024 * 1024 });
+    const { stdout: dump } = await exec('pg_dump', ['--inserts', '--no-owner', '--no-privileges', '--schema=nifi_ops', url], {
+      maxBuffer: 256 * 1024 * 1024,
+    });
     // psql meta-commands (pg_dump's \restrict guard) are not SQL: the test restores through the simple query protocol.
-    const sql = dump.split('\n').filter((line) => !line.startsWith('\\')).join('\n');
+    const sql = dump
+      .split('\n')
+      .filter((line) => !line.startsWith('\\'))
+      .join('\n');
     const header = [
       `-- The ledger as commit ${RELEASE_2EFCF01.slice(0, 7)} left it, made by \`${COMMAND}\` (its migrate, serve and work,`,
       '-- driven through its GraphQL API). Do not edit: run the command again. Read by test/upgrade.test.ts.',

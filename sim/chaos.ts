@@ -14,17 +14,23 @@ export function startChaos(world: World, cluster: Cluster): Chaos {
   let stopped = false;
   const wakers = new Set<() => void>();
   const failures: string[] = [];
-  const nap = (ms: number) => new Promise<void>((resolve) => {
-    const wake = () => {
-      clearTimeout(timer);
-      wakers.delete(wake);
-      resolve();
-    };
-    const timer = setTimeout(wake, ms);
-    wakers.add(wake);
-  });
+  const nap = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      wakers.add(wake);
+    });
 
-  const every = (fault: 'api-kill' | 'worker-kill' | 'pg-terminate', minMs: number, maxMs: number, act: (random: () => number) => Promise<unknown>) => {
+  const every = (
+    fault: 'api-kill' | 'worker-kill' | 'pg-terminate',
+    minMs: number,
+    maxMs: number,
+    act: (random: () => number) => Promise<unknown>,
+  ) => {
     if (!world.options.faults.has(fault)) return Promise.resolve();
     const random = world.dice.stream(fault);
     return (async () => {

@@ -88,7 +88,10 @@ export class SimClient {
     if (!options.noDuplicate && this.faults.enabled('duplicate') && this.dice.chance(P_DUPLICATE, 'duplicate', field, ...options.key)) {
       this.stats.duplicated++;
       this.log(`fault duplicate ${field} ${options.key.join('/')}`);
-      const [first] = await Promise.all([this.send<T>(field, query, variables, role, options.observe), this.send<T>(field, query, variables, role, options.observe)]);
+      const [first] = await Promise.all([
+        this.send<T>(field, query, variables, role, options.observe),
+        this.send<T>(field, query, variables, role, options.observe),
+      ]);
       return first;
     }
     const reply = await this.send<T>(field, query, variables, role, options.observe);
@@ -105,17 +108,27 @@ export class SimClient {
     return all[this.nextEndpoint++ % all.length]!;
   }
 
-  private async send<T>(field: string, query: string, variables: Record<string, unknown>, role: Role, observe?: (data: T) => void): Promise<Reply<T>> {
+  private async send<T>(
+    field: string,
+    query: string,
+    variables: Record<string, unknown>,
+    role: Role,
+    observe?: (data: T) => void,
+  ): Promise<Reply<T>> {
     const deadline = Date.now() + REQUEST_DEADLINE_MS;
     let internalErrors = 0;
     for (let attempt = 0; ; attempt++) {
       let status: number;
       let body: { data?: Record<string, T | null> | null; errors?: Array<{ message?: string; extensions?: Record<string, unknown> }> };
       try {
-        ({ status, body } = await gqlRequest(this.endpoint(), query, variables, { token: SIM_TOKENS[role].token, timeoutMs: REQUEST_TIMEOUT_MS }) as { status: number; body: typeof body });
+        ({ status, body } = (await gqlRequest(this.endpoint(), query, variables, {
+          token: SIM_TOKENS[role].token,
+          timeoutMs: REQUEST_TIMEOUT_MS,
+        })) as { status: number; body: typeof body });
       } catch (error) {
         this.stats.transportErrors++;
-        if (Date.now() > deadline) throw new Error(`${field}: no API answered within ${REQUEST_DEADLINE_MS} ms (${(error as Error).message})`);
+        if (Date.now() > deadline)
+          throw new Error(`${field}: no API answered within ${REQUEST_DEADLINE_MS} ms (${(error as Error).message})`);
         await sleep(backoff(attempt));
         continue;
       }
@@ -135,7 +148,11 @@ export class SimClient {
       }
       if (status >= 500 || (status < 300 && body.errors?.length)) {
         this.stats.serverErrors.push({
-          operation: field, status, code: reply.code, message: first?.message, requestId: first?.extensions?.requestId as string | undefined,
+          operation: field,
+          status,
+          code: reply.code,
+          message: first?.message,
+          requestId: first?.extensions?.requestId as string | undefined,
         });
         this.log(`server error ${status} ${field}: ${first?.message}`);
         if (status >= 500 && ++internalErrors <= INTERNAL_ERROR_RETRIES) {

@@ -68,9 +68,15 @@ class ManagedProcess {
 
   async start(): Promise<void> {
     const args = this.command === 'work' ? ['--metrics-port', String(this.port)] : [];
-    this.child = spawnCli(this.command, { ...this.env, PGAPPNAME: `lc-sim-${this.name}` }, {
-      fromSource: this.options.fromSource, args, logFile: join(this.options.logDir, `${this.name}.log`),
-    });
+    this.child = spawnCli(
+      this.command,
+      { ...this.env, PGAPPNAME: `lc-sim-${this.name}` },
+      {
+        fromSource: this.options.fromSource,
+        args,
+        logFile: join(this.options.logDir, `${this.name}.log`),
+      },
+    );
     await waitUntilReady(this.url, this.child, 90_000);
   }
 
@@ -113,7 +119,9 @@ export class Cluster {
       LC_SERVER__HOST: '127.0.0.1',
       LC_LOGGING__LEVEL: 'warn',
       LC_NIFI__RECEIVER_URL: options.receiverUrl,
-      LC_AUTH__TOKENS: JSON.stringify(Object.entries(SIM_TOKENS).map(([role, t]) => ({ name: t.name, sha256: hashToken(t.token), roles: [role] }))),
+      LC_AUTH__TOKENS: JSON.stringify(
+        Object.entries(SIM_TOKENS).map(([role, t]) => ({ name: t.name, sha256: hashToken(t.token), roles: [role] })),
+      ),
       ...SIM_SETTINGS,
     };
     for (let i = 1; i <= options.apis; i++) {

@@ -18,8 +18,17 @@ const P_DUPLICATE_FLOWFILE = 0.1;
 /** A gated run waits for its upstream jobs this long before the trigger gives up. */
 const GATE_PATIENCE_MS = 60_000;
 
-interface CreatePayload { runId: string; status: string; hdfsRunPath: string; created: boolean }
-interface ManifestPayload { status: string; validationScheduled: boolean; dispatchPartitions: Array<{ partitionId: string }> }
+interface CreatePayload {
+  runId: string;
+  status: string;
+  hdfsRunPath: string;
+  created: boolean;
+}
+interface ManifestPayload {
+  status: string;
+  validationScheduled: boolean;
+  dispatchPartitions: Array<{ partitionId: string }>;
+}
 
 export interface KeyPlan {
   index: number;
@@ -60,17 +69,39 @@ export async function driveKey(world: World, pool: ExtractPool, plan: KeyPlan): 
 async function createRun(world: World, plan: KeyPlan, runNumber: number): Promise<SimRun | undefined> {
   const idempotencyKey = randomUUID();
   const input = {
-    jobKey: plan.jobKey, businessKey: plan.businessKey, hdfsRoot: '/data/sim/stage', stageTablePrefix: 'TMP_SIM_',
-    allowEmptySource: true, parameters: { simKey: plan.index, attempt: runNumber }, idempotencyKey,
+    jobKey: plan.jobKey,
+    businessKey: plan.businessKey,
+    hdfsRoot: '/data/sim/stage',
+    stageTablePrefix: 'TMP_SIM_',
+    allowEmptySource: true,
+    parameters: { simKey: plan.index, attempt: runNumber },
+    idempotencyKey,
   };
   const deadline = Date.now() + GATE_PATIENCE_MS;
   for (let attempt = 0; !world.stopping(); attempt++) {
-    const reply = await world.client.call<CreatePayload>('createRun', CREATE_RUN, { input }, { key: [plan.index, runNumber, 'create', attempt] });
+    const reply = await world.client.call<CreatePayload>(
+      'createRun',
+      CREATE_RUN,
+      { input },
+      { key: [plan.index, runNumber, 'create', attempt] },
+    );
     if (reply.status === 200) {
       const run: SimRun = {
-        runId: reply.data!.runId, keyIndex: plan.index, runNumber, jobKey: plan.jobKey, businessKey: plan.businessKey,
-        hdfsRunPath: reply.data!.hdfsRunPath, sourceCount: 0, partitions: new Map(), race: undefined, targetRows: undefined,
-        validationScheduled: 0, publishClaims: new Set(), validateCalls: 0, validating: 0, targetValidationStarted: false,
+        runId: reply.data!.runId,
+        keyIndex: plan.index,
+        runNumber,
+        jobKey: plan.jobKey,
+        businessKey: plan.businessKey,
+        hdfsRunPath: reply.data!.hdfsRunPath,
+        sourceCount: 0,
+        partitions: new Map(),
+        race: undefined,
+        targetRows: undefined,
+        validationScheduled: 0,
+        publishClaims: new Set(),
+        validateCalls: 0,
+        validating: 0,
+        targetValidationStarted: false,
       };
       world.ledger.runs.set(run.runId, run);
       return run;
@@ -86,7 +117,12 @@ async function createRun(world: World, plan: KeyPlan, runNumber: number): Promis
   return undefined;
 }
 
-type PlannedPartition = SimPartition & { lowerBound: string | null; upperBound: string | null; upperInclusive: boolean; isNullPartition: boolean };
+type PlannedPartition = SimPartition & {
+  lowerBound: string | null;
+  upperBound: string | null;
+  upperInclusive: boolean;
+  isNullPartition: boolean;
+};
 
 function planPartitions(world: World, run: SimRun): PlannedPartition[] {
   const { partitions, chunks } = world.options;
@@ -94,13 +130,18 @@ function planPartitions(world: World, run: SimRun): PlannedPartition[] {
   const withNull = partitions >= 2 && world.dice.chance(P_NULL_PARTITION, 'null-partition', ...key);
   const ranges = withNull ? partitions - 1 : partitions;
   const sized = (id: string) => {
-    const rows = world.dice.chance(P_EMPTY_PARTITION, 'empty', ...key, id) ? 0 : world.dice.int(chunks * 20, chunks * 60, 'rows', ...key, id);
+    const rows = world.dice.chance(P_EMPTY_PARTITION, 'empty', ...key, id)
+      ? 0
+      : world.dice.int(chunks * 20, chunks * 60, 'rows', ...key, id);
     const chunkCount = rows === 0 ? 0 : Math.min(rows, Math.max(1, chunks + world.dice.int(-1, 1, 'chunks', ...key, id)));
     return { partitionId: id, expectedRowCount: rows, chunkCount, reissueCalls: 0 };
   };
   const plan: PlannedPartition[] = Array.from({ length: ranges }, (_, i) => ({
     ...sized(String(i).padStart(4, '0')),
-    lowerBound: String(1 + i * 1000), upperBound: String(1 + (i + 1) * 1000), upperInclusive: i === ranges - 1, isNullPartition: false,
+    lowerBound: String(1 + i * 1000),
+    upperBound: String(1 + (i + 1) * 1000),
+    upperInclusive: i === ranges - 1,
+    isNullPartition: false,
   }));
   if (withNull) plan.push({ ...sized('NULL'), lowerBound: null, upperBound: null, upperInclusive: false, isNullPartition: true });
   return plan;
@@ -109,36 +150,54 @@ function planPartitions(world: World, run: SimRun): PlannedPartition[] {
 async function registerManifest(world: World, pool: ExtractPool, run: SimRun): Promise<void> {
   const plan = planPartitions(world, run);
   for (const p of plan) {
-    run.partitions.set(p.partitionId, { partitionId: p.partitionId, expectedRowCount: p.expectedRowCount, chunkCount: p.chunkCount, reissueCalls: 0 });
+    run.partitions.set(p.partitionId, {
+      partitionId: p.partitionId,
+      expectedRowCount: p.expectedRowCount,
+      chunkCount: p.chunkCount,
+      reissueCalls: 0,
+    });
   }
   run.sourceCount = plan.reduce((sum, p) => sum + p.expectedRowCount, 0);
   const ranges = plan.filter((p) => !p.isNullPartition);
   const nonEmpty = plan.filter((p) => p.expectedRowCount > 0);
-  if (world.faults.enabled('last-chunk-race') && nonEmpty.length >= 2 && world.dice.chance(P_LAST_CHUNK_RACE, 'race', run.keyIndex, run.runNumber)) {
+  if (
+    world.faults.enabled('last-chunk-race') &&
+    nonEmpty.length >= 2 &&
+    world.dice.chance(P_LAST_CHUNK_RACE, 'race', run.keyIndex, run.runNumber)
+  ) {
     run.race = { waiting: new Map(), expected: nonEmpty.length, released: false, racers: 0 };
     world.ledger.races.push(run.race);
   }
-  const reply = await world.client.call<ManifestPayload>('registerManifest', REGISTER_MANIFEST, {
-    input: {
-      runId: run.runId,
-      snapshotScn: String(9_000_000_000 + run.keyIndex * 10 + run.runNumber),
-      sourceCount: String(run.sourceCount),
-      sourceNullSplitCount: String(plan.find((p) => p.isNullPartition)?.expectedRowCount ?? 0),
-      sourceMinSplit: ranges[0]?.lowerBound ?? null,
-      sourceMaxSplit: ranges[ranges.length - 1]?.upperBound ?? null,
-      plannedPartitionCount: String(plan.length),
-      sourceMetrics: { SOURCE_COUNT: String(run.sourceCount), AMOUNT_SUM: `${run.sourceCount * 7}.25` },
-      partitions: plan.map((p) => ({
-        partitionId: p.partitionId, lowerBound: p.lowerBound, upperBound: p.upperBound, upperInclusive: p.upperInclusive,
-        isNullPartition: p.isNullPartition, expectedRowCount: String(p.expectedRowCount),
-      })),
+  const reply = await world.client.call<ManifestPayload>(
+    'registerManifest',
+    REGISTER_MANIFEST,
+    {
+      input: {
+        runId: run.runId,
+        snapshotScn: String(9_000_000_000 + run.keyIndex * 10 + run.runNumber),
+        sourceCount: String(run.sourceCount),
+        sourceNullSplitCount: String(plan.find((p) => p.isNullPartition)?.expectedRowCount ?? 0),
+        sourceMinSplit: ranges[0]?.lowerBound ?? null,
+        sourceMaxSplit: ranges[ranges.length - 1]?.upperBound ?? null,
+        plannedPartitionCount: String(plan.length),
+        sourceMetrics: { SOURCE_COUNT: String(run.sourceCount), AMOUNT_SUM: `${run.sourceCount * 7}.25` },
+        partitions: plan.map((p) => ({
+          partitionId: p.partitionId,
+          lowerBound: p.lowerBound,
+          upperBound: p.upperBound,
+          upperInclusive: p.upperInclusive,
+          isNullPartition: p.isNullPartition,
+          expectedRowCount: String(p.expectedRowCount),
+        })),
+      },
     },
-  }, {
-    key: [run.keyIndex, run.runNumber, 'manifest'],
-    observe: (data) => {
-      if (data.validationScheduled) run.validationScheduled++;
+    {
+      key: [run.keyIndex, run.runNumber, 'manifest'],
+      observe: (data) => {
+        if (data.validationScheduled) run.validationScheduled++;
+      },
     },
-  });
+  );
   if (reply.status !== 200) {
     await recordFlowEvent(world, { level: 'ERROR', processGroup: 'PG-10', runId: run.runId, step: 'registerManifest', reply });
     return;
@@ -147,7 +206,10 @@ async function registerManifest(world: World, pool: ExtractPool, run: SimRun): P
     const partition = run.partitions.get(partitionId)!;
     pool.submit({ run, partition, origin: 'MANIFEST', copy: 0 });
     // a FlowFile duplicated onto another node, which makes its own claim token
-    if (world.faults.enabled('duplicate') && world.dice.chance(P_DUPLICATE_FLOWFILE, 'duplicate-flowfile', run.keyIndex, run.runNumber, partitionId)) {
+    if (
+      world.faults.enabled('duplicate') &&
+      world.dice.chance(P_DUPLICATE_FLOWFILE, 'duplicate-flowfile', run.keyIndex, run.runNumber, partitionId)
+    ) {
       pool.submit({ run, partition, origin: 'MANIFEST', copy: 1 });
     }
   }
@@ -157,10 +219,20 @@ async function registerManifest(world: World, pool: ExtractPool, run: SimRun): P
 async function waitForEnd(world: World, run: SimRun): Promise<string> {
   const terminal = new Set<string>(TERMINAL_RUN_STATUSES);
   let looks = 0;
-  const status = await poll(async () => {
-    const reply = await world.client.call<{ status: string }>('run', RUN_STATUS, { runId: run.runId }, { key: [run.keyIndex, run.runNumber, 'status', looks++] });
-    const current = reply.data?.status;
-    return current && terminal.has(current) ? current : undefined;
-  }, 1_000, Number.POSITIVE_INFINITY, world);
+  const status = await poll(
+    async () => {
+      const reply = await world.client.call<{ status: string }>(
+        'run',
+        RUN_STATUS,
+        { runId: run.runId },
+        { key: [run.keyIndex, run.runNumber, 'status', looks++] },
+      );
+      const current = reply.data?.status;
+      return current && terminal.has(current) ? current : undefined;
+    },
+    1_000,
+    Number.POSITIVE_INFINITY,
+    world,
+  );
   return status ?? 'UNFINISHED';
 }

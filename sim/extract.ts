@@ -19,8 +19,18 @@ export interface PartitionFlowFile {
   copy: number;
 }
 
-interface ClaimPayload { claimed: boolean; runStatus: string; partitionStatus: string; attempt: number }
-interface ChunkPayload { recorded: boolean; partitionStatus: string; runStatus: string; validationScheduled: boolean }
+interface ClaimPayload {
+  claimed: boolean;
+  runStatus: string;
+  partitionStatus: string;
+  attempt: number;
+}
+interface ChunkPayload {
+  recorded: boolean;
+  partitionStatus: string;
+  runStatus: string;
+  validationScheduled: boolean;
+}
 
 const P_CRASH = 0.08;
 const P_STALL = 0.08;
@@ -37,7 +47,10 @@ export class ExtractPool {
   private active = 0;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(private readonly world: World, private readonly tasks: number) {}
+  constructor(
+    private readonly world: World,
+    private readonly tasks: number,
+  ) {}
 
   submit(flowFile: PartitionFlowFile): void {
     this.queue.push(flowFile);
@@ -55,7 +68,11 @@ export class ExtractPool {
       const flowFile = this.queue.shift()!;
       this.active++;
       void this.extract(flowFile)
-        .catch((error) => this.world.ledger.abandonedFlows.push(`PG-20 ${flowFile.run.runId}/${flowFile.partition.partitionId}: ${(error as Error).message}`))
+        .catch((error) =>
+          this.world.ledger.abandonedFlows.push(
+            `PG-20 ${flowFile.run.runId}/${flowFile.partition.partitionId}: ${(error as Error).message}`,
+          ),
+        )
         .finally(() => {
           this.active--;
           this.pump();
@@ -73,11 +90,23 @@ export class ExtractPool {
     const base = [run.keyIndex, run.runNumber, pid, ff.origin, ff.copy];
     const node = world.dice.pick(NODES, 'node', ...base);
 
-    const claim = await world.client.call<ClaimPayload>('claimPartition', CLAIM_PARTITION, {
-      input: { runId: run.runId, partitionId: pid, claimToken, workerNode: node },
-    }, { key: [...base, 'claim'] });
+    const claim = await world.client.call<ClaimPayload>(
+      'claimPartition',
+      CLAIM_PARTITION,
+      {
+        input: { runId: run.runId, partitionId: pid, claimToken, workerNode: node },
+      },
+      { key: [...base, 'claim'] },
+    );
     if (claim.status !== 200) {
-      await recordFlowEvent(world, { level: 'ERROR', processGroup: 'PG-20', runId: run.runId, partitionId: pid, step: 'claimPartition', reply: claim });
+      await recordFlowEvent(world, {
+        level: 'ERROR',
+        processGroup: 'PG-20',
+        runId: run.runId,
+        partitionId: pid,
+        step: 'claimPartition',
+        reply: claim,
+      });
       return;
     }
     if (!claim.data!.claimed) return; // another node owns it, or the run moved on: the FlowFile is dropped
@@ -85,10 +114,14 @@ export class ExtractPool {
     const rows = chunkRows(partition.expectedRowCount, partition.chunkCount);
     // the owner's tag in every file name, so the ledger can tell whose files a partition holds
     const owner = claimToken.slice(0, 8);
-    const crashAt = world.faults.enabled('worker-crash') && attempt === 1 && ff.copy === 0 && world.dice.chance(P_CRASH, 'crash', ...base)
-      ? world.dice.int(0, rows.length - 1, 'crash-at', ...base) : -1;
-    const stallAt = crashAt < 0 && world.faults.enabled('late-report') && attempt === 1 && ff.copy === 0 && world.dice.chance(P_STALL, 'stall', ...base)
-      ? world.dice.int(0, rows.length - 1, 'stall-at', ...base) : -1;
+    const crashAt =
+      world.faults.enabled('worker-crash') && attempt === 1 && ff.copy === 0 && world.dice.chance(P_CRASH, 'crash', ...base)
+        ? world.dice.int(0, rows.length - 1, 'crash-at', ...base)
+        : -1;
+    const stallAt =
+      crashAt < 0 && world.faults.enabled('late-report') && attempt === 1 && ff.copy === 0 && world.dice.chance(P_STALL, 'stall', ...base)
+        ? world.dice.int(0, rows.length - 1, 'stall-at', ...base)
+        : -1;
 
     await sleep(world.dice.int(5, 60, 'query', ...base)); // the Oracle query
     for (let index = 0; index < rows.length; index++) {
@@ -113,26 +146,38 @@ export class ExtractPool {
     }
   }
 
-  private report(ff: PartitionFlowFile, claimToken: string, owner: string, index: number, rows: number[], key: Array<string | number>): Promise<Reply<ChunkPayload>> {
+  private report(
+    ff: PartitionFlowFile,
+    claimToken: string,
+    owner: string,
+    index: number,
+    rows: number[],
+    key: Array<string | number>,
+  ): Promise<Reply<ChunkPayload>> {
     const { run, partition } = ff;
-    return this.world.client.call<ChunkPayload>('reportChunk', REPORT_CHUNK, {
-      input: {
-        runId: run.runId,
-        partitionId: partition.partitionId,
-        claimToken,
-        chunkIndex: String(index),
-        chunkCount: String(rows.length),
-        fragmentIdentifier: `${partition.partitionId}-${owner}`,
-        hdfsPath: `${run.hdfsRunPath}/part-${partition.partitionId}-o${owner}-${String(index).padStart(5, '0')}.parquet`,
-        recordCount: String(rows[index]),
-        byteCount: String(rows[index]! * 120),
+    return this.world.client.call<ChunkPayload>(
+      'reportChunk',
+      REPORT_CHUNK,
+      {
+        input: {
+          runId: run.runId,
+          partitionId: partition.partitionId,
+          claimToken,
+          chunkIndex: String(index),
+          chunkCount: String(rows.length),
+          fragmentIdentifier: `${partition.partitionId}-${owner}`,
+          hdfsPath: `${run.hdfsRunPath}/part-${partition.partitionId}-o${owner}-${String(index).padStart(5, '0')}.parquet`,
+          recordCount: String(rows[index]),
+          byteCount: String(rows[index]! * 120),
+        },
       },
-    }, {
-      key,
-      observe: (data) => {
-        if (data.validationScheduled) run.validationScheduled++;
+      {
+        key,
+        observe: (data) => {
+          if (data.validationScheduled) run.validationScheduled++;
+        },
       },
-    });
+    );
   }
 
   /**
@@ -140,26 +185,54 @@ export class ExtractPool {
    * to a new owner. When it wakes up it reports the chunk it was writing, with the claim token it no
    * longer owns, which must be refused (409 CLAIM_MISMATCH) and change nothing.
    */
-  private async stallThenReportLate(ff: PartitionFlowFile, claimToken: string, owner: string, index: number, rows: number[]): Promise<void> {
+  private async stallThenReportLate(
+    ff: PartitionFlowFile,
+    claimToken: string,
+    owner: string,
+    index: number,
+    rows: number[],
+  ): Promise<void> {
     const { world } = this;
     const { run, partition } = ff;
     world.log(`fault late-report: ${run.runId}/${partition.partitionId} stalls before chunk ${index}`);
     await sleep(STALE_MS);
     // report the moment the partition was taken away (not owned, or no longer RUNNING), before a new owner claims it
-    const reissued = await poll(async () => {
-      const { rows: [p] } = await world.db.query<{ taken: boolean }>(
-        `SELECT status <> 'RUNNING' OR claim_token IS DISTINCT FROM $3::uuid AS taken FROM nifi_ops.load_partition
-          WHERE run_id = $1 AND partition_id = $2`, [run.runId, partition.partitionId, claimToken]);
-      return p?.taken ? true : undefined;
-    }, 100, 30_000, world);
+    const reissued = await poll(
+      async () => {
+        const {
+          rows: [p],
+        } = await world.db.query<{ taken: boolean }>(
+          `SELECT status <> 'RUNNING' OR claim_token IS DISTINCT FROM $3::uuid AS taken FROM nifi_ops.load_partition
+          WHERE run_id = $1 AND partition_id = $2`,
+          [run.runId, partition.partitionId, claimToken],
+        );
+        return p?.taken ? true : undefined;
+      },
+      100,
+      30_000,
+      world,
+    );
     if (!reissued) {
       if (!world.stopping()) world.ledger.notReissued.push(`${run.runId}/${partition.partitionId}`);
       return;
     }
-    const reply = await this.report(ff, claimToken, owner, index, rows, [run.keyIndex, run.runNumber, partition.partitionId, 'late', index]);
+    const reply = await this.report(ff, claimToken, owner, index, rows, [
+      run.keyIndex,
+      run.runNumber,
+      partition.partitionId,
+      'late',
+      index,
+    ]);
     world.ledger.lateReports.push({ runId: run.runId, partitionId: partition.partitionId, status: reply.status, code: reply.code });
     if (reply.status !== 200) {
-      await recordFlowEvent(world, { level: 'WARN', processGroup: 'PG-20', runId: run.runId, partitionId: partition.partitionId, step: 'reportChunk', reply });
+      await recordFlowEvent(world, {
+        level: 'WARN',
+        processGroup: 'PG-20',
+        runId: run.runId,
+        partitionId: partition.partitionId,
+        step: 'reportChunk',
+        reply,
+      });
     }
   }
 }

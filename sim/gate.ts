@@ -28,39 +28,51 @@ export async function defineGates(world: World): Promise<void> {
 
 /** Both upstream jobs' attempts for the date: RUNNING, then SUCCEEDED — or FAILED and a second attempt. */
 export async function runUpstream(world: World, date: string, index: number): Promise<void> {
-  await Promise.all(UPSTREAM_JOBS.map(async (jobId) => {
-    const attempts = world.dice.chance(P_UPSTREAM_FAILS, 'upstream-fails', jobId, index) ? 2 : 1;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      const runId = `${jobId}-${date}-${attempt}`;
-      const startedAt = new Date().toISOString();
-      const observe = async (state: string) => {
-        const reply = await world.client.call('recordObservation', RECORD_OBSERVATION, {
-          input: { jobId, businessDate: date, attempt: String(attempt), runId, state, startedAt },
-        }, { key: ['observation', jobId, index, attempt, state] });
-        if (reply.status !== 200) throw new Error(`recordObservation ${runId} ${state}: ${reply.status} ${reply.code}`);
-      };
-      await observe('RUNNING');
-      await sleep(world.dice.int(100, 700, 'upstream-runs', jobId, index, attempt));
-      await observe(attempt < attempts ? 'FAILED' : 'SUCCEEDED');
-    }
-  }));
+  await Promise.all(
+    UPSTREAM_JOBS.map(async (jobId) => {
+      const attempts = world.dice.chance(P_UPSTREAM_FAILS, 'upstream-fails', jobId, index) ? 2 : 1;
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const runId = `${jobId}-${date}-${attempt}`;
+        const startedAt = new Date().toISOString();
+        const observe = async (state: string) => {
+          const reply = await world.client.call(
+            'recordObservation',
+            RECORD_OBSERVATION,
+            {
+              input: { jobId, businessDate: date, attempt: String(attempt), runId, state, startedAt },
+            },
+            { key: ['observation', jobId, index, attempt, state] },
+          );
+          if (reply.status !== 200) throw new Error(`recordObservation ${runId} ${state}: ${reply.status} ${reply.code}`);
+        };
+        await observe('RUNNING');
+        await sleep(world.dice.int(100, 700, 'upstream-runs', jobId, index, attempt));
+        await observe(attempt < attempts ? 'FAILED' : 'SUCCEEDED');
+      }
+    }),
+  );
 }
 
 /** Two report publishers for the date at once; each retries while the gate is not ready. */
 export async function publishReport(world: World, date: string, rows: number): Promise<void> {
   const publishers = [1, 2].map(async (publisher) => {
     for (let attempt = 0; attempt < 20 && !world.stopping(); attempt++) {
-      const reply = await world.client.call<{ published: boolean }>('publish', PUBLISH, {
-        input: { consumer: REPORT_GATE, businessDate: date, output: { report: 'daily', date, rows } },
-      }, {
-        key: ['publish', date, publisher, attempt],
-        observe: (data) => {
-          if (data.published) {
-            const key = `${REPORT_GATE}|${date}`;
-            world.ledger.publications.set(key, (world.ledger.publications.get(key) ?? 0) + 1);
-          }
+      const reply = await world.client.call<{ published: boolean }>(
+        'publish',
+        PUBLISH,
+        {
+          input: { consumer: REPORT_GATE, businessDate: date, output: { report: 'daily', date, rows } },
         },
-      });
+        {
+          key: ['publish', date, publisher, attempt],
+          observe: (data) => {
+            if (data.published) {
+              const key = `${REPORT_GATE}|${date}`;
+              world.ledger.publications.set(key, (world.ledger.publications.get(key) ?? 0) + 1);
+            }
+          },
+        },
+      );
       if (reply.status === 200) return;
       if (reply.code !== 'DEPENDENCIES_NOT_READY') throw new Error(`publish ${date}: ${reply.status} ${reply.code}`);
       await sleep(300);

@@ -188,7 +188,8 @@ export async function checkDatabase(db: pg.Pool): Promise<InvariantResult[]> {
 /** What the clients saw, against the database where the database can say. */
 export async function checkClients(db: pg.Pool, ledger: Ledger, client: ClientStats, receiver: ReceiverStats): Promise<InvariantResult[]> {
   const { rows: extracted } = await db.query<{ run_id: string; extracted: boolean; publish_token: string | null }>(
-    'SELECT run_id::text, extract_completed_at IS NOT NULL AS extracted, publish_token::text FROM nifi_ops.load_run');
+    'SELECT run_id::text, extract_completed_at IS NOT NULL AS extracted, publish_token::text FROM nifi_ops.load_run',
+  );
   const byId = new Map(extracted.map((r) => [r.run_id, r]));
   const runs = [...ledger.runs.values()];
   const active = new Set<string>(ACTIVE_RUN_STATUSES);
@@ -197,7 +198,9 @@ export async function checkClients(db: pg.Pool, ledger: Ledger, client: ClientSt
     {
       name: 'no_server_errors',
       checked: client.requests,
-      violations: client.serverErrors.map((e) => `${e.operation}: HTTP ${e.status} ${e.code ?? ''} ${e.message ?? ''} (request ${e.requestId ?? '?'})`),
+      violations: client.serverErrors.map(
+        (e) => `${e.operation}: HTTP ${e.status} ${e.code ?? ''} ${e.message ?? ''} (request ${e.requestId ?? '?'})`,
+      ),
     },
     {
       // at most once, and only for an extracted run; none at all is possible: the API died, or its connection
@@ -206,7 +209,9 @@ export async function checkClients(db: pg.Pool, ledger: Ledger, client: ClientSt
       checked: runs.length,
       violations: runs.flatMap((r) => {
         const most = byId.get(r.runId)?.extracted ? 1 : 0;
-        return r.validationScheduled <= most ? [] : [`${r.runId}: ${r.validationScheduled} answers with validationScheduled, at most ${most} expected`];
+        return r.validationScheduled <= most
+          ? []
+          : [`${r.runId}: ${r.validationScheduled} answers with validationScheduled, at most ${most} expected`];
       }),
     },
     {
@@ -215,14 +220,17 @@ export async function checkClients(db: pg.Pool, ledger: Ledger, client: ClientSt
       violations: runs.flatMap((r) => {
         const stored = byId.get(r.runId)?.publish_token ?? null;
         if (r.publishClaims.size > 1) return [`${r.runId}: ${r.publishClaims.size} tokens were told claimed=true`];
-        if (r.publishClaims.size === 1 && !r.publishClaims.has(stored ?? '')) return [`${r.runId}: the claimed token is not the stored one`];
+        if (r.publishClaims.size === 1 && !r.publishClaims.has(stored ?? ''))
+          return [`${r.runId}: the claimed token is not the stored one`];
         return [];
       }),
     },
     {
       name: 'late_reports_rejected',
       checked: ledger.lateReports.length,
-      violations: ledger.lateReports.filter((l) => l.code !== 'CLAIM_MISMATCH').map((l) => `${l.runId}/${l.partitionId}: ${l.status} ${l.code ?? ''}`),
+      violations: ledger.lateReports
+        .filter((l) => l.code !== 'CLAIM_MISMATCH')
+        .map((l) => `${l.runId}/${l.partitionId}: ${l.status} ${l.code ?? ''}`),
     },
     {
       name: 'stalled_owners_replaced',
@@ -232,12 +240,15 @@ export async function checkClients(db: pg.Pool, ledger: Ledger, client: ClientSt
     {
       name: 'publication_written_once',
       checked: ledger.publications.size,
-      violations: [...ledger.publications.entries()].filter(([, n]) => n !== 1).map(([k, n]) => `${k}: ${n} publishers were told published=true`),
+      violations: [...ledger.publications.entries()]
+        .filter(([, n]) => n !== 1)
+        .map(([k, n]) => `${k}: ${n} publishers were told published=true`),
     },
     {
       name: 'business_keys_settled',
       checked: keys.length,
-      violations: keys.filter(([, k]) => k.outcome === 'NOT_STARTED' || k.outcome === 'UNFINISHED' || active.has(k.outcome))
+      violations: keys
+        .filter(([, k]) => k.outcome === 'NOT_STARTED' || k.outcome === 'UNFINISHED' || active.has(k.outcome))
         .map(([i, k]) => `key ${i}: ${k.outcome} after ${k.runIds.length} runs`),
     },
     {

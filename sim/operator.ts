@@ -6,7 +6,12 @@ import { CANCEL_RUN, MONITOR_ALERTS, RESEND_DISPATCH, RESOLVE_UNKNOWN } from './
 import { targetValidationFlow } from './validate.js';
 import { sleep, type World } from './world.js';
 
-interface Alert { kind: string; runId: string | null; status: string | null; dispatchId: string | null }
+interface Alert {
+  kind: string;
+  runId: string | null;
+  status: string | null;
+  dispatchId: string | null;
+}
 
 const CANCELLABLE_WHEN_STALE = new Set(['CREATED', 'STAGE_VALIDATING']);
 
@@ -28,13 +33,19 @@ export class Operator {
 
   private async pass(): Promise<void> {
     const { world } = this;
-    const reply = await world.client.call<{ alerts: Alert[] }>('monitorSummary', MONITOR_ALERTS, {}, { role: 'operator', key: ['monitor', this.passes++] });
+    const reply = await world.client.call<{ alerts: Alert[] }>(
+      'monitorSummary',
+      MONITOR_ALERTS,
+      {},
+      { role: 'operator', key: ['monitor', this.passes++] },
+    );
     if (reply.status !== 200) return;
     for (const alert of reply.data!.alerts) {
       if (!alert.runId) continue;
       if (alert.kind === 'PUBLISH_UNKNOWN') await this.resolve(alert.runId);
       else if (alert.kind === 'DISPATCH_DEAD' && alert.dispatchId) await this.resend(alert.runId, alert.dispatchId);
-      else if (alert.kind === 'RUN_STALE' && alert.status && CANCELLABLE_WHEN_STALE.has(alert.status)) await this.cancel(alert.runId, alert.status);
+      else if (alert.kind === 'RUN_STALE' && alert.status && CANCELLABLE_WHEN_STALE.has(alert.status))
+        await this.cancel(alert.runId, alert.status);
     }
   }
 
@@ -43,12 +54,18 @@ export class Operator {
     const run = world.ledger.run(runId);
     if (!run || this.handled.has(`resolve|${runId}`)) return;
     const published = run.targetRows !== undefined;
-    const reply = await world.client.call<{ runStatus: string }>('resolveUnknown', RESOLVE_UNKNOWN, {
-      input: {
-        runId, resolution: published ? 'PUBLISHED' : 'FAILED_PUBLISH',
-        reason: published ? `target holds ${run.targetRows} rows of this run` : 'target was not overwritten by this run',
+    const reply = await world.client.call<{ runStatus: string }>(
+      'resolveUnknown',
+      RESOLVE_UNKNOWN,
+      {
+        input: {
+          runId,
+          resolution: published ? 'PUBLISHED' : 'FAILED_PUBLISH',
+          reason: published ? `target holds ${run.targetRows} rows of this run` : 'target was not overwritten by this run',
+        },
       },
-    }, { role: 'operator', key: ['resolve', run.keyIndex, run.runNumber] });
+      { role: 'operator', key: ['resolve', run.keyIndex, run.runNumber] },
+    );
     if (reply.status !== 200) return;
     this.handled.add(`resolve|${runId}`);
     world.ledger.operatorActions.resolved++;
@@ -60,9 +77,14 @@ export class Operator {
   private async resend(runId: string, dispatchId: string): Promise<void> {
     const { world } = this;
     const run = world.ledger.run(runId);
-    const reply = await world.client.call('resendDispatch', RESEND_DISPATCH, {
-      input: { runId, dispatchId, reason: 'receiver is back, sending again' },
-    }, { role: 'operator', key: ['resend', run?.keyIndex ?? runId, run?.runNumber ?? 0, world.ledger.operatorActions.resent] });
+    const reply = await world.client.call(
+      'resendDispatch',
+      RESEND_DISPATCH,
+      {
+        input: { runId, dispatchId, reason: 'receiver is back, sending again' },
+      },
+      { role: 'operator', key: ['resend', run?.keyIndex ?? runId, run?.runNumber ?? 0, world.ledger.operatorActions.resent] },
+    );
     if (reply.status === 200) {
       world.ledger.operatorActions.resent++;
       world.log(`operator resent ${dispatchId}`);
@@ -73,9 +95,14 @@ export class Operator {
     const { world } = this;
     const run = world.ledger.run(runId);
     if (!run || run.validating > 0 || this.handled.has(`cancel|${runId}`)) return;
-    const reply = await world.client.call('cancelRun', CANCEL_RUN, {
-      input: { runId, reason: `stalled in ${status} with no flow working on it` },
-    }, { role: 'operator', key: ['cancel', run.keyIndex, run.runNumber] });
+    const reply = await world.client.call(
+      'cancelRun',
+      CANCEL_RUN,
+      {
+        input: { runId, reason: `stalled in ${status} with no flow working on it` },
+      },
+      { role: 'operator', key: ['cancel', run.keyIndex, run.runNumber] },
+    );
     if (reply.status !== 200) return;
     this.handled.add(`cancel|${runId}`);
     world.ledger.operatorActions.cancelled++;

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 
 const FAULTS = {
   'lost-response': 'a response is lost after the API committed; the client retries with the same tokens',
-  duplicate: 'a request is sent twice at once; FlowFiles are duplicated: a partition onto another node (its own claim token), a receiver call, a PG-50 publish (its own publish token)',
+  duplicate:
+    'a request is sent twice at once; FlowFiles are duplicated: a partition onto another node (its own claim token), a receiver call, a PG-50 publish (its own publish token)',
   'worker-crash': 'a PG-20 worker dies mid-partition; the sweeper must reissue the partition',
   'late-report': 'a PG-20 worker stalls past recovery.stale, is reissued, then reports with its old claim token',
   'last-chunk-race': "the last chunks of a run's partitions arrive at the same moment",
@@ -67,7 +68,10 @@ function positiveInt(name: string, value: string | undefined, fallback: number, 
 }
 
 function parseFaults(list: string): Set<Fault> {
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 1 && names[0] === 'all') return new Set(FAULT_NAMES);
   if (names.length === 1 && names[0] === 'none') return new Set();
   const unknown = names.filter((n) => !(n in FAULTS));
@@ -79,15 +83,25 @@ export function parseOptions(argv: string[]): SimOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
-      runs: { type: 'string' }, partitions: { type: 'string' }, chunks: { type: 'string' }, faults: { type: 'string' },
-      seed: { type: 'string' }, apis: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' },
-      timeout: { type: 'string' }, cli: { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      runs: { type: 'string' },
+      partitions: { type: 'string' },
+      chunks: { type: 'string' },
+      faults: { type: 'string' },
+      seed: { type: 'string' },
+      apis: { type: 'string' },
+      workers: { type: 'string' },
+      concurrency: { type: 'string' },
+      timeout: { type: 'string' },
+      cli: { type: 'string' },
+      verbose: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
   if (values.help) return 'help';
   const seed = values.seed === undefined ? 1 : Number(values.seed);
-  if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) throw new UsageError('--seed: must be an integer between 0 and 4294967295');
+  if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1)
+    throw new UsageError('--seed: must be an integer between 0 and 4294967295');
   if (values.cli !== undefined && values.cli !== 'source' && values.cli !== 'dist') throw new UsageError('--cli: source or dist');
   const runs = positiveInt('runs', values.runs, 40, 10_000);
   return {

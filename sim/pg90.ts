@@ -14,19 +14,36 @@ export interface FlowFailure {
 
 export async function recordFlowEvent(world: World, failure: FlowFailure): Promise<void> {
   const { reply } = failure;
-  world.log(`${failure.processGroup} ${failure.step} → ${reply.status} ${reply.code ?? ''} run ${failure.runId ?? '-'} ${failure.partitionId ?? ''}`);
+  world.log(
+    `${failure.processGroup} ${failure.step} → ${reply.status} ${reply.code ?? ''} run ${failure.runId ?? '-'} ${failure.partitionId ?? ''}`,
+  );
   const run = failure.runId ? world.ledger.run(failure.runId) : undefined;
-  await world.client.call('recordEvent', RECORD_EVENT, {
-    input: {
-      level: failure.level,
-      name: reply.code ?? `HTTP_${reply.status}`,
-      runId: failure.runId ?? null,
-      partitionId: failure.partitionId ?? null,
-      processGroup: failure.processGroup,
-      processorName: failure.step,
-      errorCode: reply.code ?? null,
-      message: `${failure.step} answered ${reply.status}`,
-      details: reply.details ?? {},
+  await world.client.call(
+    'recordEvent',
+    RECORD_EVENT,
+    {
+      input: {
+        level: failure.level,
+        name: reply.code ?? `HTTP_${reply.status}`,
+        runId: failure.runId ?? null,
+        partitionId: failure.partitionId ?? null,
+        processGroup: failure.processGroup,
+        processorName: failure.step,
+        errorCode: reply.code ?? null,
+        message: `${failure.step} answered ${reply.status}`,
+        details: reply.details ?? {},
+      },
     },
-  }, { key: ['pg90', failure.processGroup, failure.step, run?.keyIndex ?? '-', run?.runNumber ?? '-', failure.partitionId ?? '-', reply.status] });
+    {
+      key: [
+        'pg90',
+        failure.processGroup,
+        failure.step,
+        run?.keyIndex ?? '-',
+        run?.runNumber ?? '-',
+        failure.partitionId ?? '-',
+        reply.status,
+      ],
+    },
+  );
 }

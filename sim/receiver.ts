@@ -59,7 +59,13 @@ export interface Receiver {
  */
 export type CallSubject = (kind: 'validate' | 'reissue', runId: string, partitionId: string | undefined) => Key;
 
-export async function startReceiver(handlers: ReceiverHandlers, faults: FaultSwitch, dice: Dice, log: Log, subject: CallSubject): Promise<Receiver> {
+export async function startReceiver(
+  handlers: ReceiverHandlers,
+  faults: FaultSwitch,
+  dice: Dice,
+  log: Log,
+  subject: CallSubject,
+): Promise<Receiver> {
   const stats = new ReceiverStats();
   const arrivals = new Map<string, number>();
 
@@ -77,8 +83,14 @@ export async function startReceiver(handlers: ReceiverHandlers, faults: FaultSwi
       }
       const runId = req.headers['x-run-id'];
       const dispatchId = req.headers['x-dispatch-id'];
-      if (req.method !== 'POST' || !match || typeof runId !== 'string' || typeof dispatchId !== 'string'
-          || body.runId !== runId || body.dispatchId !== dispatchId) {
+      if (
+        req.method !== 'POST' ||
+        !match ||
+        typeof runId !== 'string' ||
+        typeof dispatchId !== 'string' ||
+        body.runId !== runId ||
+        body.dispatchId !== dispatchId
+      ) {
         stats.malformed.push(`${req.method} ${req.url} x-run-id=${runId} x-dispatch-id=${dispatchId}`);
         res.writeHead(400).end('malformed call');
         return;

@@ -28,22 +28,31 @@ const SAMPLES = 10;
 
 async function forEachConcurrently(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
-    for (let i = next++; i < count; i = next++) await work(i);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      for (let i = next++; i < count; i = next++) await work(i);
+    }),
+  );
 }
 
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(1);
 
 function describeCounts(counts: Map<string, number>): string {
-  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  return (
+    [...counts.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none'
+  );
 }
 
 async function simulate(options: SimOptions): Promise<number> {
   const started = performance.now();
   const log: Log = options.verbose ? (m) => console.error(`[${seconds(started).padStart(6)}s] ${m}`) : () => undefined;
   const faultList = options.faults.size ? [...options.faults].join(',') : 'none';
-  console.log(`simulate: ${options.runs} business keys × ${options.partitions} partitions × ~${options.chunks} chunks; faults ${faultList}; seed ${options.seed}`);
+  console.log(
+    `simulate: ${options.runs} business keys × ${options.partitions} partitions × ~${options.chunks} chunks; faults ${faultList}; seed ${options.seed}`,
+  );
 
   const logDir = mkdtempSync(join(tmpdir(), `lc-sim-${options.seed}-`));
   const database = await benchDatabase();
@@ -60,28 +69,38 @@ async function simulate(options: SimOptions): Promise<number> {
   const pool = new ExtractPool(world, EXTRACT_TASKS);
   const validations: Array<Promise<void>> = [];
 
-  const receiver = await startReceiver({
-    validate(call, copy) {
-      const run = ledger.run(call.runId);
-      if (!run) return void receiver.stats.malformed.push(`validate ${call.dispatchId}: unknown run ${call.runId}`);
-      if (copy === 0) run.validateCalls++;
-      validations.push(validationFlow(world, run, call.dispatchId, `VALIDATE-${run.validateCalls}`, copy)
-        .catch((error) => void ledger.abandonedFlows.push(`PG-40 ${call.runId}: ${(error as Error).message}`)));
+  const receiver = await startReceiver(
+    {
+      validate(call, copy) {
+        const run = ledger.run(call.runId);
+        if (!run) return void receiver.stats.malformed.push(`validate ${call.dispatchId}: unknown run ${call.runId}`);
+        if (copy === 0) run.validateCalls++;
+        validations.push(
+          validationFlow(world, run, call.dispatchId, `VALIDATE-${run.validateCalls}`, copy).catch(
+            (error) => void ledger.abandonedFlows.push(`PG-40 ${call.runId}: ${(error as Error).message}`),
+          ),
+        );
+      },
+      reissue(call, copy) {
+        const run = ledger.run(call.runId);
+        const partition = run?.partitions.get(call.partitionId);
+        if (!run || !partition)
+          return void receiver.stats.malformed.push(`reissue ${call.dispatchId}: unknown ${call.runId}/${call.partitionId}`);
+        if (String(partition.expectedRowCount) !== call.expectedRowCount || !call.hdfsRunPath?.startsWith(run.hdfsRunPath)) {
+          receiver.stats.malformed.push(`reissue ${call.dispatchId}: ${JSON.stringify(call)} does not describe the partition`);
+        }
+        if (copy === 0) partition.reissueCalls++;
+        pool.submit({ run, partition, origin: `REISSUE-${partition.reissueCalls}`, copy });
+      },
     },
-    reissue(call, copy) {
-      const run = ledger.run(call.runId);
-      const partition = run?.partitions.get(call.partitionId);
-      if (!run || !partition) return void receiver.stats.malformed.push(`reissue ${call.dispatchId}: unknown ${call.runId}/${call.partitionId}`);
-      if (String(partition.expectedRowCount) !== call.expectedRowCount || !call.hdfsRunPath?.startsWith(run.hdfsRunPath)) {
-        receiver.stats.malformed.push(`reissue ${call.dispatchId}: ${JSON.stringify(call)} does not describe the partition`);
-      }
-      if (copy === 0) partition.reissueCalls++;
-      pool.submit({ run, partition, origin: `REISSUE-${partition.reissueCalls}`, copy });
+    faults,
+    dice,
+    log,
+    (kind, runId, partitionId) => {
+      const run = ledger.run(runId);
+      return run ? [kind, run.keyIndex, run.runNumber, partitionId ?? '-'] : [kind, runId];
     },
-  }, faults, dice, log, (kind, runId, partitionId) => {
-    const run = ledger.run(runId);
-    return run ? [kind, run.keyIndex, run.runNumber, partitionId ?? '-'] : [kind, runId];
-  });
+  );
 
   process.on('exit', () => cluster?.killAll());
   process.on('SIGINT', () => process.exit(130));
@@ -90,10 +109,17 @@ async function simulate(options: SimOptions): Promise<number> {
   try {
     const boot = performance.now();
     cluster = await Cluster.start({
-      databaseUrl: database.url, receiverUrl: receiver.url, apis: options.apis, workers: options.workers,
-      fromSource: options.cli === 'source', logDir, log,
+      databaseUrl: database.url,
+      receiverUrl: receiver.url,
+      apis: options.apis,
+      workers: options.workers,
+      fromSource: options.cli === 'source',
+      logDir,
+      log,
     });
-    console.log(`cluster: ${options.apis} API + ${options.workers} worker processes (${options.cli}) up in ${seconds(boot)} s; their logs: ${logDir}`);
+    console.log(
+      `cluster: ${options.apis} API + ${options.workers} worker processes (${options.cli}) up in ${seconds(boot)} s; their logs: ${logDir}`,
+    );
 
     await defineGates(world);
     const operator = new Operator(world);
@@ -117,36 +143,52 @@ async function simulate(options: SimOptions): Promise<number> {
     console.log(`driven in ${seconds(driveStart)} s`);
 
     const { rows: statuses } = await db.query<{ status: string; n: number }>(
-      'SELECT status, count(*)::int AS n FROM nifi_ops.load_run GROUP BY status ORDER BY n DESC, status');
+      'SELECT status, count(*)::int AS n FROM nifi_ops.load_run GROUP BY status ORDER BY n DESC, status',
+    );
     const { rows: dispatches } = await db.query<{ dispatch_type: string; status: string; n: number; sends: number; max_sends: number }>(
       `SELECT dispatch_type, status, count(*)::int AS n, sum(attempt_count)::int AS sends, max(attempt_count)::int AS max_sends
-         FROM nifi_ops.load_dispatch GROUP BY dispatch_type, status ORDER BY dispatch_type, status`);
+         FROM nifi_ops.load_dispatch GROUP BY dispatch_type, status ORDER BY dispatch_type, status`,
+    );
     const { rows: reissues } = await db.query<{ why: string; n: number }>(
       `SELECT COALESCE(error_code, message) AS why, count(*)::int AS n FROM nifi_ops.load_event
-        WHERE event_name = 'RECOVERY_REISSUED' GROUP BY 1 ORDER BY 2 DESC`);
+        WHERE event_name = 'RECOVERY_REISSUED' GROUP BY 1 ORDER BY 2 DESC`,
+    );
     const racers = ledger.races.filter((r) => r.racers >= 2).length;
     const byStatus = [...stats.byOperation.values()].reduce((all, m) => {
       for (const [s, n] of m) all.set(String(s), (all.get(String(s)) ?? 0) + n);
       return all;
     }, new Map<string, number>());
     console.log(`runs: ${statuses.reduce((a, s) => a + s.n, 0)} (${statuses.map((s) => `${s.status} ${s.n}`).join(', ')})`);
-    console.log(`dispatches: ${dispatches.map((d) => `${d.dispatch_type} ${d.status} ${d.n} (${d.sends} sends, at most ${d.max_sends})`).join(', ')}`);
+    console.log(
+      `dispatches: ${dispatches.map((d) => `${d.dispatch_type} ${d.status} ${d.n} (${d.sends} sends, at most ${d.max_sends})`).join(', ')}`,
+    );
     console.log(`reissues: ${reissues.map((r) => `${r.why} ${r.n}`).join(', ') || 'none'}`);
     console.log(`requests: ${stats.requests} (HTTP ${describeCounts(byStatus)}); connection failures ${stats.transportErrors}`);
-    console.log([
-      `faults: lost responses ${stats.lost}`, `duplicated requests ${stats.duplicated}`, `worker crashes ${ledger.crashes.length}`,
-      `late reports ${ledger.lateReports.length}`, `last-chunk races ${racers}`,
-      `receiver 5xx ${receiver.stats.answered5xx} / 404 ${receiver.stats.answered4xx} / late ${receiver.stats.answeredLate} / lost ${receiver.stats.lostFlows} / duplicated flows ${receiver.stats.duplicatedFlows}`,
-      `API kills ${cluster.apis.reduce((a, p) => a + p.kills, 0)}`, `worker kills ${cluster.workers.reduce((a, p) => a + p.kills, 0)}`,
-      `connections terminated ${cluster.terminatedConnections}`, `503 answers ${stats.unavailable}`,
-    ].join(', '));
+    console.log(
+      [
+        `faults: lost responses ${stats.lost}`,
+        `duplicated requests ${stats.duplicated}`,
+        `worker crashes ${ledger.crashes.length}`,
+        `late reports ${ledger.lateReports.length}`,
+        `last-chunk races ${racers}`,
+        `receiver 5xx ${receiver.stats.answered5xx} / 404 ${receiver.stats.answered4xx} / late ${receiver.stats.answeredLate} / lost ${receiver.stats.lostFlows} / duplicated flows ${receiver.stats.duplicatedFlows}`,
+        `API kills ${cluster.apis.reduce((a, p) => a + p.kills, 0)}`,
+        `worker kills ${cluster.workers.reduce((a, p) => a + p.kills, 0)}`,
+        `connections terminated ${cluster.terminatedConnections}`,
+        `503 answers ${stats.unavailable}`,
+      ].join(', '),
+    );
     const { resolved, resent, cancelled } = ledger.operatorActions;
     console.log(`operator: resolved ${resolved} PUBLISH_UNKNOWN, resent ${resent} dispatches, cancelled ${cancelled} stalled runs`);
 
     const results: InvariantResult[] = [
-      ...await checkDatabase(db),
-      ...await checkClients(db, ledger, stats, receiver.stats),
-      { name: 'processes_restarted', checked: cluster.apis.concat(cluster.workers).reduce((a, p) => a + p.kills, 0), violations: chaos.failures },
+      ...(await checkDatabase(db)),
+      ...(await checkClients(db, ledger, stats, receiver.stats)),
+      {
+        name: 'processes_restarted',
+        checked: cluster.apis.concat(cluster.workers).reduce((a, p) => a + p.kills, 0),
+        violations: chaos.failures,
+      },
     ];
     console.log('invariants (name: checked, violations):');
     for (const r of results) {
@@ -156,9 +198,11 @@ async function simulate(options: SimOptions): Promise<number> {
     }
     const violated = results.filter((r) => r.violations.length > 0).length;
     exitCode = violated === 0 ? 0 : 1;
-    console.log(violated === 0
-      ? `result: every invariant holds (${seconds(started)} s)`
-      : `result: ${violated} invariants violated (${seconds(started)} s); the processes' logs are kept in ${logDir}`);
+    console.log(
+      violated === 0
+        ? `result: every invariant holds (${seconds(started)} s)`
+        : `result: ${violated} invariants violated (${seconds(started)} s); the processes' logs are kept in ${logDir}`,
+    );
   } finally {
     await cluster?.stop();
     await receiver.close();

@@ -21,7 +21,12 @@ export interface World {
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls until probe returns a value, or gives up after timeoutMs (undefined). */
-export async function poll<T>(probe: () => Promise<T | undefined>, intervalMs: number, timeoutMs: number, world: World): Promise<T | undefined> {
+export async function poll<T>(
+  probe: () => Promise<T | undefined>,
+  intervalMs: number,
+  timeoutMs: number,
+  world: World,
+): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !world.stopping()) {
     const value = await probe();

@@ -60,7 +60,12 @@ function developmentTokens(): Array<{ name: string; roles: Role[]; token: string
 /** A wake-up or progress NOTIFY that failed after its commit: the answer stands, the next poll catches up. */
 const notifyFailed = (log: Logger) => (error: unknown) => log.debug({ err: error }, 'notify_failed');
 
-async function openDatabase(config: Config, log: Logger, allowEmbedded: boolean, shutdown: Shutdown): Promise<{ url: string; embedded: boolean }> {
+async function openDatabase(
+  config: Config,
+  log: Logger,
+  allowEmbedded: boolean,
+  shutdown: Shutdown,
+): Promise<{ url: string; embedded: boolean }> {
   if (config.database.url) return { url: config.database.url, embedded: false };
   if (!allowEmbedded) throw new ConfigError(['config: database.url: required (set DATABASE_URL or LC_DATABASE__URL)']);
   const embedded: EmbeddedPostgresHandle = await startEmbeddedPostgres({
@@ -99,8 +104,14 @@ class SchemaBehindError extends Error {
 }
 
 async function runServe(
-  config: Config, log: Logger, db: Db, url: string, shutdown: Shutdown, listener: Listener,
-  metrics: ApiMetrics = createApiMetrics(), readinessChecks: Array<() => boolean> = [],
+  config: Config,
+  log: Logger,
+  db: Db,
+  url: string,
+  shutdown: Shutdown,
+  listener: Listener,
+  metrics: ApiMetrics = createApiMetrics(),
+  readinessChecks: Array<() => boolean> = [],
 ): Promise<string> {
   // subscriptions are fed by the process's LISTEN connection; its health is part of /readyz
   const realtime = startRealtime({ url, config, log, listener });
@@ -108,7 +119,11 @@ async function runServe(
   shutdown.drain('subscriptions', async () => realtime.endSubscriptions());
   const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks });
   const { port } = await api.listen(config.server.port, config.server.host);
-  shutdown.drain('api', () => api.drain(), () => ({ requests: api.open() }));
+  shutdown.drain(
+    'api',
+    () => api.drain(),
+    () => ({ requests: api.open() }),
+  );
   if (config.server.tls) process.on('SIGHUP', () => api.reloadTls());
   const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
   const base = `${api.protocol}://${host}:${port}`;
@@ -120,8 +135,12 @@ async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
-      config: { type: 'string' }, 'metrics-port': { type: 'string' }, apply: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      before: { type: 'string' }, 'dry-run': { type: 'boolean' },
+      config: { type: 'string' },
+      'metrics-port': { type: 'string' },
+      apply: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      before: { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -157,7 +176,10 @@ async function main(argv: string[]): Promise<void> {
       case 'grants': {
         const [role] = rest;
         if (!role) throw new ConfigError(['usage: load-control grants <role> [--apply]']);
-        const client = new pg.Client({ connectionString: await migrationUrl(config, log, shutdown), application_name: 'load-control grants' });
+        const client = new pg.Client({
+          connectionString: await migrationUrl(config, log, shutdown),
+          application_name: 'load-control grants',
+        });
         await client.connect();
         try {
           const statements = await applicationGrants(client, role);
@@ -193,7 +215,11 @@ async function main(argv: string[]): Promise<void> {
         shutdown.close('listen', () => listener.close());
         if (command === 'start') {
           const worker = startWorker({ config: effective, db, log, registry: metrics.registry, listener });
-          shutdown.drain('worker', () => worker.stop(), () => worker.open());
+          shutdown.drain(
+            'worker',
+            () => worker.stop(),
+            () => worker.open(),
+          );
           if (config.nifi.tls) process.on('SIGHUP', () => worker.reloadTls());
           readinessChecks.push(worker.listening);
         }
@@ -205,7 +231,9 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'work': {
         if (!config.nifi.receiverUrl) {
-          throw new ConfigError(['config: nifi.receiverUrl: required by the worker (set LC_NIFI__RECEIVER_URL to the URL of NiFi\'s control receiver)']);
+          throw new ConfigError([
+            "config: nifi.receiverUrl: required by the worker (set LC_NIFI__RECEIVER_URL to the URL of NiFi's control receiver)",
+          ]);
         }
         const metricsPort = values['metrics-port'] === undefined ? undefined : Number(values['metrics-port']);
         if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
@@ -218,7 +246,11 @@ async function main(argv: string[]): Promise<void> {
         const registry = new Registry();
         collectDefaultMetrics({ register: registry, prefix: 'lc_' });
         const worker = startWorker({ config, db, log, registry });
-        shutdown.drain('worker', () => worker.stop(), () => worker.open());
+        shutdown.drain(
+          'worker',
+          () => worker.stop(),
+          () => worker.open(),
+        );
         if (config.nifi.tls) process.on('SIGHUP', () => worker.reloadTls());
         if (metricsPort !== undefined) {
           // it keeps serving while the worker drains: /readyz answers 503, /metrics still answer

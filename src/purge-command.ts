@@ -38,16 +38,21 @@ export async function runPurgeCommand({ db, before, dryRun, print }: PurgeComman
     const total = noRows();
     for (const run of runs) {
       for (const table of PURGED_TABLES) total[table] += run.rows[table];
-      print(`would purge run ${run.runId} ${run.jobKey} ${run.businessKey} ${run.status} ended ${run.completedAt.toISOString()}: ${formatRows(run.rows)}`);
+      print(
+        `would purge run ${run.runId} ${run.jobKey} ${run.businessKey} ${run.status} ended ${run.completedAt.toISOString()}: ${formatRows(run.rows)}`,
+      );
     }
     print(`dry run: ${runs.length} runs ended before ${cutoff} would lose ${formatRows(total)}; nothing was changed`);
     return;
   }
   const summary = await purgeLedger(db, {
-    before, batchRows: PURGE_BATCH_ROWS,
+    before,
+    batchRows: PURGE_BATCH_ROWS,
     afterBatch: (batch) => {
       if (batch.purged) print(`purged run ${batch.run.runId} ${batch.run.jobKey} ${batch.run.businessKey} ${batch.run.status}`);
     },
   });
-  print(`purged ${summary.purgedRuns.length} runs ended before ${cutoff} in ${summary.batches} batches: deleted ${formatRows(summary.deleted)}`);
+  print(
+    `purged ${summary.purgedRuns.length} runs ended before ${cutoff} in ${summary.batches} batches: deleted ${formatRows(summary.deleted)}`,
+  );
 }

@@ -65,7 +65,9 @@ describe('authorization matrix', () => {
   it('refuses an unknown token with 401 and never caches an auth refusal for the next caller', async () => {
     const query = '{ runs(first: 1) { nodes { runId } } }';
     const wrong = await fetch(`${api.url}/graphql`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer not-a-token' }, body: JSON.stringify({ query }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer not-a-token' },
+      body: JSON.stringify({ query }),
     });
     expect(wrong.status).toBe(401);
     expect((await api.gql(query, {}, { token: null })).status).toBe(401);

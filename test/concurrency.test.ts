@@ -17,7 +17,9 @@ async function runState(runId: string) {
   const { rows } = await api.sql.query(
     `SELECT r.status, r.extracted_count::int, r.success_partition_count,
             (SELECT count(*)::int FROM nifi_ops.load_dispatch d WHERE d.run_id = r.run_id) AS dispatches
-       FROM nifi_ops.load_run r WHERE r.run_id = $1`, [runId]);
+       FROM nifi_ops.load_run r WHERE r.run_id = $1`,
+    [runId],
+  );
   return rows[0] as { status: string; extracted_count: number; success_partition_count: number; dispatches: number };
 }
 
@@ -32,12 +34,16 @@ describe('completion is decided exactly once', () => {
       const run = await startRun(api, counts);
       const tokens = await Promise.all(counts.map((_, i) => claim(api, run.runId, String(i).padStart(4, '0')).then((c) => c.claimToken)));
       const reports = counts.flatMap((_, i) =>
-        Array.from({ length: chunks }, (_c, chunk) => chunkInput(run, String(i).padStart(4, '0'), tokens[i]!, chunk, chunks, 5)));
+        Array.from({ length: chunks }, (_c, chunk) => chunkInput(run, String(i).padStart(4, '0'), tokens[i]!, chunk, chunks, 5)),
+      );
       const results = await Promise.all(reports.map((input) => report(api, input)));
       expect(results.map((r) => r.status)).toEqual(Array(reports.length).fill(200));
       expect(results.filter((r) => r.result!.validationScheduled)).toHaveLength(1);
       expect(await runState(run.runId)).toEqual({
-        status: 'EXTRACTED_VALIDATED', extracted_count: partitions * chunks * 5, success_partition_count: partitions, dispatches: 1,
+        status: 'EXTRACTED_VALIDATED',
+        extracted_count: partitions * chunks * 5,
+        success_partition_count: partitions,
+        dispatches: 1,
       });
     }
   });
@@ -63,7 +69,14 @@ describe('completion is decided exactly once', () => {
       const [success, failure] = await Promise.all([
         report(api, chunkInput(run, '0000', a!.claimToken, 0, 1, 3)),
         api.gql(FAIL_PARTITION, {
-          input: { runId: run.runId, partitionId: '0001', claimToken: b!.claimToken, errorStage: 'EXTRACT', errorClass: 'IO', errorCode: 'HDFS' },
+          input: {
+            runId: run.runId,
+            partitionId: '0001',
+            claimToken: b!.claimToken,
+            errorStage: 'EXTRACT',
+            errorClass: 'IO',
+            errorCode: 'HDFS',
+          },
         }),
       ]);
       expect(success.status).toBe(200);
@@ -102,9 +115,13 @@ describe('completion is decided exactly once', () => {
       const { claimToken } = await claim(api, run.runId, '0000');
       const middle = chunkInput(run, '0000', claimToken, 1, 3, 3);
       const results = await Promise.all(Array.from({ length: 8 }, () => report(api, middle)));
-      expect(results.map((r) => [r.status, r.result?.partitionStatus, r.result?.receivedChunks])).toEqual(Array(8).fill([200, 'RUNNING', 1]));
+      expect(results.map((r) => [r.status, r.result?.partitionStatus, r.result?.receivedChunks])).toEqual(
+        Array(8).fill([200, 'RUNNING', 1]),
+      );
       const { rows } = await api.sql.query(
-        `SELECT received_chunks, received_rows::int, status FROM nifi_ops.load_partition WHERE run_id = $1`, [run.runId]);
+        `SELECT received_chunks, received_rows::int, status FROM nifi_ops.load_partition WHERE run_id = $1`,
+        [run.runId],
+      );
       expect(rows[0]).toEqual({ received_chunks: 1, received_rows: 3, status: 'RUNNING' });
       await report(api, chunkInput(run, '0000', claimToken, 0, 3, 3));
       const last = await report(api, chunkInput(run, '0000', claimToken, 2, 3, 3));
@@ -121,8 +138,9 @@ describe('claims have a single owner', () => {
       const results = await Promise.all(Array.from({ length: 12 }, (_, i) => claim(api, run.runId, '0000', randomUUID(), `node-${i}`)));
       const winners = results.filter((r) => r.result!.claimed);
       expect(winners).toHaveLength(1);
-      const { rows } = await api.sql.query(
-        `SELECT claim_token::text, attempt_count FROM nifi_ops.load_partition WHERE run_id = $1`, [run.runId]);
+      const { rows } = await api.sql.query(`SELECT claim_token::text, attempt_count FROM nifi_ops.load_partition WHERE run_id = $1`, [
+        run.runId,
+      ]);
       expect(rows[0]).toEqual({ claim_token: winners[0]!.claimToken, attempt_count: 1 });
     }
   });
@@ -137,7 +155,9 @@ describe('claims have a single owner', () => {
         }),
         claim(api, run.runId, '0001'),
       ]);
-      const { rows } = await api.sql.query(`SELECT status FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0001'`, [run.runId]);
+      const { rows } = await api.sql.query(`SELECT status FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0001'`, [
+        run.runId,
+      ]);
       // either the claim came first (RUNNING while the run was extracting) or it saw the failed run
       expect(late.result!.claimed ? 'RUNNING' : 'PENDING').toBe(rows[0].status);
       if (late.result!.claimed) expect(late.result!.runStatus).toBe('EXTRACTING');

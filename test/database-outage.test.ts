@@ -30,7 +30,12 @@ async function timedPost(api: TestApi, query: string, variables: Record<string, 
     body: JSON.stringify({ query, variables }),
   });
   const body = (await res.json()) as { errors?: Array<{ extensions?: { code?: string } }> };
-  return { status: res.status, code: body.errors?.[0]?.extensions?.code, retryAfter: res.headers.get('retry-after'), ms: performance.now() - started };
+  return {
+    status: res.status,
+    code: body.errors?.[0]?.extensions?.code,
+    retryAfter: res.headers.get('retry-after'),
+    ms: performance.now() - started,
+  };
 }
 
 async function timedGet(url: string): Promise<{ status: number; ms: number }> {
@@ -76,7 +81,16 @@ describe('a database that stops answering', () => {
       timedPost(api, '{ runs(first: 5) { nodes { runId status } } }', {}, TOKENS.viewer as string),
       timedPost(api, REPORT, { input: chunkInput(run, '0000', owner.claimToken, 0, 2, 5) }),
       timedPost(api, CLAIM, { input: { runId: run.runId, partitionId: '0001', claimToken: randomUUID(), workerNode: 'nifi-02' } }),
-      timedPost(api, FAIL_RUN, { input: { runId: run.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'PG-20', errorCode: 'X', message: 'm' } }),
+      timedPost(api, FAIL_RUN, {
+        input: {
+          runId: run.runId,
+          expectedStatus: 'EXTRACTING',
+          failStatus: 'FAILED_EXTRACT',
+          errorStage: 'PG-20',
+          errorCode: 'X',
+          message: 'm',
+        },
+      }),
       timedGet(`${api.url}/readyz`),
       timedGet(`${api.url}/healthz`),
     ]);
@@ -94,7 +108,11 @@ describe('a database that stops answering', () => {
     expect(again.ms).toBeLessThan(SHORT_SUM + SLACK_MS);
 
     proxy.thaw();
-    await until('the API to write again', async () => (await api.gql(CREATE_RUN, createRunInput(`BK_${randomUUID().slice(0, 8)}`))).status === 200, 20_000);
+    await until(
+      'the API to write again',
+      async () => (await api.gql(CREATE_RUN, createRunInput(`BK_${randomUUID().slice(0, 8)}`))).status === 200,
+      20_000,
+    );
     await until('/readyz to be ready again', async () => (await fetch(`${api.url}/readyz`)).status === 200, 20_000);
     // the refused createRun is safe to retry: its key yields exactly one run
     const retried = await api.gql(CREATE_RUN, createRunInput('BK_RETRIED', idempotencyKey));
@@ -149,7 +167,9 @@ describe('a database that cannot write', () => {
   let admin: pg.Client;
 
   const terminateApiConnections = () =>
-    admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [api.database.name]);
+    admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+      api.database.name,
+    ]);
 
   beforeAll(async () => {
     api = await startTestApi();
@@ -172,7 +192,16 @@ describe('a database that cannot write', () => {
       const writes = await Promise.all([
         api.gql(CREATE_RUN, createRunInput(`BK_${randomUUID().slice(0, 8)}`)),
         api.gql(CLAIM, { input: { runId: run.runId, partitionId: '0000', claimToken: randomUUID(), workerNode: 'nifi-01' } }),
-        api.gql(FAIL_RUN, { input: { runId: run.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'PG-20', errorCode: 'X', message: 'm' } }),
+        api.gql(FAIL_RUN, {
+          input: {
+            runId: run.runId,
+            expectedStatus: 'EXTRACTING',
+            failStatus: 'FAILED_EXTRACT',
+            errorStage: 'PG-20',
+            errorCode: 'X',
+            message: 'm',
+          },
+        }),
       ]);
       for (const res of writes) {
         expect([res.status, res.code, res.headers.get('retry-after')]).toEqual([503, 'SERVICE_UNAVAILABLE', '1']);
@@ -186,7 +215,9 @@ describe('a database that cannot write', () => {
     }
     await until('/readyz to be ready again', async () => (await fetch(`${api.url}/readyz`)).status === 200, 10_000);
     const claimed = await until('claims to be recorded again', async () => {
-      const res = await api.gql(CLAIM, { input: { runId: run.runId, partitionId: '0000', claimToken: randomUUID(), workerNode: 'nifi-01' } });
+      const res = await api.gql(CLAIM, {
+        input: { runId: run.runId, partitionId: '0000', claimToken: randomUUID(), workerNode: 'nifi-01' },
+      });
       return res.status === 200 ? res : null;
     });
     expect(claimed.body.data).toMatchObject({ claimPartition: { claimed: true } });
@@ -208,7 +239,14 @@ describe('a statement that outlasts database.statementTimeout', () => {
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM nifi_ops.load_run WHERE run_id = $1 FOR UPDATE', [run.runId]);
       const answer = await timedPost(api, FAIL_RUN, {
-        input: { runId: run.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'PG-20', errorCode: 'X', message: 'm' },
+        input: {
+          runId: run.runId,
+          expectedStatus: 'EXTRACTING',
+          failStatus: 'FAILED_EXTRACT',
+          errorStage: 'PG-20',
+          errorCode: 'X',
+          message: 'm',
+        },
       });
       expect([answer.status, answer.code, answer.retryAfter]).toEqual([503, 'SERVICE_UNAVAILABLE', '1']);
       expect(answer.ms).toBeLessThan(SHORT.statementTimeout + SLACK_MS);

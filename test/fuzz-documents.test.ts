@@ -6,8 +6,18 @@
 // a row. The API runs as a child process: a document whose walk never ends would otherwise hold this
 // process's event loop, and the test runner with it; a hung API is killed and started again.
 import {
-  getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, Lexer, parse, Source, TokenKind, validate,
-  type GraphQLField, type GraphQLInputType,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  Lexer,
+  parse,
+  Source,
+  TokenKind,
+  validate,
+  type GraphQLField,
+  type GraphQLInputType,
 } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +72,8 @@ let world: FuzzWorld;
 
 // ---- judging answers ----
 
-const describeOutcome = (o: PostOutcome) => `${o.status || o.failure} ${o.codes.join(',')}${o.details?.field ? ` field ${String(o.details.field)}` : ''}`;
+const describeOutcome = (o: PostOutcome) =>
+  `${o.status || o.failure} ${o.codes.join(',')}${o.details?.field ? ` field ${String(o.details.field)}` : ''}`;
 
 function statusIn(...allowed: number[]): HostileCase['judge'] {
   return (o) => (allowed.includes(o.status) ? undefined : `expected ${allowed.join(' or ')}, got ${describeOutcome(o)}`);
@@ -83,7 +94,9 @@ function invalidInput(field: string): HostileCase['judge'] {
  * merges repeated ones, so a fragment graph can be refused (quickly) although it would run cheaply.
  */
 const runsOrTooCostly: HostileCase['judge'] = (o) =>
-  o.status === 200 || (o.status === 400 && o.code === 'QUERY_TOO_COSTLY') ? undefined : `expected 200 or 400 QUERY_TOO_COSTLY, got ${describeOutcome(o)}`;
+  o.status === 200 || (o.status === 400 && o.code === 'QUERY_TOO_COSTLY')
+    ? undefined
+    : `expected 200 or 400 QUERY_TOO_COSTLY, got ${describeOutcome(o)}`;
 
 /** A document the parser itself refuses (a syntax error, 400) or the input check (422 naming the field). */
 function unparsableOrInvalid(field: string): HostileCase['judge'] {
@@ -113,8 +126,18 @@ const gqlBody = (query: string, variables?: Record<string, unknown>) => JSON.str
 
 /** Where a fragment graph hangs: under the runs list (on Run) or at the root (on Query). */
 const FRAGMENT_HOSTS = [
-  { where: 'under runs', on: 'Run', operation: (spread: string) => `query { runs(first: 2) { nodes { ${spread} } } }`, leaves: ['runId', 'status', 'jobKey', 'businessKey', 'startedAt'] },
-  { where: 'at the root', on: 'Query', operation: (spread: string) => `query { ${spread} }`, leaves: ['gates { consumer }', 'runs(first: 1) { nodes { runId } }', '__typename'] },
+  {
+    where: 'under runs',
+    on: 'Run',
+    operation: (spread: string) => `query { runs(first: 2) { nodes { ${spread} } } }`,
+    leaves: ['runId', 'status', 'jobKey', 'businessKey', 'startedAt'],
+  },
+  {
+    where: 'at the root',
+    on: 'Query',
+    operation: (spread: string) => `query { ${spread} }`,
+    leaves: ['gates { consumer }', 'runs(first: 1) { nodes { runId } }', '__typename'],
+  },
 ] as const;
 
 /** The largest document `build(n)` within the token limit, n from lo up. */
@@ -133,40 +156,72 @@ function largestWithinLimit(build: (n: number) => string, lo: number): { n: numb
 /** Fragment i spreads fragment i+1 `fanout` times: 2^n or 3^n paths for a walk that does not remember. */
 function fragmentChain(random: Random, host: (typeof FRAGMENT_HOSTS)[number]): HostileCase {
   const fanout = between(random, 2, 3);
-  const build = (n: number) => host.operation('...F0') + Array.from({ length: n }, (_, i) =>
-    ` fragment F${i} on ${host.on} { ${host.leaves[i % host.leaves.length]} ${i + 1 < n ? `...F${i + 1} `.repeat(fanout) : ''}}`).join('');
+  const build = (n: number) =>
+    host.operation('...F0') +
+    Array.from(
+      { length: n },
+      (_, i) =>
+        ` fragment F${i} on ${host.on} { ${host.leaves[i % host.leaves.length]} ${i + 1 < n ? `...F${i + 1} `.repeat(fanout) : ''}}`,
+    ).join('');
   const largest = largestWithinLimit(build, 2);
   // mostly the longest chain the token limit allows; some shorter ones
   const n = random() < 0.6 ? largest.n : between(random, 8, largest.n);
   return {
-    category: `fragment chain ${host.where}`, label: `${n} fragments on ${host.on}, each spreading the next ${fanout} times`,
-    body: gqlBody(build(n)), token: TOKENS.viewer, judge: runsOrTooCostly,
+    category: `fragment chain ${host.where}`,
+    label: `${n} fragments on ${host.on}, each spreading the next ${fanout} times`,
+    body: gqlBody(build(n)),
+    token: TOKENS.viewer,
+    judge: runsOrTooCostly,
   };
 }
 
 /** n fragments, each spreading the next and 1–5 more of the later ones: many paths to each, no cycle. */
 function fragmentDag(random: Random, host: (typeof FRAGMENT_HOSTS)[number]): HostileCase {
   // more fragments than the token limit lets a document hold
-  const spreads = Array.from({ length: DOCUMENT_LIMITS.tokens }, (_, i) => [i + 1, ...Array.from({ length: between(random, 1, 5) }, () => i + 2 + Math.floor(random() * 12))]);
-  const build = (n: number) => host.operation('...D0 ...D1') + Array.from({ length: n }, (_, i) =>
-    ` fragment D${i} on ${host.on} { ${host.leaves[i % host.leaves.length]} ${[...new Set(spreads[i]!.filter((j) => j < n))].map((j) => `...D${j}`).join(' ')} }`).join('');
+  const spreads = Array.from({ length: DOCUMENT_LIMITS.tokens }, (_, i) => [
+    i + 1,
+    ...Array.from({ length: between(random, 1, 5) }, () => i + 2 + Math.floor(random() * 12)),
+  ]);
+  const build = (n: number) =>
+    host.operation('...D0 ...D1') +
+    Array.from(
+      { length: n },
+      (_, i) =>
+        ` fragment D${i} on ${host.on} { ${host.leaves[i % host.leaves.length]} ${[...new Set(spreads[i]!.filter((j) => j < n))].map((j) => `...D${j}`).join(' ')} }`,
+    ).join('');
   const largest = largestWithinLimit(build, 2);
   const n = between(random, Math.min(20, largest.n), largest.n);
-  return { category: `fragment DAG ${host.where}`, label: `${n} fragments on ${host.on}`, body: gqlBody(build(n)), token: TOKENS.viewer, judge: runsOrTooCostly };
+  return {
+    category: `fragment DAG ${host.where}`,
+    label: `${n} fragments on ${host.on}`,
+    body: gqlBody(build(n)),
+    token: TOKENS.viewer,
+    judge: runsOrTooCostly,
+  };
 }
 
 function fragmentCycle(random: Random, index: number): HostileCase {
   const shape = (['self', '2-cycle', 'long cycle'] as const)[index % 3]!;
   const length = shape === 'self' ? 1 : shape === '2-cycle' ? 2 : between(random, 3, 200);
   const place = pick(random, ['Query', 'Run', 'Mutation'] as const);
-  const leaf = place === 'Run' ? 'runId'
-    : place === 'Query' ? 'gates { consumer }'
-      : `createRun(input: {jobKey: "FUZZ_PLAIN", businessKey: "BK_CYCLE_${index}", hdfsRoot: "/data/nifi/stage", stageTablePrefix: "TMP_FUZZ_"}) { runId }`;
-  const operation = place === 'Run' ? 'query { runs(first: 1) { nodes { ...C0 } } }' : place === 'Query' ? 'query { ...C0 }' : 'mutation { ...C0 }';
-  const fragments = Array.from({ length }, (_, i) => `fragment C${i} on ${place} { ${i === 0 ? leaf : '__typename'} ...C${(i + 1) % length} }`);
+  const leaf =
+    place === 'Run'
+      ? 'runId'
+      : place === 'Query'
+        ? 'gates { consumer }'
+        : `createRun(input: {jobKey: "FUZZ_PLAIN", businessKey: "BK_CYCLE_${index}", hdfsRoot: "/data/nifi/stage", stageTablePrefix: "TMP_FUZZ_"}) { runId }`;
+  const operation =
+    place === 'Run' ? 'query { runs(first: 1) { nodes { ...C0 } } }' : place === 'Query' ? 'query { ...C0 }' : 'mutation { ...C0 }';
+  const fragments = Array.from(
+    { length },
+    (_, i) => `fragment C${i} on ${place} { ${i === 0 ? leaf : '__typename'} ...C${(i + 1) % length} }`,
+  );
   return {
-    category: 'fragment cycle', label: `${shape} of ${length} on ${place}`, body: gqlBody(`${operation} ${fragments.join(' ')}`),
-    token: place === 'Mutation' ? TOKENS.nifi : TOKENS.viewer, judge: statusIn(400),
+    category: 'fragment cycle',
+    label: `${shape} of ${length} on ${place}`,
+    body: gqlBody(`${operation} ${fragments.join(' ')}`),
+    token: place === 'Mutation' ? TOKENS.nifi : TOKENS.viewer,
+    judge: statusIn(400),
   };
 }
 
@@ -174,7 +229,12 @@ const CREATE_FIELDS = 'runId status created';
 
 /** Valid calls that would each create a run if executed: the fingerprint tells. */
 function twoRootFields(index: number): HostileCase {
-  const input = (n: number) => ({ jobKey: 'FUZZ_PLAIN', businessKey: `BK_TWO_${index}_${n}`, hdfsRoot: '/data/nifi/stage', stageTablePrefix: 'TMP_FUZZ_' });
+  const input = (n: number) => ({
+    jobKey: 'FUZZ_PLAIN',
+    businessKey: `BK_TWO_${index}_${n}`,
+    hdfsRoot: '/data/nifi/stage',
+    stageTablePrefix: 'TMP_FUZZ_',
+  });
   const event = world.baselines.get('recordEvent')!;
   const a = `a: createRun(input: $a) { ${CREATE_FIELDS} }`;
   const b = `b: createRun(input: $b) { ${CREATE_FIELDS} }`;
@@ -191,11 +251,18 @@ function twoRootFields(index: number): HostileCase {
   ];
   const [label, selection] = shapes[index % shapes.length]!;
   // declare only the variables used: an unused one would be refused for that instead
-  const declared = [['a', 'CreateRunInput'], ['b', 'CreateRunInput'], ['e', 'RecordEventInput']].filter(([name]) => selection.includes(`$${name}`));
+  const declared = [
+    ['a', 'CreateRunInput'],
+    ['b', 'CreateRunInput'],
+    ['e', 'RecordEventInput'],
+  ].filter(([name]) => selection.includes(`$${name}`));
   const query = validated(`mutation(${declared.map(([name, type]) => `$${name}: ${type}!`).join(', ')}) ${selection}`);
   const variables = { a: input(1), b: input(2), e: event };
   return {
-    category: 'two root fields', label, token: TOKENS.nifi, judge: statusIn(400),
+    category: 'two root fields',
+    label,
+    token: TOKENS.nifi,
+    judge: statusIn(400),
     body: gqlBody(query, Object.fromEntries(declared.map(([name]) => [name!, variables[name as keyof typeof variables]]))),
   };
 }
@@ -209,14 +276,18 @@ const BAD_TEXT = {
   NUL: 'a\u0000b',
 } as const;
 type BadText = keyof typeof BAD_TEXT;
-const JSON_FIELDS: Array<[mutation: string, field: string]> = [['createRun', 'parameters'], ['recordEvent', 'details']];
+const JSON_FIELDS: Array<[mutation: string, field: string]> = [
+  ['createRun', 'parameters'],
+  ['recordEvent', 'details'],
+];
 
 /** Every top-level String field of every mutation's input. */
 function stringFields(): Array<[mutation: string, field: string]> {
   const out: Array<[string, string]> = [];
   for (const mutation of Object.keys(world.schema.getMutationType()!.getFields())) {
     for (const field of Object.values(world.mutationInputType(mutation).getFields())) {
-      if (getNamedType(field.type).name === 'String' && !isListType(isNonNullType(field.type) ? field.type.ofType : field.type)) out.push([mutation, field.name]);
+      if (getNamedType(field.type).name === 'String' && !isListType(isNonNullType(field.type) ? field.type.ofType : field.type))
+        out.push([mutation, field.name]);
     }
   }
   return out;
@@ -237,8 +308,10 @@ function surrogateInVariables(random: Random): HostileCase {
   const bad = pick(random, Object.keys(BAD_TEXT) as BadText[]);
   const inKey = json && random() < 0.3;
   return {
-    category: 'surrogate or NUL in variables', label: `${mutation}.${field}${inKey ? ' (a key)' : ''}: ${bad}`,
-    body: gqlBody(world.document(mutation), { input: badInput(mutation, field, bad, inKey) }), token: tokenFor(mutation),
+    category: 'surrogate or NUL in variables',
+    label: `${mutation}.${field}${inKey ? ' (a key)' : ''}: ${bad}`,
+    body: gqlBody(world.document(mutation), { input: badInput(mutation, field, bad, inKey) }),
+    token: tokenFor(mutation),
     judge: invalidInput(`input.${field}`),
   };
 }
@@ -250,7 +323,9 @@ function literal(value: unknown, type: GraphQLInputType): string {
   if (isListType(inner)) return `[${(value as unknown[]).map((v) => literal(v, inner.ofType)).join(', ')}]`;
   if (isInputObjectType(inner)) {
     const fields = inner.getFields();
-    return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}: ${literal(v, fields[k]!.type)}`).join(', ')}}`;
+    return `{${Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `${k}: ${literal(v, fields[k]!.type)}`)
+      .join(', ')}}`;
   }
   if (isEnumType(inner)) return String(value);
   if (inner.name === 'JSON') return jsonLiteral(value);
@@ -259,7 +334,10 @@ function literal(value: unknown, type: GraphQLInputType): string {
 
 function jsonLiteral(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(jsonLiteral).join(', ')}]`;
-  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${k}: ${jsonLiteral(v)}`).join(', ')}}`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}: ${jsonLiteral(v)}`)
+      .join(', ')}}`;
   return JSON.stringify(value);
 }
 
@@ -279,8 +357,10 @@ function surrogateInLiterals(random: Random): HostileCase {
   const escaped = literalDocument(mutation, badInput(mutation, field, bad, false));
   const query = raw ? escaped.replaceAll(JSON.stringify(BAD_TEXT[bad]).slice(1, -1), BAD_TEXT[bad]) : escaped;
   return {
-    category: 'surrogate or NUL in literals', label: `${mutation}.${field}: ${bad}, ${raw ? 'raw' : 'escaped'}`,
-    body: gqlBody(query), token: tokenFor(mutation),
+    category: 'surrogate or NUL in literals',
+    label: `${mutation}.${field}: ${bad}, ${raw ? 'raw' : 'escaped'}`,
+    body: gqlBody(query),
+    token: tokenFor(mutation),
     judge: bad === 'NUL' && !raw ? invalidInput(`input.${field}`) : unparsableOrInvalid(`input.${field}`),
   };
 }
@@ -290,7 +370,8 @@ function longFields(): Array<[mutation: string, field: string]> {
   const out: Array<[string, string]> = [];
   for (const mutation of Object.keys(world.schema.getMutationType()!.getFields())) {
     for (const field of Object.values(world.mutationInputType(mutation).getFields())) {
-      if (getNamedType(field.type).name === 'Long' && world.baselines.get(mutation)![field.name] !== undefined) out.push([mutation, field.name]);
+      if (getNamedType(field.type).name === 'Long' && world.baselines.get(mutation)![field.name] !== undefined)
+        out.push([mutation, field.name]);
     }
   }
   return out;
@@ -306,7 +387,11 @@ const LONG_VARIABLES = {
   'string -2^63 - 1': '"-9223372036854775809"',
   'string of 20 digits': '"99999999999999999999"',
 };
-const LONG_LITERALS = { 'literal 2^63': '9223372036854775808', 'literal -2^63 - 1': '-9223372036854775809', 'literal of 20 digits': '99999999999999999999' };
+const LONG_LITERALS = {
+  'literal 2^63': '9223372036854775808',
+  'literal -2^63 - 1': '-9223372036854775809',
+  'literal of 20 digits': '99999999999999999999',
+};
 
 function longOutOfRange(random: Random): HostileCase {
   const [mutation, field] = pick(random, longFields());
@@ -315,15 +400,19 @@ function longOutOfRange(random: Random): HostileCase {
   if (random() < 0.7) {
     const [label, text] = pick(random, Object.entries(LONG_VARIABLES));
     return {
-      category: 'Long out of range', label: `${mutation}.${field}: ${label}`,
-      body: gqlBody(world.document(mutation), { input }).replace(JSON.stringify(marker), text), token: tokenFor(mutation),
+      category: 'Long out of range',
+      label: `${mutation}.${field}: ${label}`,
+      body: gqlBody(world.document(mutation), { input }).replace(JSON.stringify(marker), text),
+      token: tokenFor(mutation),
       judge: (o) => (o.status === 422 && o.code === 'INVALID_INPUT' ? undefined : `expected 422 INVALID_INPUT, got ${describeOutcome(o)}`),
     };
   }
   const [label, text] = pick(random, Object.entries(LONG_LITERALS));
   return {
-    category: 'Long out of range', label: `${mutation}.${field}: ${label}`,
-    body: gqlBody(literalDocument(mutation, input).replace(JSON.stringify(marker), text)), token: tokenFor(mutation),
+    category: 'Long out of range',
+    label: `${mutation}.${field}: ${label}`,
+    body: gqlBody(literalDocument(mutation, input).replace(JSON.stringify(marker), text)),
+    token: tokenFor(mutation),
     judge: (o) => (o.status === 422 && o.code === 'INVALID_INPUT' ? undefined : `expected 422 INVALID_INPUT, got ${describeOutcome(o)}`),
   };
 }
@@ -341,7 +430,10 @@ function deepJson(random: Random, index: number): HostileCase {
     ? gqlBody(literalDocument(mutation, input).replace(JSON.stringify(marker), `${'{n: '.repeat(depth)}1${'}'.repeat(depth)}`))
     : gqlBody(world.document(mutation), { input }).replace(JSON.stringify(marker), `${'{"n":'.repeat(depth)}1${'}'.repeat(depth)}`);
   return {
-    category: 'deep JSON', label: `${mutation}.${field}: ${depth} levels in ${asLiteral ? 'a literal' : 'variables'}`, body, token: tokenFor(mutation),
+    category: 'deep JSON',
+    label: `${mutation}.${field}: ${depth} levels in ${asLiteral ? 'a literal' : 'variables'}`,
+    body,
+    token: tokenFor(mutation),
     // past the token limit a literal is refused as a document (400); within it, the input check names the field
     judge: (o) => (o.status === 400 && asLiteral ? undefined : invalidInput(`input.${field}`)(o)),
   };
@@ -354,7 +446,10 @@ function aliasFlood(random: Random, index: number): HostileCase {
   const n = index % 2 === 0 ? DOCUMENT_LIMITS.aliases : between(random, DOCUMENT_LIMITS.aliases + 1, 400);
   const query = `query { ${Array.from({ length: n }, (_, i) => `r${i}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${n > DOCUMENT_LIMITS.aliases ? 'runId' : RUN_FIELDS} } }`).join(' ')} }`;
   return {
-    category: 'alias flood', label: `${n} aliases of runs(first: ${MAX_RUNS_PAGE})`, body: gqlBody(query), token: TOKENS.viewer,
+    category: 'alias flood',
+    label: `${n} aliases of runs(first: ${MAX_RUNS_PAGE})`,
+    body: gqlBody(query),
+    token: TOKENS.viewer,
     judge: n > DOCUMENT_LIMITS.aliases ? statusIn(400) : runsOrTooCostly,
   };
 }
@@ -370,7 +465,13 @@ function fieldRepetitionFlood(random: Random): HostileCase {
   const shape = pick(random, shapes);
   const largest = largestWithinLimit(shape, 1);
   const n = random() < 0.5 ? largest.n : between(random, 1, largest.n);
-  return { category: 'field repetition flood', label: `${shape(2).slice(0, 40)}… × ${n}`, body: gqlBody(shape(n)), token: TOKENS.viewer, judge: statusIn(200, 400) };
+  return {
+    category: 'field repetition flood',
+    label: `${shape(2).slice(0, 40)}… × ${n}`,
+    body: gqlBody(shape(n)),
+    token: TOKENS.viewer,
+    judge: statusIn(200, 400),
+  };
 }
 
 function directiveFlood(random: Random): HostileCase {
@@ -383,7 +484,13 @@ function directiveFlood(random: Random): HostileCase {
   const shape = pick(random, shapes);
   const largest = largestWithinLimit(shape, 1);
   const n = random() < 0.5 ? largest.n : between(random, 2, largest.n);
-  return { category: 'directive flood', label: `${shape(1).slice(0, 40)}… × ${n}`, body: gqlBody(shape(n)), token: TOKENS.viewer, judge: statusIn(200, 400) };
+  return {
+    category: 'directive flood',
+    label: `${shape(1).slice(0, 40)}… × ${n}`,
+    body: gqlBody(shape(n)),
+    token: TOKENS.viewer,
+    judge: statusIn(200, 400),
+  };
 }
 
 /** A call of a root field with a made-up value for each required argument. */
@@ -396,14 +503,22 @@ function rootCall(field: GraphQLField<unknown, unknown>): string {
 /** Every query, subscription and mutation, and the ways of sending none or a wrong token: all 401. */
 function anonymousCases(): HostileCase[] {
   const judge = statusIn(401);
-  const anonymous = (label: string, body: string, token: string | null = null): HostileCase => ({ category: 'anonymous', label, body, token, judge });
+  const anonymous = (label: string, body: string, token: string | null = null): HostileCase => ({
+    category: 'anonymous',
+    label,
+    body,
+    token,
+    judge,
+  });
   const cases: HostileCase[] = [];
-  for (const field of Object.values(world.schema.getQueryType()!.getFields())) cases.push(anonymous(`query ${field.name}`, gqlBody(`query { ${rootCall(field)} }`)));
+  for (const field of Object.values(world.schema.getQueryType()!.getFields()))
+    cases.push(anonymous(`query ${field.name}`, gqlBody(`query { ${rootCall(field)} }`)));
   for (const field of Object.values(world.schema.getSubscriptionType()!.getFields())) {
     cases.push(anonymous(`subscription ${field.name}`, gqlBody(`subscription { ${rootCall(field)} }`)));
   }
   const mutations = Object.keys(world.schema.getMutationType()!.getFields());
-  for (const mutation of mutations) cases.push(anonymous(`mutation ${mutation}`, gqlBody(world.document(mutation), { input: world.baselines.get(mutation)! })));
+  for (const mutation of mutations)
+    cases.push(anonymous(`mutation ${mutation}`, gqlBody(world.document(mutation), { input: world.baselines.get(mutation)! })));
   cases.push(
     anonymous('introspection', gqlBody('query { __schema { types { name } } }')),
     anonymous('__typename only', gqlBody('{ __typename }')),
@@ -444,12 +559,30 @@ async function send(c: HostileCase): Promise<PostOutcome> {
   const started = performance.now();
   try {
     // a client that asks for JSON: GraphiQL's page is for browsers (text/html) only
-    const response = await fetch(`${api.url}/graphql?${c.body}`, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(HANG_MS) });
+    const response = await fetch(`${api.url}/graphql?${c.body}`, {
+      headers: { Accept: 'application/json' },
+      signal: AbortSignal.timeout(HANG_MS),
+    });
     const body = (await response.json().catch(() => ({}))) as { errors?: Array<{ extensions?: { code?: string } }> };
     const codes = (body.errors ?? []).map((e) => String(e.extensions?.code));
-    return { status: response.status, codes, code: codes[0], details: undefined, headerCode: response.headers.get('x-error-code'), ms: performance.now() - started };
+    return {
+      status: response.status,
+      codes,
+      code: codes[0],
+      details: undefined,
+      headerCode: response.headers.get('x-error-code'),
+      ms: performance.now() - started,
+    };
   } catch (error) {
-    return { status: 0, codes: [], code: undefined, details: undefined, headerCode: null, ms: performance.now() - started, failure: (error as Error).name };
+    return {
+      status: 0,
+      codes: [],
+      code: undefined,
+      details: undefined,
+      headerCode: null,
+      ms: performance.now() - started,
+      failure: (error as Error).name,
+    };
   }
 }
 
@@ -531,7 +664,9 @@ describe('fuzzing documents', () => {
     }
     health.stop();
 
-    const summary = Object.fromEntries((Object.keys(COUNTS) as Category[]).map((k) => [k, `${COUNTS[k]}${failedBy.get(k) ? ` (${failedBy.get(k)} failed)` : ''}`]));
+    const summary = Object.fromEntries(
+      (Object.keys(COUNTS) as Category[]).map((k) => [k, `${COUNTS[k]}${failedBy.get(k) ? ` (${failedBy.get(k)} failed)` : ''}`]),
+    );
     console.log(`fuzz-documents: ${cases.length} cases ${JSON.stringify(summary)}; /healthz answered ${health.answered()} times`);
     // soft: every list is reported, not only the first that fails
     expect.soft(serverErrors, 'no 5xx and no hang').toEqual([]);

@@ -5,7 +5,13 @@
 // 5xx, and a fingerprint of every nifi_ops table (row count and a hash of the rows) must be unchanged after
 // every rejected (4xx) request, except for the refusals the contract records on purpose.
 import {
-  getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, type GraphQLInputObjectType, type GraphQLInputType,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  type GraphQLInputObjectType,
+  type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
 import { randomUUID } from 'node:crypto';
@@ -60,8 +66,16 @@ type Random = () => number;
 
 function randomUnicode(random: Random, length: number): string {
   const ranges: Array<[number, number]> = [
-    [0x20, 0x7e], [0xa0, 0x24f], [0x370, 0x3ff], [0x590, 0x6ff], [0x300, 0x36f], [0x4e00, 0x9fff], [0x1f300, 0x1faff],
-    [0x200b, 0x200f], [0x1, 0x1f], [0xfff0, 0xffff],
+    [0x20, 0x7e],
+    [0xa0, 0x24f],
+    [0x370, 0x3ff],
+    [0x590, 0x6ff],
+    [0x300, 0x36f],
+    [0x4e00, 0x9fff],
+    [0x1f300, 0x1faff],
+    [0x200b, 0x200f],
+    [0x1, 0x1f],
+    [0xfff0, 0xffff],
   ];
   let text = '';
   for (let i = 0; i < length; i++) {
@@ -117,7 +131,13 @@ function variantsFor(type: GraphQLInputType, sample: unknown, random: Random): V
   switch (named.name) {
     case 'String':
       v.push(
-        ...wrongTypes([['number', 12345], ['float', 1.5], ['boolean', true], ['object', { a: 1 }], ['array', ['a']]]),
+        ...wrongTypes([
+          ['number', 12345],
+          ['float', 1.5],
+          ['boolean', true],
+          ['object', { a: 1 }],
+          ['array', ['a']],
+        ]),
         { label: 'over-long (100k)', value: 'x'.repeat(100_001), invalid: true },
         { label: '2001 chars', value: 'y'.repeat(2001), invalid: false },
         { label: '201 chars', value: 'z'.repeat(201), invalid: false },
@@ -133,15 +153,35 @@ function variantsFor(type: GraphQLInputType, sample: unknown, random: Random): V
       );
       break;
     case 'Boolean':
-      v.push(...wrongTypes([['string true', 'true'], ['number 1', 1], ['object', {}]]));
+      v.push(
+        ...wrongTypes([
+          ['string true', 'true'],
+          ['number 1', 1],
+          ['object', {}],
+        ]),
+      );
       break;
     case 'Int':
-      v.push(...wrongTypes([['beyond 32 bits', 2 ** 31], ['float', 1.5], ['string', '5']]), { label: 'negative', value: -1, invalid: false });
+      v.push(
+        ...wrongTypes([
+          ['beyond 32 bits', 2 ** 31],
+          ['float', 1.5],
+          ['string', '5'],
+        ]),
+        { label: 'negative', value: -1, invalid: false },
+      );
       break;
     case 'UUID':
       v.push(
-        ...wrongTypes([['not a uuid', 'not-a-uuid'], ['no hyphens', randomUUID().replace(/-/g, '')], ['braces', `{${randomUUID()}}`],
-          ['37 chars', `${randomUUID()}0`], ['number', 42], ['over-long', 'f'.repeat(100_000)], ['unicode', randomUnicode(random, 36)]]),
+        ...wrongTypes([
+          ['not a uuid', 'not-a-uuid'],
+          ['no hyphens', randomUUID().replace(/-/g, '')],
+          ['braces', `{${randomUUID()}}`],
+          ['37 chars', `${randomUUID()}0`],
+          ['number', 42],
+          ['over-long', 'f'.repeat(100_000)],
+          ['unicode', randomUnicode(random, 36)],
+        ]),
         { label: 'nil uuid', value: '00000000-0000-0000-0000-000000000000', invalid: false },
         { label: 'random uuid', value: randomUUID(), invalid: false },
         { label: 'upper-case uuid', value: typeof sample === 'string' ? sample.toUpperCase() : randomUUID().toUpperCase(), invalid: false },
@@ -149,9 +189,22 @@ function variantsFor(type: GraphQLInputType, sample: unknown, random: Random): V
       break;
     case 'Long':
       v.push(
-        ...wrongTypes([['25 digits', '9'.repeat(25)], ['2^63', '9223372036854775808'], ['below -2^63', '-9223372036854775809'],
-          ['fraction', '1.5'], ['float', 2.5], ['exponent', '1e3'], ['hex', '0x10'], ['letters', 'abc'], ['empty', ''],
-          ['unsafe number', 2 ** 60], ['boolean', true], ['object', {}], ['negative', '-1'], ['negative number', -7]]),
+        ...wrongTypes([
+          ['25 digits', '9'.repeat(25)],
+          ['2^63', '9223372036854775808'],
+          ['below -2^63', '-9223372036854775809'],
+          ['fraction', '1.5'],
+          ['float', 2.5],
+          ['exponent', '1e3'],
+          ['hex', '0x10'],
+          ['letters', 'abc'],
+          ['empty', ''],
+          ['unsafe number', 2 ** 60],
+          ['boolean', true],
+          ['object', {}],
+          ['negative', '-1'],
+          ['negative number', -7],
+        ]),
         { label: 'zero', value: '0', invalid: false },
         { label: 'max', value: '9223372036854775807', invalid: false },
         { label: 'padded', value: ' 12 ', invalid: false },
@@ -160,31 +213,55 @@ function variantsFor(type: GraphQLInputType, sample: unknown, random: Random): V
       break;
     case 'Decimal':
       v.push(
-        ...wrongTypes([['39 digits', '9'.repeat(39)], ['fraction', '1.5'], ['letters', 'abc'], ['empty', ''], ['double sign', '--1'],
-          ['exponent', '1e5'], ['float', 0.25], ['boolean', false]]),
+        ...wrongTypes([
+          ['39 digits', '9'.repeat(39)],
+          ['fraction', '1.5'],
+          ['letters', 'abc'],
+          ['empty', ''],
+          ['double sign', '--1'],
+          ['exponent', '1e5'],
+          ['float', 0.25],
+          ['boolean', false],
+        ]),
         { label: '38 digits', value: '9'.repeat(38), invalid: false },
         { label: 'negative', value: '-12', invalid: false },
       );
       break;
     case 'DateTime':
       v.push(
-        ...wrongTypes([['words', 'yesterday'], ['month 13', '2030-13-01T00:00:00Z'], ['date only', '2030-01-01'],
-          ['no offset', '2030-01-01T00:00:00'], ['number', 1_700_000_000], ['over-long', '2'.repeat(5000)]]),
+        ...wrongTypes([
+          ['words', 'yesterday'],
+          ['month 13', '2030-13-01T00:00:00Z'],
+          ['date only', '2030-01-01'],
+          ['no offset', '2030-01-01T00:00:00'],
+          ['number', 1_700_000_000],
+          ['over-long', '2'.repeat(5000)],
+        ]),
         { label: 'far future', value: '9999-12-31T23:59:59+14:00', invalid: false },
         { label: 'epoch', value: '1970-01-01T00:00:00Z', invalid: false },
       );
       break;
     case 'Date':
       v.push(
-        ...wrongTypes([['february 30', '2030-02-30'], ['short', '2030-1-1'], ['compact', '20300101'], ['garbage', '9999-99-99'],
-          ['number', 20300101], ['with time', '2030-01-01T00:00:00Z']]),
+        ...wrongTypes([
+          ['february 30', '2030-02-30'],
+          ['short', '2030-1-1'],
+          ['compact', '20300101'],
+          ['garbage', '9999-99-99'],
+          ['number', 20300101],
+          ['with time', '2030-01-01T00:00:00Z'],
+        ]),
         { label: 'epoch', value: '1970-01-01', invalid: false },
         { label: 'year 9999', value: '9999-12-31', invalid: false },
       );
       break;
     case 'JSON':
       v.push(
-        ...wrongTypes([['array', [1, 2]], ['string', 'x'], ['number', 7]]),
+        ...wrongTypes([
+          ['array', [1, 2]],
+          ['string', 'x'],
+          ['number', 7],
+        ]),
         { label: 'deeply nested', value: DEEP_JSON.marker, invalid: false },
         { label: 'very deeply nested', value: VERY_DEEP_JSON.marker, invalid: false },
         { label: 'over 64 KiB', value: { blob: 'b'.repeat(70_000) }, invalid: false },
@@ -197,7 +274,13 @@ function variantsFor(type: GraphQLInputType, sample: unknown, random: Random): V
       break;
     default:
       if (isEnumType(named)) {
-        v.push(...wrongTypes([['unknown value', 'NOT_A_VALUE'], ['lower case', String(named.getValues()[0]!.value).toLowerCase()], ['number', 1]]));
+        v.push(
+          ...wrongTypes([
+            ['unknown value', 'NOT_A_VALUE'],
+            ['lower case', String(named.getValues()[0]!.value).toLowerCase()],
+            ['number', 1],
+          ]),
+        );
       }
   }
   return v;
@@ -268,28 +351,68 @@ function generateCases(): Case[] {
       const variants = variantsFor(leaf.type, getAt(baseline, leaf.path), random);
       pool.push({ mutation, leaf, variants });
       for (const variant of variants) {
-        cases.push(gqlCase(mutation, `${leaf.path.join('.')}: ${variant.label}`, setAt(baseline, leaf.path, variant.value), variant.invalid, token));
+        cases.push(
+          gqlCase(mutation, `${leaf.path.join('.')}: ${variant.label}`, setAt(baseline, leaf.path, variant.value), variant.invalid, token),
+        );
       }
-      cases.push(gqlCase(mutation, `${leaf.path.join('.')} + unknown sibling`, setAt(baseline, [...leaf.path.slice(0, -1), 'bogusField'], 1), true, token));
+      cases.push(
+        gqlCase(
+          mutation,
+          `${leaf.path.join('.')} + unknown sibling`,
+          setAt(baseline, [...leaf.path.slice(0, -1), 'bogusField'], 1),
+          true,
+          token,
+        ),
+      );
     }
-    for (const [label, input] of [['input null', null], ['input empty', {}], ['input array', [baseline]], ['input string', 'x']] as const) {
+    for (const [label, input] of [
+      ['input null', null],
+      ['input empty', {}],
+      ['input array', [baseline]],
+      ['input string', 'x'],
+    ] as const) {
       cases.push(gqlCase(mutation, label, input, true, token));
     }
     // the right input with the wrong credentials
     const wrongRoles = (['nifi', 'operator'] as const).filter((r) => !roles.get(mutation)!.includes(r));
-    for (const [label, t] of [['no token', null], ['unknown token', 'not-a-token'], ['viewer token', TOKENS.viewer],
-      ...wrongRoles.map((r) => [`${r} token`, TOKENS[r]] as const)] as const) {
+    for (const [label, t] of [
+      ['no token', null],
+      ['unknown token', 'not-a-token'],
+      ['viewer token', TOKENS.viewer],
+      ...wrongRoles.map((r) => [`${r} token`, TOKENS[r]] as const),
+    ] as const) {
       cases.push(gqlCase(mutation, label, baseline, true, t));
     }
-    cases.push({ mutation, label: 'literal argument of the wrong type', body: JSON.stringify({ query: `mutation { ${mutation}(input: 5) { __typename } }` }), token, invalid: true });
-    cases.push({ mutation, label: 'two root fields', body: JSON.stringify({ query: `mutation { a: ${mutation}(input: {}) { __typename } b: ${mutation}(input: {}) { __typename } }` }), token, invalid: true });
+    cases.push({
+      mutation,
+      label: 'literal argument of the wrong type',
+      body: JSON.stringify({ query: `mutation { ${mutation}(input: 5) { __typename } }` }),
+      token,
+      invalid: true,
+    });
+    cases.push({
+      mutation,
+      label: 'two root fields',
+      body: JSON.stringify({ query: `mutation { a: ${mutation}(input: {}) { __typename } b: ${mutation}(input: {}) { __typename } }` }),
+      token,
+      invalid: true,
+    });
   }
   for (const [label, body, contentType] of [
-    ['invalid JSON', '{"query": "mutation {', 'application/json'], ['empty body', '', 'application/json'], ['array body', '[]', 'application/json'],
-    ['query not a string', '{"query": 5}', 'application/json'], ['variables not an object', JSON.stringify({ query: world.document('createRun'), variables: 5 }), 'application/json'],
-    ['syntax error', JSON.stringify({ query: 'mutation { createRun(' }), 'application/json'], ['unknown field', JSON.stringify({ query: 'mutation { dropEverything }' }), 'application/json'],
-    ['text body', 'mutation { createRun }', 'text/plain'], ['deep selection', JSON.stringify({ query: `query { ${'a { '.repeat(40)}b${' }'.repeat(40)} }` }), 'application/json'],
-    ['many aliases', JSON.stringify({ query: `query { ${Array.from({ length: 60 }, (_, i) => `a${i}: gates { consumer }`).join(' ')} }` }), 'application/json'],
+    ['invalid JSON', '{"query": "mutation {', 'application/json'],
+    ['empty body', '', 'application/json'],
+    ['array body', '[]', 'application/json'],
+    ['query not a string', '{"query": 5}', 'application/json'],
+    ['variables not an object', JSON.stringify({ query: world.document('createRun'), variables: 5 }), 'application/json'],
+    ['syntax error', JSON.stringify({ query: 'mutation { createRun(' }), 'application/json'],
+    ['unknown field', JSON.stringify({ query: 'mutation { dropEverything }' }), 'application/json'],
+    ['text body', 'mutation { createRun }', 'text/plain'],
+    ['deep selection', JSON.stringify({ query: `query { ${'a { '.repeat(40)}b${' }'.repeat(40)} }` }), 'application/json'],
+    [
+      'many aliases',
+      JSON.stringify({ query: `query { ${Array.from({ length: 60 }, (_, i) => `a${i}: gates { consumer }`).join(' ')} }` }),
+      'application/json',
+    ],
   ] as const) {
     cases.push({ mutation: 'http', label, body, token: TOKENS.nifi, contentType, invalid: true });
   }
@@ -363,7 +486,8 @@ describe('fuzzing every mutation', () => {
       if (!rejected(outcome)) return;
       const allowed = RECORDED_REFUSALS[outcome.code ?? ''] ?? [];
       const changed = changedTables(before, current).filter((t) => !allowed.includes(t));
-      if (changed.length) changedByRejection.push(`${c.mutation} ${c.label} → ${outcome.status} ${outcome.code}: changed ${changed.join(', ')}`);
+      if (changed.length)
+        changedByRejection.push(`${c.mutation} ${c.label} → ${outcome.status} ${outcome.code}: changed ${changed.join(', ')}`);
     };
 
     // requests built to be refused go in concurrent batches: if all of a batch were refused, nothing may have
@@ -378,7 +502,10 @@ describe('fuzzing every mutation', () => {
       if (results.every((o) => rejected(o) && !recordedRefusal(o))) {
         outcomes.push(...results);
         const changed = changedTables(before, after);
-        if (changed.length) changedByRejection.push(`a batch of ${batch.length} refused requests changed ${changed.join(', ')}: ${batch.map((c) => `${c.mutation} ${c.label}`).join(' | ')}`);
+        if (changed.length)
+          changedByRejection.push(
+            `a batch of ${batch.length} refused requests changed ${changed.join(', ')}: ${batch.map((c) => `${c.mutation} ${c.label}`).join(' | ')}`,
+          );
       } else {
         outcomes.push(...results.filter((o) => !rejected(o) || recordedRefusal(o)));
         serial.push(...results.filter((o) => rejected(o) && !recordedRefusal(o)).map((o) => o.c));
@@ -387,17 +514,22 @@ describe('fuzzing every mutation', () => {
     const batched = performance.now();
     // requests that may be valid one at a time, each with its own fingerprints
     for (const c of [...cases.filter((c) => !c.invalid), ...serial]) await checkOne(c);
-    console.log(`fuzz timing: batches ${Math.round(batched - started)} ms, ${cases.filter((c) => !c.invalid).length} maybe-valid + ${serial.length} rechecked one by one ${Math.round(performance.now() - batched)} ms`);
+    console.log(
+      `fuzz timing: batches ${Math.round(batched - started)} ms, ${cases.filter((c) => !c.invalid).length} maybe-valid + ${serial.length} rechecked one by one ${Math.round(performance.now() - batched)} ms`,
+    );
 
     const serverErrors = outcomes.filter((o) => o.status >= 500).map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} ${o.code}`);
     const acceptedInvalid = outcomes.filter((o) => o.c.invalid && !rejected(o)).map((o) => `${o.c.mutation} ${o.c.label} → ${o.status}`);
-    const unexpectedStatus = outcomes.filter((o) => o.c.invalid && rejected(o) && ![400, 401, 403, 413, 415, 422].includes(o.status))
+    const unexpectedStatus = outcomes
+      .filter((o) => o.c.invalid && rejected(o) && ![400, 401, 403, 413, 415, 422].includes(o.status))
       .map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} ${o.code}`);
     // the header names the error that decides the status (with several errors, the one of the highest status)
-    const consistent = (o: Outcome) => o.headerCode !== null
-      && (o.codes.length === 0 || o.codes.includes(o.headerCode))
-      && (o.headerCode === 'BAD_REQUEST' || ERROR_HTTP_STATUS[o.headerCode as ErrorCode] === o.status);
-    const envelope = outcomes.filter((o) => (o.status >= 400 ? !consistent(o) : o.codes.length > 0))
+    const consistent = (o: Outcome) =>
+      o.headerCode !== null &&
+      (o.codes.length === 0 || o.codes.includes(o.headerCode)) &&
+      (o.headerCode === 'BAD_REQUEST' || ERROR_HTTP_STATUS[o.headerCode as ErrorCode] === o.status);
+    const envelope = outcomes
+      .filter((o) => (o.status >= 400 ? !consistent(o) : o.codes.length > 0))
       .map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} header ${o.headerCode} body ${o.codes.join(',')}`);
     expect(serverErrors, 'no 5xx').toEqual([]);
     expect(changedByRejection, 'no rejected request changed a row').toEqual([]);
@@ -407,7 +539,9 @@ describe('fuzzing every mutation', () => {
     expect(outcomes.length).toBeGreaterThanOrEqual(cases.length);
     const statuses: Record<number, number> = {};
     for (const o of outcomes) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
-    console.log(`fuzz: ${outcomes.length} requests over ${mutations.size - 1} mutations (${invalid.length} built to be refused), statuses ${JSON.stringify(statuses)}`);
+    console.log(
+      `fuzz: ${outcomes.length} requests over ${mutations.size - 1} mutations (${invalid.length} built to be refused), statuses ${JSON.stringify(statuses)}`,
+    );
   }, 150_000);
 });
 
@@ -425,13 +559,19 @@ describe('what the fuzzing and the simulator found', () => {
       ['recordEvent', { ...event, message: 'a\u0000b' }, 'input.message'],
       ['recordEvent', { ...event, details: { note: 'x\u0000' } }, 'input.details.note'],
       ['recordEvent', { ...event, details: { 'k\u0000': 1 } }, 'input.details'],
-      ['createRun', { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_DEEP', parameters: deep(100) }, `input.parameters${'.n'.repeat(64)}`],
+      [
+        'createRun',
+        { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_DEEP', parameters: deep(100) },
+        `input.parameters${'.n'.repeat(64)}`,
+      ],
     ] as const) {
       const res = await api.gql(world.document(mutation), { input }, { token: roles.get(mutation)![0]! });
       expect([res.status, res.code, res.details?.field], `${mutation} ${field}`).toEqual([422, 'INVALID_INPUT', field]);
     }
     expect(await world.fingerprint()).toEqual(before);
-    const shallow = await api.gql(world.document('createRun'), { input: { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_SHALLOW', parameters: deep(10) } });
+    const shallow = await api.gql(world.document('createRun'), {
+      input: { ...create, jobKey: 'FUZZ_PLAIN', businessKey: 'BK_SHALLOW', parameters: deep(10) },
+    });
     expect(shallow.status).toBe(200);
   });
 
@@ -444,7 +584,8 @@ describe('what the fuzzing and the simulator found', () => {
 
   it('answers a body of an unsupported content type with 415 in the error envelope', async () => {
     const response = await fetch(`${api.url}/graphql`, {
-      method: 'POST', headers: { 'Content-Type': 'application/octet-stream', Authorization: `Bearer ${TOKENS.nifi}`, 'X-Request-Id': 'fuzz-415' },
+      method: 'POST',
+      headers: { 'Content-Type': 'application/octet-stream', Authorization: `Bearer ${TOKENS.nifi}`, 'X-Request-Id': 'fuzz-415' },
       body: JSON.stringify({ query: world.document('createRun'), variables: { input: baselines.get('createRun') } }),
     });
     expect([response.status, response.headers.get('x-error-code')]).toEqual([415, 'BAD_REQUEST']);
@@ -453,13 +594,18 @@ describe('what the fuzzing and the simulator found', () => {
     expect(body.errors[0]!.message).toContain('application/octet-stream');
   });
 
-  it('registers a manifest whose sourceMetrics name SOURCE_COUNT too (one row, the flow\'s value)', async () => {
+  it("registers a manifest whose sourceMetrics name SOURCE_COUNT too (one row, the flow's value)", async () => {
     const run = await createRun(api);
     const input = { ...manifestInput(run.runId, [2, 3]), sourceMetrics: { SOURCE_COUNT: '5', AMOUNT_SUM: '1.5' } };
     const res = await api.gql(world.document('registerManifest'), { input });
     expect([res.status, res.body.data?.registerManifest?.status]).toEqual([200, 'EXTRACTING']);
     const { rows } = await api.sql.query(
-      `SELECT metric_name, actual_value FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'SOURCE' ORDER BY metric_name`, [run.runId]);
-    expect(rows).toEqual([{ metric_name: 'AMOUNT_SUM', actual_value: '1.5' }, { metric_name: 'SOURCE_COUNT', actual_value: '5' }]);
+      `SELECT metric_name, actual_value FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'SOURCE' ORDER BY metric_name`,
+      [run.runId],
+    );
+    expect(rows).toEqual([
+      { metric_name: 'AMOUNT_SUM', actual_value: '1.5' },
+      { metric_name: 'SOURCE_COUNT', actual_value: '5' },
+    ]);
   });
 });

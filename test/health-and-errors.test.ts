@@ -34,15 +34,21 @@ describe('health endpoints', () => {
       const text = await (await fetch(`${api.url}/metrics`)).text();
       return Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
     };
-    const before = { sum: await metric('lc_chunk_report_batch_size_sum'), progress: await metric('lc_chunk_reports_total{result="progress"}') };
+    const before = {
+      sum: await metric('lc_chunk_report_batch_size_sum'),
+      progress: await metric('lc_chunk_reports_total{result="progress"}'),
+    };
     const run = await startRun(api, [100, 100]);
     const owners = [await claim(api, run.runId, '0000'), await claim(api, run.runId, '0001')];
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-      report(api, chunkInput(run, i % 2 ? '0001' : '0000', owners[i % 2]!.claimToken, Math.floor(i / 2), 20, 5))));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        report(api, chunkInput(run, i % 2 ? '0001' : '0000', owners[i % 2]!.claimToken, Math.floor(i / 2), 20, 5)),
+      ),
+    );
     expect(results.map((r) => r.result?.partitionStatus)).toEqual(Array(12).fill('RUNNING'));
     // every report is counted in exactly one statement, alone or in a batch
-    expect(await metric('lc_chunk_report_batch_size_sum') - before.sum).toBe(12);
-    expect(await metric('lc_chunk_reports_total{result="progress"}') - before.progress).toBe(12);
+    expect((await metric('lc_chunk_report_batch_size_sum')) - before.sum).toBe(12);
+    expect((await metric('lc_chunk_reports_total{result="progress"}')) - before.progress).toBe(12);
   });
 
   it('answers unknown paths with 404 NOT_FOUND', async () => {
@@ -62,9 +68,13 @@ describe('health endpoints', () => {
 
 describe('request ids', () => {
   it('echoes a valid X-Request-Id and replaces an invalid one; errors carry it', async () => {
-    const kept = await api.gql(FAIL_RUN, {
-      input: { runId: randomUUID(), expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' },
-    }, { headers: { 'X-Request-Id': 'req-42' } });
+    const kept = await api.gql(
+      FAIL_RUN,
+      {
+        input: { runId: randomUUID(), expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' },
+      },
+      { headers: { 'X-Request-Id': 'req-42' } },
+    );
     expect(kept.headers.get('x-request-id')).toBe('req-42');
     expect(kept.body.errors![0]!.extensions!.requestId).toBe('req-42');
     const replaced = await api.gql('{ runs(first: 1) { nodes { runId } } }', {}, { headers: { 'X-Request-Id': 'has spaces' } });
@@ -148,7 +158,9 @@ describe('error model', () => {
     const broken = await startTestApi();
     try {
       await broken.sql.query('DROP FUNCTION nifi_ops.claim_partition');
-      const res = await broken.gql(CLAIM, { input: { runId: randomUUID(), partitionId: '0000', claimToken: randomUUID(), workerNode: 'n' } });
+      const res = await broken.gql(CLAIM, {
+        input: { runId: randomUUID(), partitionId: '0000', claimToken: randomUUID(), workerNode: 'n' },
+      });
       expect([res.status, res.code]).toEqual([500, 'INTERNAL']);
       expect(res.body.errors![0]!.message).toBe('Internal server error');
       expect(JSON.stringify(res.body)).not.toContain('claim_partition');
@@ -166,7 +178,10 @@ describe('error model', () => {
       const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.nifi}` },
-        body: JSON.stringify({ query: CLAIM, variables: { input: { runId: randomUUID(), partitionId: '0000', claimToken: randomUUID(), workerNode: 'n' } } }),
+        body: JSON.stringify({
+          query: CLAIM,
+          variables: { input: { runId: randomUUID(), partitionId: '0000', claimToken: randomUUID(), workerNode: 'n' } },
+        }),
       });
       expect(res.status).toBe(503);
       expect(res.headers.get('x-error-code')).toBe('SERVICE_UNAVAILABLE');

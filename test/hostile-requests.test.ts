@@ -19,7 +19,11 @@ afterAll(async () => api?.close());
 
 const runCount = async () => (await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.load_run')).rows[0].n as number;
 const createRunInput = (overrides: Record<string, unknown> = {}) => ({
-  jobKey: JOB, businessKey: `BK_${randomUUID().slice(0, 8)}`, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_INSP_DTL_', ...overrides,
+  jobKey: JOB,
+  businessKey: `BK_${randomUUID().slice(0, 8)}`,
+  hdfsRoot: HDFS_ROOT,
+  stageTablePrefix: 'TMP_INSP_DTL_',
+  ...overrides,
 });
 
 /** Sends the request line and headers and only `sent` bytes of a body announced as `length`; resolves with the raw answer. */
@@ -36,8 +40,12 @@ function announceBody(port: number, headers: Record<string, string>, length: num
     });
     socket.on('error', reject);
     socket.on('close', () => resolve(answer));
-    const lines = Object.entries({ Host: 'localhost', 'Content-Type': 'application/json', 'Content-Length': String(length), ...headers })
-      .map(([k, v]) => `${k}: ${v}`);
+    const lines = Object.entries({
+      Host: 'localhost',
+      'Content-Type': 'application/json',
+      'Content-Length': String(length),
+      ...headers,
+    }).map(([k, v]) => `${k}: ${v}`);
     socket.write(`POST /graphql HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${sent}`);
   });
 }
@@ -57,8 +65,18 @@ describe('requests without a valid token', () => {
 
   it('get the error envelope with the request id, for every kind of request, introspection included', async () => {
     const requests: Array<[string, RequestInit]> = [
-      ['POST introspection', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: '{ __schema { types { name } } }' }) }],
-      ['POST __typename', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) }],
+      [
+        'POST introspection',
+        {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ query: '{ __schema { types { name } } }' }),
+        },
+      ],
+      [
+        'POST __typename',
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) },
+      ],
       ['GET query', { method: 'GET' }],
       ['GET event stream', { method: 'GET', headers: { Accept: 'text/event-stream' } }],
     ];
@@ -67,18 +85,24 @@ describe('requests without a valid token', () => {
       const res = await fetch(url, { ...init, headers: { ...init.headers, 'X-Request-Id': 'anon-1' } });
       expect(res.status, name).toBe(401);
       expect(res.headers.get('x-request-id'), name).toBe('anon-1');
-      expect(await res.json(), name).toEqual({ errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId: 'anon-1' } }] });
+      expect(await res.json(), name).toEqual({
+        errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId: 'anon-1' } }],
+      });
     }
     const sse = await subscribe(api.url, 'subscription { alertRaised { kind } }', {}, { token: null });
     expect(sse.status).toBe(401);
     sse.close();
   });
 
-  it('still get GraphiQL\'s page (it holds no data), and a token makes introspection work', async () => {
+  it("still get GraphiQL's page (it holds no data), and a token makes introspection work", async () => {
     const page = await fetch(`${api.url}/graphql`, { headers: { Accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('GraphiQL');
-    const introspection = await api.gql<{ __schema: { queryType: { name: string } } }>('{ __schema { queryType { name } } }', {}, { token: 'viewer' });
+    const introspection = await api.gql<{ __schema: { queryType: { name: string } } }>(
+      '{ __schema { queryType { name } } }',
+      {},
+      { token: 'viewer' },
+    );
     expect(introspection.body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
   });
 });
@@ -91,7 +115,10 @@ function fragmentChain(levels: number): string {
 
 /** Fragments that really expand: each selects the next under two aliases of a field, 2^levels fields in all. */
 function aliasedFragmentChain(levels: number): string {
-  const fragments = Array.from({ length: levels }, (_, i) => `fragment T${i} on __Type { a: ofType { ...T${i + 1} } b: ofType { ...T${i + 1} } }`);
+  const fragments = Array.from(
+    { length: levels },
+    (_, i) => `fragment T${i} on __Type { a: ofType { ...T${i + 1} } b: ofType { ...T${i + 1} } }`,
+  );
   return `{ __schema { types { ...T0 } } } ${fragments.join(' ')} fragment T${levels} on __Type { name }`;
 }
 
@@ -114,22 +141,36 @@ describe('documents whose walks could explode', () => {
   });
 
   it('refuses a selection set broader than 100 fields, written out or gathered from fragments, with 400 QUERY_TOO_COSTLY', async () => {
-    const repeated = await api.gql(`{ runs(first: 1) { nodes { ${'events(last: 1) { eventId } '.repeat(500)} } } }`, {}, { token: 'viewer' });
+    const repeated = await api.gql(
+      `{ runs(first: 1) { nodes { ${'events(last: 1) { eventId } '.repeat(500)} } } }`,
+      {},
+      { token: 'viewer' },
+    );
     expect([repeated.status, repeated.code, repeated.details]).toEqual([400, 'QUERY_TOO_COSTLY', { maxSelectionBreadth: 100 }]);
     const spreads = Array.from({ length: 300 }, (_, i) => `...F${i}`).join(' ');
     const fragments = Array.from({ length: 300 }, (_, i) => `fragment F${i} on Run { runId }`).join(' ');
     const gathered = await api.gql(`{ runs(first: 1) { nodes { ${spreads} } } } ${fragments}`, {}, { token: 'viewer' });
     expect([gathered.status, gathered.code]).toEqual([400, 'QUERY_TOO_COSTLY']);
     // one fragment spread many times is merged by execution, and counted once
-    const merged = await api.gql(`{ runs(first: 1) { nodes { ${'...R '.repeat(300)} } } } fragment R on Run { runId }`, {}, { token: 'viewer' });
+    const merged = await api.gql(
+      `{ runs(first: 1) { nodes { ${'...R '.repeat(300)} } } } fragment R on Run { runId }`,
+      {},
+      { token: 'viewer' },
+    );
     expect(merged.status).toBe(200);
   });
 
   it.each([
     ['a fragment spreading itself', 'query { ...A } fragment A on Query { __typename ...A }'],
     ['two fragments spreading each other', 'query { ...A } fragment A on Query { ...B } fragment B on Query { __typename ...A }'],
-    ['a long cycle', `query { ...C0 } ${Array.from({ length: 30 }, (_, i) => `fragment C${i} on Query { __typename ...C${(i + 1) % 30} }`).join(' ')}`],
-    ['a cycle inside a field', 'query { runs(first: 1) { ...R } } fragment R on RunConnection { pageInfo { hasNextPage } ...S } fragment S on RunConnection { ...R }'],
+    [
+      'a long cycle',
+      `query { ...C0 } ${Array.from({ length: 30 }, (_, i) => `fragment C${i} on Query { __typename ...C${(i + 1) % 30} }`).join(' ')}`,
+    ],
+    [
+      'a cycle inside a field',
+      'query { runs(first: 1) { ...R } } fragment R on RunConnection { pageInfo { hasNextPage } ...S } fragment S on RunConnection { ...R }',
+    ],
     ['a cycle no operation reaches', 'query { __typename } fragment A on Query { ...B } fragment B on Query { ...A }'],
   ])('answers %s with 400 BAD_REQUEST', async (_name, query) => {
     const res = await api.gql(query, {}, { token: 'viewer' });
@@ -137,10 +178,26 @@ describe('documents whose walks could explode', () => {
   });
 
   it.each([
-    ['two root fields', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ${i}: createRun(input: $b) { runId } }`],
-    ['a second root field in a named fragment', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ...M } fragment M on Mutation { ${i}: createRun(input: $b) { runId } }`],
-    ['both root fields in a fragment', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { ...M } fragment M on Mutation { createRun(input: $a) { runId } ${i}: createRun(input: $b) { runId } }`],
-    ['a second root field in an inline fragment', (i: string) => `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ... on Mutation { ${i}: createRun(input: $b) { runId } } }`],
+    [
+      'two root fields',
+      (i: string) =>
+        `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ${i}: createRun(input: $b) { runId } }`,
+    ],
+    [
+      'a second root field in a named fragment',
+      (i: string) =>
+        `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ...M } fragment M on Mutation { ${i}: createRun(input: $b) { runId } }`,
+    ],
+    [
+      'both root fields in a fragment',
+      (i: string) =>
+        `mutation($a: CreateRunInput!, $b: CreateRunInput!) { ...M } fragment M on Mutation { createRun(input: $a) { runId } ${i}: createRun(input: $b) { runId } }`,
+    ],
+    [
+      'a second root field in an inline fragment',
+      (i: string) =>
+        `mutation($a: CreateRunInput!, $b: CreateRunInput!) { createRun(input: $a) { runId } ... on Mutation { ${i}: createRun(input: $b) { runId } } }`,
+    ],
   ])('refuses a mutation with %s with 400 and executes none of it', async (_name, document) => {
     const before = await runCount();
     const res = await api.gql(document('second'), { a: createRunInput(), b: createRunInput() });
@@ -162,13 +219,17 @@ describe('expensive requests', () => {
   });
 
   it('counts a runs page once: nodes and edges hold the page runs(first) asked for', async () => {
-    const scalars = 'runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount ' +
+    const scalars =
+      'runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount ' +
       'failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable parameters idempotencyKey createdBy ' +
       'startedAt heartbeatAt extractCompletedAt publishStartedAt publishedAt completedAt cleanedAt errorStage errorCode errorMessage';
     const events = 'events(last: 10) { eventId eventTime level name partitionId processGroup errorCode message actor }';
     // 3 pages × 500 runs × (27 fields + 1 + 10 events × 9 fields) ≈ 177,000: within the limit
-    const res = await api.gql(`{ ${['a', 'b', 'c'].map((alias) => `${alias}: runs(first: 500) { nodes { ${scalars} ${events} } }`).join(' ')} }`,
-      {}, { token: 'viewer' });
+    const res = await api.gql(
+      `{ ${['a', 'b', 'c'].map((alias) => `${alias}: runs(first: 500) { nodes { ${scalars} ${events} } }`).join(' ')} }`,
+      {},
+      { token: 'viewer' },
+    );
     expect([res.status, res.code]).toEqual([200, undefined]);
   });
 
@@ -221,8 +282,11 @@ describe('expensive requests', () => {
   it('lets every operation of the console through, the run page of a 10,000-partition run included', async () => {
     const run = await startRun(api, [1]);
     const variables: Record<string, Record<string, unknown>> = {
-      RUN: { runId: run.runId }, RUN_CHANGED: { runId: run.runId }, RUNS: { first: 50 },
-      READINESS: { consumer: 'C', businessDate: '2026-12-01' }, PUBLICATION: { consumer: 'C', businessDate: '2026-12-01' },
+      RUN: { runId: run.runId },
+      RUN_CHANGED: { runId: run.runId },
+      RUNS: { first: 50 },
+      READINESS: { consumer: 'C', businessDate: '2026-12-01' },
+      PUBLICATION: { consumer: 'C', businessDate: '2026-12-01' },
     };
     for (const [name, document] of Object.entries(consoleOperations)) {
       if (!/^\s*(query|subscription)/.test(document)) continue;
@@ -249,7 +313,12 @@ describe('expensive requests', () => {
 
 describe('strings PostgreSQL cannot store', () => {
   it.each([
-    ['a lone high surrogate in a text field', { input: createRunInput({ idempotencyKey: 'key-\ud800' }) }, 'input.idempotencyKey', 'surrogate'],
+    [
+      'a lone high surrogate in a text field',
+      { input: createRunInput({ idempotencyKey: 'key-\ud800' }) },
+      'input.idempotencyKey',
+      'surrogate',
+    ],
     ['a lone low surrogate in JSON', { input: createRunInput({ parameters: { note: 'x\udc00y' } }) }, 'input.parameters.note', 'surrogate'],
     ['a reversed pair in a JSON key', { input: createRunInput({ parameters: { 'k\udc00\ud800': 1 } }) }, 'input.parameters', 'surrogate'],
     ['NUL in JSON', { input: createRunInput({ parameters: { list: ['ok', 'a\u0000b'] } }) }, 'input.parameters.list.1', 'NUL'],
@@ -293,7 +362,9 @@ describe('strings PostgreSQL cannot store', () => {
   });
 
   it('accepts well-formed pairs: an emoji is stored as sent', async () => {
-    const res = await api.gql<{ createRun: { runId: string } }>(CREATE_RUN, { input: createRunInput({ parameters: { note: 'load 🚚 done' } }) });
+    const res = await api.gql<{ createRun: { runId: string } }>(CREATE_RUN, {
+      input: createRunInput({ parameters: { note: 'load 🚚 done' } }),
+    });
     expect(res.status).toBe(200);
     const { rows } = await api.sql.query('SELECT parameters FROM nifi_ops.load_run WHERE run_id = $1', [res.body.data!.createRun.runId]);
     expect(rows[0].parameters).toMatchObject({ note: 'load 🚚 done' });
@@ -302,10 +373,15 @@ describe('strings PostgreSQL cannot store', () => {
 
 describe('CORS', () => {
   it('allows only the configured origins', async () => {
-    const preflight = (origin: string) => fetch(`${api.url}/graphql`, {
-      method: 'OPTIONS',
-      headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
-    });
+    const preflight = (origin: string) =>
+      fetch(`${api.url}/graphql`, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'authorization,content-type',
+        },
+      });
     const allowed = await preflight('https://console.example:8443');
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://console.example:8443');
     expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
@@ -326,8 +402,10 @@ describe('CORS', () => {
         const res = await fetch(`${plain.url}/graphql`, {
           method,
           headers: {
-            Origin: 'https://console.example:8443', 'Access-Control-Request-Method': 'POST',
-            'Content-Type': 'application/json', Authorization: `Bearer ${TOKENS.viewer}`,
+            Origin: 'https://console.example:8443',
+            'Access-Control-Request-Method': 'POST',
+            'Content-Type': 'application/json',
+            Authorization: `Bearer ${TOKENS.viewer}`,
           },
           ...(method === 'POST' ? { body: JSON.stringify({ query: '{ __typename }' }) } : {}),
         });

@@ -3,7 +3,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support/api.js';
-import { CLAIM, CREATE_RUN, FAIL_PARTITION, FAIL_RUN, REGISTER_MANIFEST, REPORT, chunkInput, claim, manifestInput, startRun } from './support/fixtures.js';
+import {
+  CLAIM,
+  CREATE_RUN,
+  FAIL_PARTITION,
+  FAIL_RUN,
+  REGISTER_MANIFEST,
+  REPORT,
+  chunkInput,
+  claim,
+  manifestInput,
+  startRun,
+} from './support/fixtures.js';
 
 let api: TestApi;
 let baselines: Record<string, { query: string; input: Record<string, unknown> }>;
@@ -14,15 +25,65 @@ beforeAll(async () => {
   const owner = await claim(api, run.runId, '0000');
   const created = await api.gql(CREATE_RUN, { input: { jobKey: 'J', businessKey: 'B1', hdfsRoot: '/d', stageTablePrefix: 'T' } });
   baselines = {
-    createRun: { query: CREATE_RUN, input: { jobKey: 'JOB', businessKey: `B_${randomUUID().slice(0, 6)}`, hdfsRoot: '/data', stageTablePrefix: 'T_', idempotencyKey: 'k' } },
+    createRun: {
+      query: CREATE_RUN,
+      input: {
+        jobKey: 'JOB',
+        businessKey: `B_${randomUUID().slice(0, 6)}`,
+        hdfsRoot: '/data',
+        stageTablePrefix: 'T_',
+        idempotencyKey: 'k',
+      },
+    },
     registerManifest: { query: REGISTER_MANIFEST, input: manifestInput(created.body.data!.createRun.runId, [3]) },
-    failRun: { query: FAIL_RUN, input: { runId: run.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'S', errorCode: 'C', message: 'm' } },
+    failRun: {
+      query: FAIL_RUN,
+      input: {
+        runId: run.runId,
+        expectedStatus: 'EXTRACTING',
+        failStatus: 'FAILED_EXTRACT',
+        errorStage: 'S',
+        errorCode: 'C',
+        message: 'm',
+      },
+    },
     claimPartition: { query: CLAIM, input: { runId: run.runId, partitionId: '0001', claimToken: randomUUID(), workerNode: 'n' } },
     reportChunk: { query: REPORT, input: chunkInput(run, '0000', owner.claimToken, 0, 2, 2) },
-    failPartition: { query: FAIL_PARTITION, input: { runId: run.runId, partitionId: '0000', claimToken: owner.claimToken, errorStage: 'S', errorClass: 'C', errorCode: 'E', message: 'm', attempt: '1' } },
+    failPartition: {
+      query: FAIL_PARTITION,
+      input: {
+        runId: run.runId,
+        partitionId: '0000',
+        claimToken: owner.claimToken,
+        errorStage: 'S',
+        errorClass: 'C',
+        errorCode: 'E',
+        message: 'm',
+        attempt: '1',
+      },
+    },
     recordEvent: {
       query: 'mutation($input: RecordEventInput!) { recordEvent(input: $input) { eventId } }',
-      input: { runId: run.runId, level: 'ERROR', name: 'X', jobKey: 'J', businessKey: 'B', partitionId: '0000', chunkIndex: '1', processGroup: 'PG-20', processorName: 'p', processorId: 'i', nodeId: 'n', attemptNo: '1', rowCount: '1', byteCount: '1', durationMs: '1', errorClass: 'c', errorCode: 'e', message: 'm' },
+      input: {
+        runId: run.runId,
+        level: 'ERROR',
+        name: 'X',
+        jobKey: 'J',
+        businessKey: 'B',
+        partitionId: '0000',
+        chunkIndex: '1',
+        processGroup: 'PG-20',
+        processorName: 'p',
+        processorId: 'i',
+        nodeId: 'n',
+        attemptNo: '1',
+        rowCount: '1',
+        byteCount: '1',
+        durationMs: '1',
+        errorClass: 'c',
+        errorCode: 'e',
+        message: 'm',
+      },
     },
   };
 });
@@ -30,8 +91,19 @@ afterAll(async () => api?.close());
 
 const HUGE = 'x'.repeat(100_000);
 const ENUM_FIELDS = new Set(['level', 'expectedStatus', 'failStatus']);
-const LONG_FIELDS = new Set(['sourceCount', 'sourceNullSplitCount', 'plannedPartitionCount', 'chunkIndex', 'chunkCount',
-  'recordCount', 'byteCount', 'attempt', 'attemptNo', 'rowCount', 'durationMs']);
+const LONG_FIELDS = new Set([
+  'sourceCount',
+  'sourceNullSplitCount',
+  'plannedPartitionCount',
+  'chunkIndex',
+  'chunkCount',
+  'recordCount',
+  'byteCount',
+  'attempt',
+  'attemptNo',
+  'rowCount',
+  'durationMs',
+]);
 const DECIMAL_FIELDS = new Set(['snapshotScn', 'sourceMinSplit', 'sourceMaxSplit']);
 
 function mutations(input: Record<string, unknown>): Array<[string, Record<string, unknown>]> {
@@ -57,20 +129,25 @@ async function tableCounts(): Promise<string> {
 }
 
 describe('malformed input is a 422 and changes nothing', () => {
-  it.each(['createRun', 'registerManifest', 'failRun', 'claimPartition', 'reportChunk', 'failPartition', 'recordEvent'])('%s', async (name) => {
-    const { query, input } = baselines[name]!;
-    const cases = mutations(input);
-    expect(cases.length).toBeGreaterThan(2);
-    for (const [label, bad] of cases) {
-      const before = await tableCounts();
-      const res = await api.gql(query, { input: bad });
-      expect([res.status, res.code], `${name}: ${label}`).toEqual([422, 'INVALID_INPUT']);
-      expect(await tableCounts(), `${name}: ${label} changed nothing`).toBe(before);
-    }
-  });
+  it.each(['createRun', 'registerManifest', 'failRun', 'claimPartition', 'reportChunk', 'failPartition', 'recordEvent'])(
+    '%s',
+    async (name) => {
+      const { query, input } = baselines[name]!;
+      const cases = mutations(input);
+      expect(cases.length).toBeGreaterThan(2);
+      for (const [label, bad] of cases) {
+        const before = await tableCounts();
+        const res = await api.gql(query, { input: bad });
+        expect([res.status, res.code], `${name}: ${label}`).toEqual([422, 'INVALID_INPUT']);
+        expect(await tableCounts(), `${name}: ${label} changed nothing`).toBe(before);
+      }
+    },
+  );
 
   it('refuses malformed UUIDs, dates and decimals in variables with 422', async () => {
-    const res = await api.gql(CLAIM, { input: { runId: 'x'.repeat(5000), partitionId: '0000', claimToken: randomUUID(), workerNode: 'n' } });
+    const res = await api.gql(CLAIM, {
+      input: { runId: 'x'.repeat(5000), partitionId: '0000', claimToken: randomUUID(), workerNode: 'n' },
+    });
     expect([res.status, res.code]).toEqual([422, 'INVALID_INPUT']);
     const manifest = manifestInput(randomUUID(), [3]) as Record<string, any>;
     manifest.partitions[0].lowerBound = '1.5';

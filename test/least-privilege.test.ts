@@ -85,7 +85,7 @@ describe('an application role with the grants of `load-control grants`', () => {
         'ALTER TABLE nifi_ops.load_run ADD COLUMN intruder text',
         'CREATE INDEX ix_intruder ON nifi_ops.load_run (job_key)',
         `CREATE OR REPLACE FUNCTION nifi_ops.notify_alert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
-        'INSERT INTO nifi_ops.lc_migration (name, checksum) VALUES (\'9999_x\', repeat(\'0\', 64))',
+        "INSERT INTO nifi_ops.lc_migration (name, checksum) VALUES ('9999_x', repeat('0', 64))",
       ]) {
         await expect(app.query(ddl), ddl).rejects.toMatchObject({ code: '42501' });
       }
@@ -95,7 +95,12 @@ describe('an application role with the grants of `load-control grants`', () => {
 
     const port = await freePort();
     const appUrl = asRole(database.url);
-    const serve = runCli(['serve'], { DATABASE_URL: appUrl, PORT: String(port), LC_SERVER__HOST: '127.0.0.1', LC_AUTH__TOKENS: TOKENS_ENV });
+    const serve = runCli(['serve'], {
+      DATABASE_URL: appUrl,
+      PORT: String(port),
+      LC_SERVER__HOST: '127.0.0.1',
+      LC_AUTH__TOKENS: TOKENS_ENV,
+    });
     const work = runCli(['work'], { DATABASE_URL: appUrl, LC_NIFI__RECEIVER_URL: receiver.url, LC_AUTH__TOKENS: TOKENS_ENV });
     children.push(serve, work);
     const url = `http://127.0.0.1:${port}`;
@@ -110,15 +115,18 @@ describe('an application role with the grants of `load-control grants`', () => {
     expect(await publishRun(gql, run.runId, 'PUBLISHED')).toBe('PUBLISHED');
     expect(await succeed(gql, run.runId, 7)).toBe('SUCCESS');
     expect(await runState(gql, run.runId)).toMatchObject({ status: 'SUCCESS', targetCount: 7 });
-    await until('the dispatch to be ACKED', async () =>
-      (await admin.query(`SELECT status FROM nifi_ops.load_dispatch WHERE run_id = $1`, [run.runId])).rows[0]?.status === 'ACKED');
+    await until(
+      'the dispatch to be ACKED',
+      async () =>
+        (await admin.query(`SELECT status FROM nifi_ops.load_dispatch WHERE run_id = $1`, [run.runId])).rows[0]?.status === 'ACKED',
+    );
 
     expect(serve.output()).not.toContain('"level":50');
     expect(work.output()).not.toContain('"level":50');
   }, 120_000);
 });
 
-describe('serve and work on a database that lacks this release\'s schema', () => {
+describe("serve and work on a database that lacks this release's schema", () => {
   it('refuse to start, naming what is pending (exit 3); migrate connects as database.migrationUrl; then serve starts', async () => {
     const empty = await createTestDatabase({ empty: true });
     try {

@@ -4,7 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, type TokenName } from './support/api.js';
 import {
-  CLAIM_PUBLISH, MARK_SUCCESS, RECORD_METRICS, REPORT_PUBLISH_RESULT, START_VALIDATION, toPublished, toStageValidating,
+  CLAIM_PUBLISH,
+  MARK_SUCCESS,
+  RECORD_METRICS,
+  REPORT_PUBLISH_RESULT,
+  START_VALIDATION,
+  toPublished,
+  toStageValidating,
 } from './support/fixtures.js';
 
 let api: TestApi;
@@ -16,8 +22,16 @@ beforeAll(async () => {
   const published = await toPublished(api);
   const metric = { metricName: 'STAGE_COUNT', expectedValue: '7', actualValue: '7', tolerance: '0', result: 'PASS' };
   baselines = {
-    startValidation: { query: START_VALIDATION, input: { runId: validating.runId, dispatchId: validating.dispatchId, node: 'n' }, token: 'nifi' },
-    recordMetrics: { query: RECORD_METRICS, input: { runId: validating.runId, stage: 'STAGING', queryVersion: 'v1', metrics: [metric] }, token: 'nifi' },
+    startValidation: {
+      query: START_VALIDATION,
+      input: { runId: validating.runId, dispatchId: validating.dispatchId, node: 'n' },
+      token: 'nifi',
+    },
+    recordMetrics: {
+      query: RECORD_METRICS,
+      input: { runId: validating.runId, stage: 'STAGING', queryVersion: 'v1', metrics: [metric] },
+      token: 'nifi',
+    },
     claimPublish: { query: CLAIM_PUBLISH, input: { runId: published.runId, publishToken: randomUUID() }, token: 'nifi' },
     reportPublishResult: {
       query: REPORT_PUBLISH_RESULT,
@@ -82,8 +96,15 @@ async function fingerprint(): Promise<string> {
 
 describe('malformed input after extraction is a 422 and changes nothing', () => {
   it.each([
-    'startValidation', 'recordMetrics', 'claimPublish', 'reportPublishResult', 'markSuccess', 'recordCleanup', 'resolveUnknown',
-    'resendDispatch', 'cancelRun',
+    'startValidation',
+    'recordMetrics',
+    'claimPublish',
+    'reportPublishResult',
+    'markSuccess',
+    'recordCleanup',
+    'resolveUnknown',
+    'resendDispatch',
+    'cancelRun',
   ])('%s', async (name) => {
     const { query, input, token } = baselines[name]!;
     const variants = cases(input);

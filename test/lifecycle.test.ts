@@ -4,8 +4,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support/api.js';
 import {
-  CLAIM_PUBLISH, MARK_STAGE_VALIDATED, MARK_SUCCESS, REPORT_PUBLISH_RESULT, RUN, START_VALIDATION, chunkInput, claim, metric,
-  recordMetrics, report, startRun,
+  CLAIM_PUBLISH,
+  MARK_STAGE_VALIDATED,
+  MARK_SUCCESS,
+  REPORT_PUBLISH_RESULT,
+  RUN,
+  START_VALIDATION,
+  chunkInput,
+  claim,
+  metric,
+  recordMetrics,
+  report,
+  startRun,
 } from './support/fixtures.js';
 import { startReceiver, type ReceivedCall, type Receiver } from './support/receiver.js';
 import { quietLog, workerConfig } from './support/worker.js';
@@ -39,7 +49,10 @@ it('runs createRun → manifest → claims → chunks → worker call → startV
   });
 
   const run = await startRun(api, [3, 4]);
-  for (const [pid, rows] of [['0000', 3], ['0001', 4]] as const) {
+  for (const [pid, rows] of [
+    ['0000', 3],
+    ['0001', 4],
+  ] as const) {
     const { claimToken } = await claim(api, run.runId, pid);
     expect((await report(api, chunkInput(run, pid, claimToken, 0, 1, rows))).body.errors).toBeUndefined();
   }
@@ -47,12 +60,19 @@ it('runs createRun → manifest → claims → chunks → worker call → startV
   const [call] = await receiver.waitForCalls(1);
   expect(call!.path).toBe('/nifi-control/validate/ORACLE_INSP_DTL_DAILY');
   expect(await validation).toMatchObject({
-    started: true, runStatus: 'STAGE_VALIDATING', jobKey: 'ORACLE_INSP_DTL_DAILY', businessKey: run.businessKey,
-    snapshotScn: '1234567890', hdfsRunPath: run.hdfsRunPath, sourceCount: 7, extractedCount: 7,
+    started: true,
+    runStatus: 'STAGE_VALIDATING',
+    jobKey: 'ORACLE_INSP_DTL_DAILY',
+    businessKey: run.businessKey,
+    snapshotScn: '1234567890',
+    hdfsRunPath: run.hdfsRunPath,
+    sourceCount: 7,
+    extractedCount: 7,
   });
   // the ACK stands whether or not the 202 was recorded first
-  const { rows: [dispatch] } = await api.sql.query(
-    `SELECT status, attempt_count, acked_at FROM nifi_ops.load_dispatch WHERE run_id = $1`, [run.runId]);
+  const {
+    rows: [dispatch],
+  } = await api.sql.query(`SELECT status, attempt_count, acked_at FROM nifi_ops.load_dispatch WHERE run_id = $1`, [run.runId]);
   expect(dispatch).toMatchObject({ status: 'ACKED', attempt_count: 1, acked_at: expect.any(Date) });
 
   expect((await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '7')])).body.errors).toBeUndefined();

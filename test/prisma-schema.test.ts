@@ -234,7 +234,9 @@ describe('prisma/schema.prisma mirrors the SQL migrations', () => {
         continue;
       }
       if (field.optional !== (column.is_nullable === 'YES')) {
-        problems.push(`${field.name}: ${field.optional ? 'optional' : 'required'} but column is ${column.is_nullable === 'YES' ? 'NULL' : 'NOT NULL'}`);
+        problems.push(
+          `${field.name}: ${field.optional ? 'optional' : 'required'} but column is ${column.is_nullable === 'YES' ? 'NULL' : 'NOT NULL'}`,
+        );
       }
       const expected = expectedColumnType(field);
       if (expected !== columnType(column)) {
@@ -496,17 +498,31 @@ const roundTrips: [ModelName, RoundTrip][] = [
   ],
   [
     'LoadEvent',
-    { data: event, write: (p) => p.loadEvent.create({ data: event }), read: (p) => p.loadEvent.findUniqueOrThrow({ where: { eventId: event.eventId } }) },
+    {
+      data: event,
+      write: (p) => p.loadEvent.create({ data: event }),
+      read: (p) => p.loadEvent.findUniqueOrThrow({ where: { eventId: event.eventId } }),
+    },
   ],
   [
     'GateObservation',
     {
       data: observation,
       write: (p) => p.gateObservation.create({ data: observation }),
-      read: (p) => p.gateObservation.findUniqueOrThrow({ where: { jobId_businessDate_attempt: { jobId: observation.jobId, businessDate, attempt: observation.attempt } } }),
+      read: (p) =>
+        p.gateObservation.findUniqueOrThrow({
+          where: { jobId_businessDate_attempt: { jobId: observation.jobId, businessDate, attempt: observation.attempt } },
+        }),
     },
   ],
-  ['Gate', { data: gate, write: (p) => p.gate.create({ data: gate }), read: (p) => p.gate.findUniqueOrThrow({ where: { consumer: gate.consumer } }) }],
+  [
+    'Gate',
+    {
+      data: gate,
+      write: (p) => p.gate.create({ data: gate }),
+      read: (p) => p.gate.findUniqueOrThrow({ where: { consumer: gate.consumer } }),
+    },
+  ],
   [
     'GateRequiredJob',
     {
@@ -528,9 +544,10 @@ const roundTrips: [ModelName, RoundTrip][] = [
     {
       data: publicationEvidence,
       write: (p) => p.gatePublicationEvidence.create({ data: publicationEvidence }),
-      read: (p) => p.gatePublicationEvidence.findUniqueOrThrow({
-        where: { consumer_businessDate_jobId: { consumer: gate.consumer, businessDate, jobId: observation.jobId } },
-      }),
+      read: (p) =>
+        p.gatePublicationEvidence.findUniqueOrThrow({
+          where: { consumer_businessDate_jobId: { consumer: gate.consumer, businessDate, jobId: observation.jobId } },
+        }),
     },
   ],
   [
@@ -565,7 +582,10 @@ describe('the generated client', () => {
   it('has a round trip for every model of schema.prisma, with a value for every writable field', () => {
     expect(roundTrips.map(([model]) => model).sort()).toEqual(models.map((model) => model.name).sort());
     for (const [modelName, roundTrip] of roundTrips) {
-      const writable = modelsByName.get(modelName)!.fields.filter((field) => !field.autoincrement).map((field) => field.name);
+      const writable = modelsByName
+        .get(modelName)!
+        .fields.filter((field) => !field.autoincrement)
+        .map((field) => field.name);
       expect(Object.keys(roundTrip.data).sort(), `${modelName} fields`).toEqual(writable.sort());
     }
   });

@@ -26,19 +26,26 @@ async function purgeCli(args: string[], env: Record<string, string> = {}) {
 /** A run with files, partitions, a dispatch, metrics and events, cancelled `days` ago. */
 async function cancelledDaysAgo(days: number) {
   const run = await completeRun(api, [3, 4]);
-  const res = await api.gql(`mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus } }`,
-    { input: { runId: run.runId, reason: 'superseded' } }, { token: 'operator' });
+  const res = await api.gql(
+    `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus } }`,
+    { input: { runId: run.runId, reason: 'superseded' } },
+    { token: 'operator' },
+  );
   expect(res.body.data!.cancelRun.runStatus).toBe('CANCELLED');
   await api.sql.query(
     `UPDATE nifi_ops.load_run SET completed_at = completed_at - $2 * interval '1 day', started_at = started_at - $2 * interval '1 day'
-      WHERE run_id = $1`, [run.runId, days]);
+      WHERE run_id = $1`,
+    [run.runId, days],
+  );
   return run;
 }
 
 async function rows(runId: string): Promise<string> {
   const counts: string[] = [];
   for (const table of TABLES) {
-    const { rows: [row] } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.${table} WHERE run_id = $1`, [runId]);
+    const {
+      rows: [row],
+    } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.${table} WHERE run_id = $1`, [runId]);
     counts.push(`${table}=${row.n}`);
   }
   return counts.join(' ');
@@ -57,7 +64,9 @@ describe('load-control purge', () => {
 
     const dry = await purgeCli(['--dry-run']);
     expect(dry.code).toBe(0);
-    expect(dry.output).toMatch(new RegExp(`would purge run ${old.runId} ORACLE_INSP_DTL_DAILY ${old.businessKey} CANCELLED ended \\S+: ${oldRows}\\n`));
+    expect(dry.output).toMatch(
+      new RegExp(`would purge run ${old.runId} ORACLE_INSP_DTL_DAILY ${old.businessKey} CANCELLED ended \\S+: ${oldRows}\\n`),
+    );
     expect(dry.output).toMatch(new RegExp(`dry run: 1 runs ended before \\S+ would lose ${oldRows}; nothing was changed`));
     expect(dry.output).not.toContain(recent.runId);
     expect([await rows(old.runId), await purgedAt(old.runId)]).toEqual([oldRows, null]);

@@ -76,16 +76,19 @@ async function waitingForRunLock(statement = '%INSERT INTO nifi_ops.load_run%'):
     `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
       WHERE NOT l.granted AND l.relation = 'nifi_ops.load_run'::regclass
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND a.query ILIKE $1`, [statement]);
+        AND a.query ILIKE $1`,
+    [statement],
+  );
   return rows[0]!.n;
 }
 
-const createRunBody = (idempotencyKey: string) => JSON.stringify({
-  query: CREATE_RUN,
-  variables: {
-    input: { jobKey: JOB, businessKey: `BK_${idempotencyKey}`, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_INSP_DTL_', idempotencyKey },
-  },
-});
+const createRunBody = (idempotencyKey: string) =>
+  JSON.stringify({
+    query: CREATE_RUN,
+    variables: {
+      input: { jobKey: JOB, businessKey: `BK_${idempotencyKey}`, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_INSP_DTL_', idempotencyKey },
+    },
+  });
 
 interface Outcome {
   key: string;
@@ -99,24 +102,28 @@ interface Outcome {
 /** createRun on one of the agent's keep-alive connections; a reset or a cut body is a failure, not a throw. */
 function postCreateRun(agent: http.Agent, base: string, key: string, headers: Record<string, string> = {}): Promise<Outcome> {
   return new Promise((resolve) => {
-    const request = http.request(`${base}/graphql`, {
-      method: 'POST',
-      agent,
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKENS.nifi}`, ...headers },
-    }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('aborted', () => resolve({ key, failure: 'response aborted' }));
-      response.on('error', (error: NodeJS.ErrnoException) => resolve({ key, failure: error.code ?? error.message }));
-      response.on('end', () => {
-        try {
-          resolve({ key, status: response.statusCode, connection: response.headers.connection, body: JSON.parse(text) });
-        } catch {
-          resolve({ key, failure: `incomplete body: ${text.length} characters` });
-        }
-      });
-    });
+    const request = http.request(
+      `${base}/graphql`,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKENS.nifi}`, ...headers },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('aborted', () => resolve({ key, failure: 'response aborted' }));
+        response.on('error', (error: NodeJS.ErrnoException) => resolve({ key, failure: error.code ?? error.message }));
+        response.on('end', () => {
+          try {
+            resolve({ key, status: response.statusCode, connection: response.headers.connection, body: JSON.parse(text) });
+          } catch {
+            resolve({ key, failure: `incomplete body: ${text.length} characters` });
+          }
+        });
+      },
+    );
     request.on('error', (error: NodeJS.ErrnoException) => resolve({ key, failure: error.code ?? error.message }));
     request.end(createRunBody(key));
   });
@@ -128,7 +135,7 @@ function rawConnection(port: number, key: string) {
   const body = createRunBody(key);
   socket.write(
     `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKENS.nifi}\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
   let text = '';
   socket.setEncoding('utf8');
@@ -146,7 +153,8 @@ function rawConnection(port: number, key: string) {
     async responses() {
       const { text: all, error } = await closed;
       const heads = [...all.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/g)].map((m) => ({
-        status: Number(m[1]), headers: m[2]!.toLowerCase(),
+        status: Number(m[1]),
+        headers: m[2]!.toLowerCase(),
       }));
       return { heads, error };
     },
@@ -155,7 +163,9 @@ function rawConnection(port: number, key: string) {
 
 async function committedKeys(keys: string[]): Promise<Set<string>> {
   const { rows } = await api.sql.query<{ idempotency_key: string }>(
-    'SELECT idempotency_key FROM nifi_ops.load_run WHERE idempotency_key = ANY($1)', [keys]);
+    'SELECT idempotency_key FROM nifi_ops.load_run WHERE idempotency_key = ANY($1)',
+    [keys],
+  );
   return new Set(rows.map((r) => r.idempotency_key));
 }
 
@@ -196,7 +206,12 @@ describe('stopping load-control serve', () => {
 
       expect(outcomes.filter((o) => o.failure)).toEqual([]);
       const committed = await committedKeys(keys);
-      for (const o of outcomes) expect({ key: o.key, status: o.status, committed: committed.has(o.key) }).toEqual({ key: o.key, status: o.status, committed: o.status === 200 });
+      for (const o of outcomes)
+        expect({ key: o.key, status: o.status, committed: committed.has(o.key) }).toEqual({
+          key: o.key,
+          status: o.status,
+          committed: o.status === 200,
+        });
       expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);
       if (signalFirst) {
         // all were answered during the drain; on the raw connection the later /readyz is the last answer
@@ -212,8 +227,10 @@ describe('stopping load-control serve', () => {
       expect(code).toBe(0);
       expect(stopMs).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
       expect(child.output()).toContain('"stopped"');
-      console.info(`round ${round} (${signalFirst ? 'signal, then commits' : 'commits, then signal'}): ` +
-        `${outcomes.length} of ${CONCURRENT} answered 200, exit ${code} after ${Math.round(stopMs)} ms`);
+      console.info(
+        `round ${round} (${signalFirst ? 'signal, then commits' : 'commits, then signal'}): ` +
+          `${outcomes.length} of ${CONCURRENT} answered 200, exit ${code} after ${Math.round(stopMs)} ms`,
+      );
     }
   }, 180_000);
 
@@ -248,8 +265,10 @@ describe('stopping load-control serve', () => {
     child.kill('SIGTERM');
     await until('the stop to begin', () => child.output().includes('"stopping"'));
     const body = createRunBody(key);
-    raw.send(`POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKENS.nifi}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    raw.send(
+      `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKENS.nifi}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     const { heads, error } = await raw.responses();
     expect(error).toBeUndefined();
     expect(heads.map((h) => h.status)).toEqual([200, 200]);
@@ -289,7 +308,10 @@ describe('stopping load-control serve', () => {
     expect(await child.exited).toBe(1);
     expect(performance.now() - signalled).toBeGreaterThanOrEqual(1000);
     expect(performance.now() - signalled).toBeLessThan(3000);
-    const timedOut = child.output().split('\n').find((line) => line.includes('"stop_timed_out"'));
+    const timedOut = child
+      .output()
+      .split('\n')
+      .find((line) => line.includes('"stop_timed_out"'));
     expect(timedOut).toContain('the-stuck-request');
     await lock.release();
     await request;
@@ -315,7 +337,9 @@ describe('stopping load-control work', () => {
     await until('four leases', async () => {
       const { rows } = await api.sql.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM nifi_ops.load_dispatch
-          WHERE dispatch_id = ANY($1) AND status = 'PENDING' AND attempt_count = 1 AND next_attempt_at > clock_timestamp()`, [dispatchIds]);
+          WHERE dispatch_id = ANY($1) AND status = 'PENDING' AND attempt_count = 1 AND next_attempt_at > clock_timestamp()`,
+        [dispatchIds],
+      );
       return rows[0]!.n === 4;
     });
     await until('the sweep waiting for the lock', async () => (await waitingForRunLock('%')) > 0);
@@ -334,11 +358,15 @@ describe('stopping load-control work', () => {
     expect(sent).toHaveLength(2);
     const { rows } = await api.sql.query<{ dispatch_id: string; status: string; attempt_count: number; due: boolean }>(
       `SELECT dispatch_id::text, status, attempt_count, next_attempt_at <= clock_timestamp() AS due
-         FROM nifi_ops.load_dispatch WHERE dispatch_id = ANY($1) ORDER BY dispatch_id`, [dispatchIds]);
+         FROM nifi_ops.load_dispatch WHERE dispatch_id = ANY($1) ORDER BY dispatch_id`,
+      [dispatchIds],
+    );
     for (const row of rows) {
-      expect(row).toEqual(sent.includes(row.dispatch_id)
-        ? { ...row, status: 'SENT', attempt_count: 1 }
-        : { ...row, status: 'PENDING', attempt_count: 0, due: true });
+      expect(row).toEqual(
+        sent.includes(row.dispatch_id)
+          ? { ...row, status: 'SENT', attempt_count: 1 }
+          : { ...row, status: 'PENDING', attempt_count: 0, due: true },
+      );
     }
     expect(child.output()).not.toContain('sweeper_error');
     console.info(`work: 2 calls finished, 2 leases given back, exit 0 after ${Math.round(stopMs)} ms`);

@@ -60,8 +60,16 @@ describe('the NiFi simulator, CI configuration', () => {
     }
     // every fault was really injected
     const faults = /^faults: (.*)$/m.exec(output)?.[1] ?? '';
-    for (const injected of ['lost responses', 'duplicated requests', 'worker crashes', 'late reports', 'last-chunk races',
-      'API kills', 'worker kills', 'connections terminated']) {
+    for (const injected of [
+      'lost responses',
+      'duplicated requests',
+      'worker crashes',
+      'late reports',
+      'last-chunk races',
+      'API kills',
+      'worker kills',
+      'connections terminated',
+    ]) {
       expect(Number(new RegExp(`${injected} (\\d+)`).exec(faults)?.[1]), `${injected} injected`).toBeGreaterThan(0);
     }
     expect(faults).toMatch(/receiver 5xx [1-9]/);

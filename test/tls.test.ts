@@ -60,7 +60,9 @@ describe('the API with server.tls and requireClientCert', () => {
   });
 
   it('refuses plain HTTP and clients without a trusted certificate', async () => {
-    const plain = new Promise((resolve, reject) => http.get(`${tlsApi.url.replace('https:', 'http:')}/healthz`, resolve).on('error', reject));
+    const plain = new Promise((resolve, reject) =>
+      http.get(`${tlsApi.url.replace('https:', 'http:')}/healthz`, resolve).on('error', reject),
+    );
     await expect(plain).rejects.toThrow();
     await expect(graphql(tlsApi.url, TOKENS.viewer, { ca: certs.ca })).rejects.toThrow();
     await expect(graphql(tlsApi.url, TOKENS.viewer, { ca: certs.ca, clientCert: certs.untrustedClient })).rejects.toThrow();
@@ -76,7 +78,9 @@ describe('load-control serve with server.tls', () => {
     await copyFile(certs.server.key, keyFile);
     const port = await freePort();
     const child = runCli(['serve'], {
-      DATABASE_URL: api.database.url, PORT: String(port), LC_SERVER__HOST: '127.0.0.1',
+      DATABASE_URL: api.database.url,
+      PORT: String(port),
+      LC_SERVER__HOST: '127.0.0.1',
       LC_SERVER__TLS: JSON.stringify({ certFile, keyFile, clientCaFile: certs.ca, requireClientCert: true }),
       LC_AUTH__TOKENS: JSON.stringify([{ name: 'viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] }]),
     });
@@ -84,7 +88,10 @@ describe('load-control serve with server.tls', () => {
     const client = { ca: certs.ca, clientCert: certs.client };
     const served = async () => (await httpsRequest(`${base}/readyz`, client)).serverFingerprint;
     try {
-      await until('readiness over HTTPS', async () => (await httpsRequest(`${base}/readyz`, client).catch(() => undefined))?.status === 200);
+      await until(
+        'readiness over HTTPS',
+        async () => (await httpsRequest(`${base}/readyz`, client).catch(() => undefined))?.status === 200,
+      );
       expect(child.output()).toContain(`GraphQL + GraphiQL: ${base}/graphql`);
       expect(await served()).toBe(await fingerprintOf(certs.server.cert));
       expect((await graphql(base, TOKENS.viewer, client)).status).toBe(200);
@@ -111,7 +118,8 @@ describe('load-control serve with server.tls', () => {
   it('refuses to start with a file it cannot read, naming the key (exit 2)', async () => {
     const missing = join(certs.dir, 'missing.crt');
     const child = runCli(['serve'], {
-      DATABASE_URL: api.database.url, PORT: String(await freePort()),
+      DATABASE_URL: api.database.url,
+      PORT: String(await freePort()),
       LC_SERVER__TLS: JSON.stringify({ certFile: missing, keyFile: certs.server.key }),
     });
     expect(await child.exited).toBe(2);
@@ -123,12 +131,16 @@ describe('load-control work with nifi.tls', () => {
   it('delivers to a receiver requiring mTLS and re-reads its files on SIGHUP', async () => {
     const receiver = await startReceiver({
       tls: {
-        cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key),
-        ca: readFileSync(certs.ca), requestCert: true, rejectUnauthorized: true,
+        cert: readFileSync(certs.server.cert),
+        key: readFileSync(certs.server.key),
+        ca: readFileSync(certs.ca),
+        requestCert: true,
+        rejectUnauthorized: true,
       },
     });
     const child = runCli(['work'], {
-      DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: receiver.url,
+      DATABASE_URL: api.database.url,
+      LC_NIFI__RECEIVER_URL: receiver.url,
       LC_NIFI__TLS: JSON.stringify({ caFile: certs.ca, certFile: certs.client.cert, keyFile: certs.client.key }),
     });
     try {
@@ -148,7 +160,9 @@ describe('load-control work with nifi.tls', () => {
   it('refuses to start with a file it cannot read, naming the key (exit 2)', async () => {
     const missing = join(certs.dir, 'missing-ca.crt');
     const child = runCli(['work'], {
-      DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: 'https://127.0.0.1:1/', LC_NIFI__TLS: JSON.stringify({ caFile: missing }),
+      DATABASE_URL: api.database.url,
+      LC_NIFI__RECEIVER_URL: 'https://127.0.0.1:1/',
+      LC_NIFI__TLS: JSON.stringify({ caFile: missing }),
     });
     expect(await child.exited).toBe(2);
     expect(child.output()).toContain(`config: nifi.tls.caFile: file not found: ${missing}`);

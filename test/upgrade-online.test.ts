@@ -8,7 +8,16 @@ import { migrate, readSchemaStatus } from '../src/db/migrate.js';
 import { graphqlCaller } from './support/api.js';
 import { freePort } from './support/cli.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { RESOLVE_UNKNOWN, call, claimPartition, partitionId, reportChunks, runState, type Gql, type StartedRun } from './support/ledger-flow.js';
+import {
+  RESOLVE_UNKNOWN,
+  call,
+  claimPartition,
+  partitionId,
+  reportChunks,
+  runState,
+  type Gql,
+  type StartedRun,
+} from './support/ledger-flow.js';
 import { RELEASE_2EFCF01, checkoutRelease, stopCli, type CliProcess } from './support/old-release.js';
 import { until } from './support/until.js';
 import { readUpgradeFixture, restoreUpgradeFixture, type UpgradeFixture } from './support/upgrade-fixture.js';
@@ -32,7 +41,15 @@ beforeAll(async () => {
   });
   oldServe = release.start(['serve']);
   const url = `http://127.0.0.1:${port}`;
-  await until('2efcf01 serve', () => fetch(`${url}/readyz`).then((r) => r.ok, () => false), 60_000).catch((error: Error) => {
+  await until(
+    '2efcf01 serve',
+    () =>
+      fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    60_000,
+  ).catch((error: Error) => {
     throw new Error(`${error.message}\n${oldServe.output()}`);
   });
   oldApi = graphqlCaller(url);
@@ -51,7 +68,10 @@ describe('2efcf01 serving during and after the upgrade', () => {
     const finish = (partition: string) => {
       const held = running[partition]!;
       return reportChunks(oldApi, run, partition, held.claimToken, {
-        from: held.chunksReported, to: held.chunkCount, chunkCount: held.chunkCount, rows: held.rowsPerChunk,
+        from: held.chunksReported,
+        to: held.chunkCount,
+        chunkCount: held.chunkCount,
+        rows: held.rowsPerChunk,
       });
     };
 
@@ -59,23 +79,32 @@ describe('2efcf01 serving during and after the upgrade', () => {
 
     expect(await readSchemaStatus(database.url)).toEqual({ pendingMigrations: [], pendingFunctions: [], unknownMigrations: [] });
     expect(migrated.functionsApplied.length).toBeGreaterThan(0);
-    for (const results of [first, second]) expect(results.at(-1)).toMatchObject({ recorded: true, partitionStatus: 'SUCCESS', runStatus: 'EXTRACTING' });
+    for (const results of [first, second])
+      expect(results.at(-1)).toMatchObject({ recorded: true, partitionStatus: 'SUCCESS', runStatus: 'EXTRACTING' });
 
     const last = [];
     for (const index of [3, 4]) {
       const token = await claimPartition(oldApi, runId, partitionId(index));
-      last.push(...(await reportChunks(oldApi, run, partitionId(index), token, { from: 0, to: 1, chunkCount: 1, rows: partitionRows[index]! })));
+      last.push(
+        ...(await reportChunks(oldApi, run, partitionId(index), token, { from: 0, to: 1, chunkCount: 1, rows: partitionRows[index]! })),
+      );
     }
     expect(last.map((r) => [r.partitionStatus, r.runStatus, r.validationScheduled])).toEqual([
-      ['SUCCESS', 'EXTRACTING', false], ['SUCCESS', 'EXTRACTED_VALIDATED', true],
+      ['SUCCESS', 'EXTRACTING', false],
+      ['SUCCESS', 'EXTRACTED_VALIDATED', true],
     ]);
     const state = await runState(oldApi, runId);
     expect(state).toMatchObject({ status: 'EXTRACTED_VALIDATED', extractedCount: partitionRows.reduce((a, b) => a + b, 0) });
     expect(state.dispatches.map((d) => [d.dispatchType, d.status])).toEqual([['VALIDATE_RUN', 'PENDING']]);
 
-    const resolved = await call(oldApi, RESOLVE_UNKNOWN, {
-      input: { runId: fixture.runs.publishUnknown.runId, resolution: 'FAILED_PUBLISH', reason: 'the partition is not in Hive' },
-    }, 'operator');
+    const resolved = await call(
+      oldApi,
+      RESOLVE_UNKNOWN,
+      {
+        input: { runId: fixture.runs.publishUnknown.runId, resolution: 'FAILED_PUBLISH', reason: 'the partition is not in Hive' },
+      },
+      'operator',
+    );
     expect(resolved).toEqual({ runStatus: 'FAILED_PUBLISH', changed: true });
   });
 });

@@ -33,7 +33,9 @@ describe('load-control work', () => {
 
   it('delivers calls and serves /healthz, /readyz and /metrics with --metrics-port; SIGTERM stops it', async () => {
     const child = run(['work', '--metrics-port', '0'], {
-      DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: receiver.url, LC_SERVER__HOST: '127.0.0.1',
+      DATABASE_URL: api.database.url,
+      LC_NIFI__RECEIVER_URL: receiver.url,
+      LC_SERVER__HOST: '127.0.0.1',
     });
     try {
       const port = await until('the metrics port', () => /"port":(\d+)[^\n]*worker_metrics_listening/.exec(child.output())?.[1]);
@@ -61,7 +63,10 @@ describe('load-control start', () => {
   it('also runs the worker when nifi.receiverUrl is set, on the one LISTEN connection of the process, part of /readyz', async () => {
     const port = await freePort();
     const child = run(['start'], {
-      DATABASE_URL: api.database.url, LC_NIFI__RECEIVER_URL: receiver.url, PORT: String(port), LC_SERVER__HOST: '127.0.0.1',
+      DATABASE_URL: api.database.url,
+      LC_NIFI__RECEIVER_URL: receiver.url,
+      PORT: String(port),
+      LC_SERVER__HOST: '127.0.0.1',
     });
     try {
       const base = `http://127.0.0.1:${port}`;
@@ -72,12 +77,17 @@ describe('load-control start', () => {
       await receiver.waitForCalls(1);
       expect(receiver.callsFor(done.dispatchId)).toHaveLength(1);
       await until('the delivery to be counted', async () =>
-        (await (await fetch(`${base}/metrics`)).text()).includes('lc_dispatch_total{type="VALIDATE_RUN",result="sent"} 1'));
+        (await (await fetch(`${base}/metrics`)).text()).includes('lc_dispatch_total{type="VALIDATE_RUN",result="sent"} 1'),
+      );
       // the API's realtime and the dispatcher share one LISTEN connection, on all four channels
       const { rows } = await api.sql.query<{ application_name: string }>(
-        `SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`);
+        `SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+      );
       expect(rows).toEqual([{ application_name: PROCESS_LISTENER_NAME }]);
-      const connected = child.output().split('\n').find((line) => line.includes('"listen_connected"'));
+      const connected = child
+        .output()
+        .split('\n')
+        .find((line) => line.includes('"listen_connected"'));
       for (const channel of ['lc_run_changed', 'lc_run_progress', 'lc_alert', 'load_dispatch']) expect(connected).toContain(channel);
     } finally {
       child.kill('SIGTERM');

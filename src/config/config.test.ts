@@ -40,7 +40,13 @@ describe('loadConfig defaults', () => {
     expect(loadConfig({ env: {} })).toEqual({
       server: { port: 8080, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [] },
       database: {
-        url: null, migrationUrl: null, poolSize: 10, txAttempts: 5, connectTimeout: 2_000, acquireTimeout: 3_000, statementTimeout: 5_000,
+        url: null,
+        migrationUrl: null,
+        poolSize: 10,
+        txAttempts: 5,
+        connectTimeout: 2_000,
+        acquireTimeout: 3_000,
+        statementTimeout: 5_000,
       },
       auth: { tokens: [] },
       nifi: { receiverUrl: null, timeoutSeconds: 10 },
@@ -70,9 +76,7 @@ describe('loadConfig defaults', () => {
   });
 
   it('ignores locale variables that share the LC_ prefix', () => {
-    expect(loadConfig({ env: { LC_ALL: 'C.UTF-8', LC_CTYPE: 'en_US.UTF-8', LC_TERMINAL: 'iTerm2' } }).server.port).toBe(
-      8080,
-    );
+    expect(loadConfig({ env: { LC_ALL: 'C.UTF-8', LC_CTYPE: 'en_US.UTF-8', LC_TERMINAL: 'iTerm2' } }).server.port).toBe(8080);
   });
 });
 
@@ -104,8 +108,13 @@ logging:
 `);
     expect(config.server).toEqual({ port: 9090, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [] });
     expect(config.database).toEqual({
-      url: 'postgres://lc:secret@db.example:5432/lc', migrationUrl: null, poolSize: 4, txAttempts: 5,
-      connectTimeout: 2_000, acquireTimeout: 3_000, statementTimeout: 5_000,
+      url: 'postgres://lc:secret@db.example:5432/lc',
+      migrationUrl: null,
+      poolSize: 4,
+      txAttempts: 5,
+      connectTimeout: 2_000,
+      acquireTimeout: 3_000,
+      statementTimeout: 5_000,
     });
     expect(config.auth.tokens).toEqual([{ name: 'nifi-prod', sha256: DIGEST, roles: ['nifi'] }]);
     expect(config.nifi).toEqual({ receiverUrl: 'https://nifi.example:9443/pg05', timeoutSeconds: 2.5 });
@@ -171,20 +180,16 @@ describe('loadConfig environment', () => {
   });
 
   it('matches section and key ignoring case and underscores', () => {
-    for (const variable of [
-      'LC_RECOVERY__EXTRACT_QUERY_TIMEOUT',
-      'LC_RECOVERY__EXTRACTQUERYTIMEOUT',
-      'LC_recovery__extractQueryTimeout',
-    ]) {
+    for (const variable of ['LC_RECOVERY__EXTRACT_QUERY_TIMEOUT', 'LC_RECOVERY__EXTRACTQUERYTIMEOUT', 'LC_recovery__extractQueryTimeout']) {
       expect(loadConfig({ env: { [variable]: 'PT10M' } }).recovery.extractQueryTimeout).toBe(10 * MINUTE);
     }
     expect(loadConfig({ env: { LC_NIFI__TIMEOUT_SECONDS: '2.5' } }).nifi.timeoutSeconds).toBe(2.5);
   });
 
   it('refuses two variables setting the same key', () => {
-    expect(
-      problems(() => loadConfig({ env: { LC_SERVER__PORT: '1', LC_server__port: '2' } })),
-    ).toEqual(['config: LC_server__port: server.port is already set by LC_SERVER__PORT']);
+    expect(problems(() => loadConfig({ env: { LC_SERVER__PORT: '1', LC_server__port: '2' } }))).toEqual([
+      'config: LC_server__port: server.port is already set by LC_SERVER__PORT',
+    ]);
   });
 
   it('takes auth.tokens as a JSON array', () => {
@@ -270,13 +275,21 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
     ['a non-positive NiFi timeout', 'nifi:\n  timeoutSeconds: 0\n', 'config: nifi.timeoutSeconds: must be greater than zero'],
     ['a non-HTTP receiver URL', 'nifi:\n  receiverUrl: ftp://nifi/\n', 'config: nifi.receiverUrl: must be a http or https URL'],
     ['a non-PostgreSQL database URL', 'database:\n  url: mysql://db/x\n', 'config: database.url: must be a postgres or postgresql URL'],
-    ['an unknown log level', 'logging:\n  level: verbose\n', 'config: logging.level: must be one of trace, debug, info, warn, error, fatal (got "verbose")'],
+    [
+      'an unknown log level',
+      'logging:\n  level: verbose\n',
+      'config: logging.level: must be one of trace, debug, info, warn, error, fatal (got "verbose")',
+    ],
   ])('%s', (_, yaml, message) => {
     expect(problems(() => fromYaml(yaml))).toEqual([message]);
   });
 
   it.each([
-    ['a bad sha256', [{ name: 'a', sha256: 'abc', roles: ['nifi'] }], 'config: auth.tokens[0].sha256: must be a SHA-256 digest (64 hexadecimal characters)'],
+    [
+      'a bad sha256',
+      [{ name: 'a', sha256: 'abc', roles: ['nifi'] }],
+      'config: auth.tokens[0].sha256: must be a SHA-256 digest (64 hexadecimal characters)',
+    ],
     [
       'duplicate token names',
       [
@@ -293,12 +306,20 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
       ],
       'config: auth.tokens[1].sha256: duplicate of auth.tokens[0].sha256',
     ],
-    ['an unknown role', [{ name: 'a', sha256: DIGEST, roles: ['admin'] }], 'config: auth.tokens[0].roles[0]: unknown role "admin" (expected nifi, operator, viewer)'],
+    [
+      'an unknown role',
+      [{ name: 'a', sha256: DIGEST, roles: ['admin'] }],
+      'config: auth.tokens[0].roles[0]: unknown role "admin" (expected nifi, operator, viewer)',
+    ],
     ['no roles', [{ name: 'a', sha256: DIGEST, roles: [] }], 'config: auth.tokens[0].roles: must list at least one role'],
     ['a repeated role', [{ name: 'a', sha256: DIGEST, roles: ['nifi', 'nifi'] }], 'config: auth.tokens[0].roles: must not repeat a role'],
     ['a missing field', [{ name: 'a', roles: ['nifi'] }], 'config: auth.tokens[0].sha256: is required'],
     ['an unknown token key', [{ name: 'a', sha256: DIGEST, roles: ['nifi'], role: 'x' }], 'config: auth.tokens[0].role: unknown key'],
-    ['an over-long name', [{ name: 'n'.repeat(201), sha256: DIGEST, roles: ['nifi'] }], 'config: auth.tokens[0].name: must be at most 200 characters'],
+    [
+      'an over-long name',
+      [{ name: 'n'.repeat(201), sha256: DIGEST, roles: ['nifi'] }],
+      'config: auth.tokens[0].name: must be at most 200 characters',
+    ],
   ])('%s', (_, tokens, message) => {
     expect(problems(() => fromYaml(JSON.stringify({ auth: { tokens } })))).toEqual([message]);
   });
@@ -318,9 +339,7 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
   });
 
   it('lists every problem at once', () => {
-    const found = problems(() =>
-      fromYaml('server:\n  prot: 1\n  port: 70000\nrecovery:\n  stale: PT30M\n', { LC_BOGUS__X: '1' }),
-    );
+    const found = problems(() => fromYaml('server:\n  prot: 1\n  port: 70000\nrecovery:\n  stale: PT30M\n', { LC_BOGUS__X: '1' }));
     expect(found).toEqual([
       'config: LC_BOGUS__X: unknown section "BOGUS"',
       'config: server.port: must be an integer between 1 and 65535',
@@ -381,11 +400,19 @@ nifi:
   tls: { caFile: /etc/lc/nifi-ca.crt, certFile: /etc/lc/worker.crt, keyFile: /etc/lc/worker.key }
 `);
     expect(config.server.tls).toEqual({
-      certFile: '/etc/lc/server.crt', keyFile: '/etc/lc/server.key', clientCaFile: '/etc/lc/ca.crt', requireClientCert: true,
+      certFile: '/etc/lc/server.crt',
+      keyFile: '/etc/lc/server.key',
+      clientCaFile: '/etc/lc/ca.crt',
+      requireClientCert: true,
     });
     expect(config.server.shutdownTimeout).toBe(45 * 1000);
     expect(config.server.corsOrigins).toEqual(['https://console.example:8443']);
-    expect(config.database).toMatchObject({ migrationUrl: 'postgres://owner@db.example/lc', connectTimeout: 1000, acquireTimeout: 2000, statementTimeout: 4000 });
+    expect(config.database).toMatchObject({
+      migrationUrl: 'postgres://owner@db.example/lc',
+      connectTimeout: 1000,
+      acquireTimeout: 2000,
+      statementTimeout: 4000,
+    });
     expect(config.nifi.tls).toEqual({ caFile: '/etc/lc/nifi-ca.crt', certFile: '/etc/lc/worker.crt', keyFile: '/etc/lc/worker.key' });
   });
 
@@ -403,13 +430,23 @@ nifi:
   });
 
   it.each([
-    ['a client certificate required without a CA', 'server:\n  tls: { certFile: /c, keyFile: /k, requireClientCert: true }\n',
-      'config: server.tls.clientCaFile: requireClientCert needs clientCaFile'],
+    [
+      'a client certificate required without a CA',
+      'server:\n  tls: { certFile: /c, keyFile: /k, requireClientCert: true }\n',
+      'config: server.tls.clientCaFile: requireClientCert needs clientCaFile',
+    ],
     ['a TLS section without its key file', 'server:\n  tls: { certFile: /c }\n', 'config: server.tls.keyFile: is required'],
     ['an unknown TLS key', 'server:\n  tls: { certFile: /c, keyFile: /k, ciphers: x }\n', 'config: server.tls.ciphers: unknown key'],
-    ['a worker certificate without its key', 'nifi:\n  tls: { certFile: /c }\n', 'config: nifi.tls.keyFile: certFile and keyFile go together'],
-    ['an origin with a path', 'server:\n  corsOrigins: [https://a.example/x]\n',
-      'config: server.corsOrigins[0]: must be an origin such as https://console.example:8443'],
+    [
+      'a worker certificate without its key',
+      'nifi:\n  tls: { certFile: /c }\n',
+      'config: nifi.tls.keyFile: certFile and keyFile go together',
+    ],
+    [
+      'an origin with a path',
+      'server:\n  corsOrigins: [https://a.example/x]\n',
+      'config: server.corsOrigins[0]: must be an origin such as https://console.example:8443',
+    ],
     ['a zero statement timeout', 'database:\n  statementTimeout: 0\n', 'config: database.statementTimeout: must be greater than zero'],
   ])('refuses %s', (_name, yaml, expected) => {
     expect(problems(() => fromYaml(yaml))).toContain(expected);

@@ -48,9 +48,7 @@ function integer(fallback: number, min: number, max?: number) {
 
 function duration(fallback: number, options: { timer?: boolean } = {}) {
   const positive = z.number().positive('must be greater than zero');
-  const bounded = options.timer
-    ? positive.max(TIMER_MAX, `must be at most ${formatDuration(TIMER_MAX)} (the timer limit)`)
-    : positive;
+  const bounded = options.timer ? positive.max(TIMER_MAX, `must be at most ${formatDuration(TIMER_MAX)} (the timer limit)`) : positive;
   return z
     .unknown()
     .transform((value, ctx) => {
@@ -98,10 +96,9 @@ const tokenSchema = section({
     .regex(/^[0-9a-f]{64}$/i, 'must be a SHA-256 digest (64 hexadecimal characters)')
     .transform((digest) => digest.toLowerCase()),
   roles: z
-    .array(
-      z.enum(ROLES, { error: (issue) => `unknown role ${JSON.stringify(issue.input)} (expected ${ROLES.join(', ')})` }),
-      { error: typeError('a list of roles') },
-    )
+    .array(z.enum(ROLES, { error: (issue) => `unknown role ${JSON.stringify(issue.input)} (expected ${ROLES.join(', ')})` }), {
+      error: typeError('a list of roles'),
+    })
     .min(1, 'must list at least one role')
     .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role'),
 });
@@ -151,17 +148,21 @@ const serverTlsSchema = jsonText(
     clientCaFile: filePath.optional(),
     requireClientCert: z.boolean({ error: typeError('true or false') }).default(false),
   }).refine((tls) => !tls.requireClientCert || tls.clientCaFile !== undefined, {
-    message: 'requireClientCert needs clientCaFile', path: ['clientCaFile'],
+    message: 'requireClientCert needs clientCaFile',
+    path: ['clientCaFile'],
   }),
 ).optional();
 
 /** The worker's calls to NiFi's receiver: a CA to trust, and a client certificate for mTLS. */
 const nifiTlsSchema = jsonText(
   'a JSON object {caFile, certFile, keyFile}',
-  section({ caFile: filePath.optional(), certFile: filePath.optional(), keyFile: filePath.optional() })
-    .refine((tls) => (tls.certFile === undefined) === (tls.keyFile === undefined), {
-      message: 'certFile and keyFile go together', path: ['keyFile'],
-    }),
+  section({ caFile: filePath.optional(), certFile: filePath.optional(), keyFile: filePath.optional() }).refine(
+    (tls) => (tls.certFile === undefined) === (tls.keyFile === undefined),
+    {
+      message: 'certFile and keyFile go together',
+      path: ['keyFile'],
+    },
+  ),
 ).optional();
 
 const originsSchema = jsonText(
@@ -185,7 +186,10 @@ const configSchema = z
     {
       server: section({
         port: integer(8080, 1, 65535),
-        host: z.string({ error: typeError('a string') }).min(1, 'must not be empty').default('0.0.0.0'),
+        host: z
+          .string({ error: typeError('a string') })
+          .min(1, 'must not be empty')
+          .default('0.0.0.0'),
         tls: serverTlsSchema,
         /** SIGTERM/SIGINT: how long in-flight work may take before the process exits anyway. */
         shutdownTimeout: duration(30 * SECOND, { timer: true }),
@@ -243,40 +247,47 @@ const configSchema = z
     },
     { error: typeError('a mapping of sections') },
   )
-  .superRefine((config, ctx) => {
-    const { stale, extractQueryTimeout } = config.recovery;
-    if (stale <= extractQueryTimeout) {
-      const message = `must exceed recovery.extractQueryTimeout (${formatDuration(extractQueryTimeout)})`;
-      ctx.addIssue({ code: 'custom', path: ['recovery', 'stale'], message });
-    }
-  }, whenValid(['recovery', 'stale'], ['recovery', 'extractQueryTimeout']))
-  .superRefine((config, ctx) => {
-    const { timeoutSeconds } = config.nifi;
-    if (config.dispatch.lease <= timeoutSeconds * SECOND) {
-      const message = `must exceed nifi.timeoutSeconds (${formatDuration(timeoutSeconds * SECOND)})`;
-      ctx.addIssue({ code: 'custom', path: ['dispatch', 'lease'], message });
-    }
-  }, whenValid(['dispatch', 'lease'], ['nifi', 'timeoutSeconds']))
-  .superRefine((config, ctx) => {
-    const { backoffMin, backoffMax } = config.dispatch;
-    if (backoffMax < backoffMin) {
-      const message = `must be at least dispatch.backoffMin (${formatDuration(backoffMin)})`;
-      ctx.addIssue({ code: 'custom', path: ['dispatch', 'backoffMax'], message });
-    }
-  }, whenValid(['dispatch', 'backoffMin'], ['dispatch', 'backoffMax']));
+  .superRefine(
+    (config, ctx) => {
+      const { stale, extractQueryTimeout } = config.recovery;
+      if (stale <= extractQueryTimeout) {
+        const message = `must exceed recovery.extractQueryTimeout (${formatDuration(extractQueryTimeout)})`;
+        ctx.addIssue({ code: 'custom', path: ['recovery', 'stale'], message });
+      }
+    },
+    whenValid(['recovery', 'stale'], ['recovery', 'extractQueryTimeout']),
+  )
+  .superRefine(
+    (config, ctx) => {
+      const { timeoutSeconds } = config.nifi;
+      if (config.dispatch.lease <= timeoutSeconds * SECOND) {
+        const message = `must exceed nifi.timeoutSeconds (${formatDuration(timeoutSeconds * SECOND)})`;
+        ctx.addIssue({ code: 'custom', path: ['dispatch', 'lease'], message });
+      }
+    },
+    whenValid(['dispatch', 'lease'], ['nifi', 'timeoutSeconds']),
+  )
+  .superRefine(
+    (config, ctx) => {
+      const { backoffMin, backoffMax } = config.dispatch;
+      if (backoffMax < backoffMin) {
+        const message = `must be at least dispatch.backoffMin (${formatDuration(backoffMin)})`;
+        ctx.addIssue({ code: 'custom', path: ['dispatch', 'backoffMax'], message });
+      }
+    },
+    whenValid(['dispatch', 'backoffMin'], ['dispatch', 'backoffMax']),
+  );
 
 /**
  * Runs a cross-field rule only when the fields it compares are themselves valid, so that a file
  * with several mistakes reports all of them without rules tripping over unparsed values.
  */
 function whenValid(...fields: PropertyKey[][]) {
-  const overlaps = (a: readonly PropertyKey[], b: readonly PropertyKey[]) =>
-    a.slice(0, b.length).every((segment, i) => segment === b[i]);
+  const overlaps = (a: readonly PropertyKey[], b: readonly PropertyKey[]) => a.slice(0, b.length).every((segment, i) => segment === b[i]);
   return {
     when: (payload: z.core.ParsePayload) =>
       !payload.issues.some(
-        ({ code, path = [] }) =>
-          code !== 'unrecognized_keys' && fields.some((field) => overlaps(path, field) || overlaps(field, path)),
+        ({ code, path = [] }) => code !== 'unrecognized_keys' && fields.some((field) => overlaps(path, field) || overlaps(field, path)),
       ),
   };
 }
@@ -368,11 +379,7 @@ const SETTINGS = new Map(
  * Writes environment overrides into `raw` and returns which variable set each `section.key`,
  * so that validation messages can name it. Unknown `LC_` settings are added to `problems`.
  */
-function applyEnvironment(
-  raw: Record<string, unknown>,
-  env: Record<string, string | undefined>,
-  problems: string[],
-): Map<string, string> {
+function applyEnvironment(raw: Record<string, unknown>, env: Record<string, string | undefined>, problems: string[]): Map<string, string> {
   const sources = new Map<string, string>();
   const set = (sectionName: string, key: string, value: string, variable: string) => {
     const current = raw[sectionName];
@@ -425,7 +432,5 @@ function describeIssue(issue: z.core.$ZodIssue, sources: Map<string, string>): s
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((segment, i) => (typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`))
-    .join('');
+  return path.map((segment, i) => (typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`)).join('');
 }

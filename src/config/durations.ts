@@ -41,12 +41,7 @@ export function parseDuration(value: unknown): number {
   if (!match || (!hasDate && !hasTime) || (hasTimePart && !hasTime)) {
     throw new Error(`invalid duration ${describe(value)}: ${EXPECTED}`);
   }
-  const total =
-    amount(weeks) * WEEK +
-    amount(days) * DAY +
-    amount(hours) * HOUR +
-    amount(minutes) * MINUTE +
-    amount(seconds) * SECOND;
+  const total = amount(weeks) * WEEK + amount(days) * DAY + amount(hours) * HOUR + amount(minutes) * MINUTE + amount(seconds) * SECOND;
   return toMilliseconds(total, value);
 }
 

@@ -40,17 +40,34 @@ const reportAlone = (cmd: ReportChunkCommand) => inStatement(api.db, (sql, after
 
 const pid = (i: number) => String(i).padStart(4, '0');
 
-function chunk(run: CreatedRun, partitionId: string, claimToken: string, chunkIndex: number, chunkCount: number, recordCount: number): ReportChunkCommand {
+function chunk(
+  run: CreatedRun,
+  partitionId: string,
+  claimToken: string,
+  chunkIndex: number,
+  chunkCount: number,
+  recordCount: number,
+): ReportChunkCommand {
   return {
-    runId: run.runId, partitionId, claimToken, chunkIndex, chunkCount, fragmentIdentifier: `frag-${partitionId}`,
+    runId: run.runId,
+    partitionId,
+    claimToken,
+    chunkIndex,
+    chunkCount,
+    fragmentIdentifier: `frag-${partitionId}`,
     hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${String(chunkIndex).padStart(6, '0')}.parquet`,
-    recordCount: BigInt(recordCount), byteCount: BigInt(recordCount * 10), actor: 'nifi-cluster',
+    recordCount: BigInt(recordCount),
+    byteCount: BigInt(recordCount * 10),
+    actor: 'nifi-cluster',
   };
 }
 
 /** A run of `partitions` partitions of `chunks` chunks of 5 rows each, every partition claimed, and its reports. */
 async function claimedRun(partitions: number, chunks: number) {
-  const run = await startRun(api, Array.from({ length: partitions }, () => chunks * 5));
+  const run = await startRun(
+    api,
+    Array.from({ length: partitions }, () => chunks * 5),
+  );
   const tokens = await Promise.all(Array.from({ length: partitions }, (_, i) => claim(api, run.runId, pid(i)).then((c) => c.claimToken)));
   const reports = tokens.flatMap((token, i) => Array.from({ length: chunks }, (_c, k) => chunk(run, pid(i), token, k, chunks, 5)));
   return { run, tokens, reports };
@@ -61,25 +78,40 @@ async function ledger(runId: string) {
   const partitions = await api.sql.query(
     `SELECT partition_id, status, actual_row_count::int, file_count, fragment_count, byte_count::int, received_chunks,
             received_rows::int, received_bytes::int, reported_chunk_count, chunk_count_mismatches, completed_at IS NOT NULL AS completed
-       FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`, [runId]);
+       FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`,
+    [runId],
+  );
   const files = await api.sql.query(
     `SELECT partition_id, chunk_index, fragment_identifier, fragment_count, record_count::int, byte_count::int, status, reported_by
-       FROM nifi_ops.load_file WHERE run_id = $1 ORDER BY partition_id, chunk_index`, [runId]);
+       FROM nifi_ops.load_file WHERE run_id = $1 ORDER BY partition_id, chunk_index`,
+    [runId],
+  );
   const events = await api.sql.query(
     `SELECT event_level, event_name, partition_id, job_key,
             business_key = (SELECT business_key FROM nifi_ops.load_run r WHERE r.run_id = $1) AS business_key_of_run,
             process_group, processor_name, row_count::int, details, actor
        FROM nifi_ops.load_event WHERE run_id = $1 AND event_name IN ('PARTITION_SUCCESS', 'EXTRACT_VALIDATED')
-      ORDER BY event_name, partition_id`, [runId]);
+      ORDER BY event_name, partition_id`,
+    [runId],
+  );
   const run = await api.sql.query(
     `SELECT status, success_partition_count, failed_partition_count, extracted_count::int, extract_completed_at IS NOT NULL AS completed,
             (SELECT count(*)::int FROM nifi_ops.load_dispatch d WHERE d.run_id = r.run_id AND d.dispatch_type = 'VALIDATE_RUN') AS validations
-       FROM nifi_ops.load_run r WHERE run_id = $1`, [runId]);
+       FROM nifi_ops.load_run r WHERE run_id = $1`,
+    [runId],
+  );
   return { partitions: partitions.rows, files: files.rows, events: events.rows, run: run.rows[0] };
 }
 
 const settled = (promises: Array<Promise<ReportChunkResult>>) =>
-  Promise.all(promises.map((p) => p.then((result) => ({ result }), (error: unknown) => ({ error }))));
+  Promise.all(
+    promises.map((p) =>
+      p.then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      ),
+    ),
+  );
 
 describe('chunk reporter (group commit)', () => {
   it('sends a report alone when nothing waits, and the reports that queued behind it as one batch', async () => {
@@ -101,11 +133,18 @@ describe('chunk reporter (group commit)', () => {
 
     expect(await ledger(batched.run.runId)).toEqual(await ledger(one.run.runId));
     const after = await ledger(batched.run.runId);
-    expect(after.run).toEqual({ status: 'EXTRACTED_VALIDATED', success_partition_count: 5, failed_partition_count: 0, extracted_count: 75, completed: true, validations: 1 });
+    expect(after.run).toEqual({
+      status: 'EXTRACTED_VALIDATED',
+      success_partition_count: 5,
+      failed_partition_count: 0,
+      extracted_count: 75,
+      completed: true,
+      validations: 1,
+    });
     expect(after.events.filter((e) => e.event_name === 'PARTITION_SUCCESS')).toHaveLength(5);
-    expect(results.map((x) => x.effect).sort()).toEqual([
-      ...Array(10).fill('PROGRESS'), ...Array(4).fill('PARTITION_SUCCESS'), 'RUN_COMPLETE',
-    ].sort());
+    expect(results.map((x) => x.effect).sort()).toEqual(
+      [...Array(10).fill('PROGRESS'), ...Array(4).fill('PARTITION_SUCCESS'), 'RUN_COMPLETE'].sort(),
+    );
   });
 
   it('defers what the fast path does not take, and answers it as report_chunk does alone', async () => {
@@ -130,7 +169,9 @@ describe('chunk reporter (group commit)', () => {
     expect(outcomes[4]).toEqual({ result: expect.objectContaining({ effect: 'PROGRESS', receivedChunks: 1 }) });
     const after = await ledger(run.runId);
     expect(after.partitions.map((p) => [p.partition_id, p.status, p.received_chunks])).toEqual([
-      ['0000', 'RUNNING', 1], ['0001', 'RUNNING', 1], ['0002', 'RUNNING', 1],
+      ['0000', 'RUNNING', 1],
+      ['0001', 'RUNNING', 1],
+      ['0002', 'RUNNING', 1],
     ]);
     expect(after.files).toHaveLength(3);
   });
@@ -146,12 +187,23 @@ describe('chunk reporter (group commit)', () => {
     const { rows } = await api.sql.query<{ ordinal: number; outcome: string }>(
       'SELECT ordinal, outcome FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ORDER BY ordinal',
       [
-        batch.map((c) => c.runId), batch.map((c) => c.partitionId), batch.map((c) => c.claimToken), batch.map((c) => c.chunkIndex),
-        batch.map((c) => c.chunkCount), batch.map((c) => c.fragmentIdentifier), batch.map((c) => c.hdfsPath),
-        batch.map((c) => c.recordCount.toString()), batch.map((c) => c.byteCount?.toString() ?? null), batch.map((c) => c.actor),
+        batch.map((c) => c.runId),
+        batch.map((c) => c.partitionId),
+        batch.map((c) => c.claimToken),
+        batch.map((c) => c.chunkIndex),
+        batch.map((c) => c.chunkCount),
+        batch.map((c) => c.fragmentIdentifier),
+        batch.map((c) => c.hdfsPath),
+        batch.map((c) => c.recordCount.toString()),
+        batch.map((c) => c.byteCount?.toString() ?? null),
+        batch.map((c) => c.actor),
       ],
     );
-    expect(rows).toEqual([{ ordinal: 1, outcome: 'DEFERRED' }, { ordinal: 2, outcome: 'DEFERRED' }, { ordinal: 3, outcome: 'PROGRESS' }]);
+    expect(rows).toEqual([
+      { ordinal: 1, outcome: 'DEFERRED' },
+      { ordinal: 2, outcome: 'DEFERRED' },
+      { ordinal: 3, outcome: 'PROGRESS' },
+    ]);
     expect(tokens).toHaveLength(2);
   });
 
@@ -166,8 +218,15 @@ describe('chunk reporter (group commit)', () => {
     await blocker;
     expect(batches).toEqual([1, 2]);
     expect(progress).toEqual({ result: expect.objectContaining({ effect: 'PROGRESS', runStatus: 'EXTRACTING' }) });
-    expect(failing).toEqual({ result: expect.objectContaining({ effect: 'PARTITION_FAILED', partitionStatus: 'FAILED', runStatus: 'FAILED_EXTRACT' }) });
-    expect((await ledger(run.runId)).run).toMatchObject({ status: 'FAILED_EXTRACT', success_partition_count: 0, failed_partition_count: 1, validations: 0 });
+    expect(failing).toEqual({
+      result: expect.objectContaining({ effect: 'PARTITION_FAILED', partitionStatus: 'FAILED', runStatus: 'FAILED_EXTRACT' }),
+    });
+    expect((await ledger(run.runId)).run).toMatchObject({
+      status: 'FAILED_EXTRACT',
+      success_partition_count: 0,
+      failed_partition_count: 1,
+      validations: 0,
+    });
   });
 
   it('answers each report alone when its batch fails as a whole (a path taken by another chunk)', async () => {
@@ -193,15 +252,29 @@ describe('chunk reporter (group commit)', () => {
       const c = reports[0]!;
       await other.query('BEGIN');
       await other.query('SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
-        c.runId, c.partitionId, c.claimToken, c.chunkIndex, c.chunkCount, c.fragmentIdentifier, c.hdfsPath,
-        c.recordCount.toString(), c.byteCount!.toString(), c.actor]);
+        c.runId,
+        c.partitionId,
+        c.claimToken,
+        c.chunkIndex,
+        c.chunkCount,
+        c.fragmentIdentifier,
+        c.hdfsPath,
+        c.recordCount.toString(),
+        c.byteCount!.toString(),
+        c.actor,
+      ]);
       const { reporter: r, batches } = reporter();
       const blocker = r.report(reports[3]!);
       // the batch's lookup cannot see the uncommitted chunk; its UPDATE then waits for the partition's row lock
       const batch = Promise.all([r.report(reports[0]!), r.report(reports[4]!)]);
-      await until('the batch waiting for the partition lock', async () =>
-        (await api.sql.query(`SELECT count(*)::int AS n FROM pg_stat_activity
-                               WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n > 0);
+      await until(
+        'the batch waiting for the partition lock',
+        async () =>
+          (
+            await api.sql.query(`SELECT count(*)::int AS n FROM pg_stat_activity
+                               WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+          ).rows[0].n > 0,
+      );
       await other.query('COMMIT');
       const [duplicate, progress] = await batch;
       await blocker;
@@ -209,7 +282,10 @@ describe('chunk reporter (group commit)', () => {
       expect(duplicate).toMatchObject({ effect: 'PROGRESS', receivedChunks: 1, partitionStatus: 'RUNNING' });
       expect(progress).toMatchObject({ effect: 'PROGRESS', receivedChunks: 2 });
       const after = await ledger(run.runId);
-      expect(after.partitions.map((p) => [p.partition_id, p.received_chunks, p.received_rows])).toEqual([['0000', 1, 5], ['0001', 2, 10]]);
+      expect(after.partitions.map((p) => [p.partition_id, p.received_chunks, p.received_rows])).toEqual([
+        ['0000', 1, 5],
+        ['0001', 2, 10],
+      ]);
       expect(after.files).toHaveLength(3);
     } finally {
       other.release();
@@ -240,7 +316,14 @@ describe('chunk reporter (group commit)', () => {
         const mine = results.filter((_, i) => (i < forward.length ? forward[i]! : backward[i - forward.length]!).runId === run.runId);
         expect(mine.filter((x) => x.validationScheduled)).toHaveLength(1);
         const after = await ledger(run.runId);
-        expect(after.run).toEqual({ status: 'EXTRACTED_VALIDATED', success_partition_count: 6, failed_partition_count: 0, extracted_count: 60, completed: true, validations: 1 });
+        expect(after.run).toEqual({
+          status: 'EXTRACTED_VALIDATED',
+          success_partition_count: 6,
+          failed_partition_count: 0,
+          extracted_count: 60,
+          completed: true,
+          validations: 1,
+        });
         expect(after.partitions.every((p) => p.status === 'SUCCESS' && p.received_chunks === 2 && p.received_rows === 10)).toBe(true);
         expect(after.files).toHaveLength(12);
         expect(after.events.map((e) => e.event_name)).toEqual(['EXTRACT_VALIDATED', ...Array(6).fill('PARTITION_SUCCESS')]);

@@ -1,6 +1,12 @@
 import type { Db } from './client.js';
 import { inStatement } from './transaction.js';
-import { checkChunkReport, reportChunk, reportChunks, type ReportChunkCommand, type ReportChunkResult } from '../domain/chunks/report-chunk.js';
+import {
+  checkChunkReport,
+  reportChunk,
+  reportChunks,
+  type ReportChunkCommand,
+  type ReportChunkResult,
+} from '../domain/chunks/report-chunk.js';
 
 export interface ChunkReporter {
   report(cmd: ReportChunkCommand): Promise<ReportChunkResult>;
@@ -46,7 +52,13 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
     if (batch.length === 1) return sendAlone(batch[0]!);
     let answers: Array<ReportChunkResult | null>;
     try {
-      answers = await inStatement(db, (sql, afterCommit) => reportChunks(sql, batch.map((pending) => pending.cmd), afterCommit));
+      answers = await inStatement(db, (sql, afterCommit) =>
+        reportChunks(
+          sql,
+          batch.map((pending) => pending.cmd),
+          afterCommit,
+        ),
+      );
     } catch {
       // in arrival order, so that of two reports claiming one HDFS path the earlier one is recorded
       for (const pending of batch) await sendAlone(pending);

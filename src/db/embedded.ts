@@ -48,9 +48,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       // (created if missing). Only as root: otherwise the option makes it try `groupadd` and fail.
       createPostgresUser: process.getuid?.() === 0,
       postgresFlags: [
-        '-c', 'listen_addresses=127.0.0.1',
+        '-c',
+        'listen_addresses=127.0.0.1',
         // TCP only: no socket file in /tmp or /var/run/postgresql to collide or lack permission on.
-        '-c', 'unix_socket_directories=',
+        '-c',
+        'unix_socket_directories=',
         ...(options.postgresFlags ?? []),
       ],
       onLog: (message: string) => {

@@ -41,8 +41,15 @@ export function isRetryableConflict(error: unknown): boolean {
 }
 
 const UNAVAILABLE_ADAPTER_KINDS = new Set([
-  'DatabaseNotReachable', 'DatabaseDoesNotExist', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections',
-  'TransactionAlreadyClosed', 'DatabaseAccessDenied', 'AuthenticationFailed', 'TlsConnectionError',
+  'DatabaseNotReachable',
+  'DatabaseDoesNotExist',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+  'TransactionAlreadyClosed',
+  'DatabaseAccessDenied',
+  'AuthenticationFailed',
+  'TlsConnectionError',
 ]);
 const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -65,5 +72,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (e?.code && (UNAVAILABLE_PRISMA_CODES.has(e.code) || UNAVAILABLE_NODE_CODES.has(e.code))) return true;
   if (e?.name === 'PrismaClientInitializationError') return true;
   const message = e?.message ?? '';
-  return /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|Query read timeout|not queryable|Client has encountered a connection error|Can't reach database server|Transaction already closed|Unable to start a transaction in the given time/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|Query read timeout|not queryable|Client has encountered a connection error|Can't reach database server|Transaction already closed|Unable to start a transaction in the given time/i.test(
+    message,
+  );
 }

@@ -31,7 +31,9 @@ describe('prisma/functions is the one definition of every SQL function and trigg
     const client = new pg.Client({ connectionString: other.url });
     await client.connect();
     try {
-      await client.query(`CREATE OR REPLACE FUNCTION nifi_ops.notify_alert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+      await client.query(
+        `CREATE OR REPLACE FUNCTION nifi_ops.notify_alert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
+      );
       await client.query(`CREATE FUNCTION nifi_ops.record_api_event(p_level text) RETURNS uuid LANGUAGE sql AS $$ SELECT NULL::uuid $$`);
       await client.query('DROP TRIGGER tr_load_validation_notify ON nifi_ops.load_validation');
       const drift = await readFunctionFileDrift(other.url);

@@ -13,9 +13,11 @@ const BOOKKEEPING_TABLES = ['lc_migration', 'lc_function_file'];
  */
 export async function applicationGrants(client: pg.ClientBase, role: string): Promise<string[]> {
   const { rows: roles } = await client.query<{ exists: boolean; owner: string }>(
-    `SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1) AS exists, current_user AS owner`, [role],
+    `SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1) AS exists, current_user AS owner`,
+    [role],
   );
-  if (!roles[0]!.exists) throw new Error(`role ${role} does not exist: CREATE ROLE ${client.escapeIdentifier(role)} LOGIN PASSWORD '…' first`);
+  if (!roles[0]!.exists)
+    throw new Error(`role ${role} does not exist: CREATE ROLE ${client.escapeIdentifier(role)} LOGIN PASSWORD '…' first`);
   const { rows: tables } = await client.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_class c
       WHERE c.relnamespace = 'nifi_ops'::regnamespace AND c.relkind IN ('r', 'p') ORDER BY 1`,

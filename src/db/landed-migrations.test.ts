@@ -90,7 +90,10 @@ async function landedMigrationChanges(repository: string): Promise<LandedMigrati
 
 function describeChanges(changes: LandedMigrationChange[]): string {
   return changes
-    .map((c) => `${c.path} was ${c.change} after it landed (compare: git diff ${c.commit.slice(0, 7)} -- ${c.path}); add a new migration instead`)
+    .map(
+      (c) =>
+        `${c.path} was ${c.change} after it landed (compare: git diff ${c.commit.slice(0, 7)} -- ${c.path}); add a new migration instead`,
+    )
     .join('\n');
 }
 
@@ -150,7 +153,10 @@ describe('landed migrations', () => {
 
       const changes = await landedMigrationChanges(clone);
 
-      expect(changes.map((c) => [c.path, c.change])).toEqual([[first, 'edited'], [grandfathered, 'edited']]);
+      expect(changes.map((c) => [c.path, c.change])).toEqual([
+        [first, 'edited'],
+        [grandfathered, 'edited'],
+      ]);
       expect(changes[1]!.commit).toBe(GRANDFATHERED['0008_report_chunk_fast_path/migration.sql']);
     });
 

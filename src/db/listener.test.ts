@@ -42,7 +42,9 @@ function recordingRoute(channels: string[]): Recorded {
 
 async function backends(): Promise<number[]> {
   const { rows } = await sql.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [APPLICATION_NAME]);
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
+    [APPLICATION_NAME],
+  );
   return rows.map((r) => r.pid);
 }
 
@@ -61,12 +63,23 @@ describe('startListener', () => {
     listener.route(late.route);
     await until('the late route to be listening', () => late.listening.length === 1);
 
-    for (const [channel, payload] of [['lc_test_a', '1'], ['lc_test_b', '2'], ['lc_test_shared', '3'], ['lc_test_other', '4']]) {
+    for (const [channel, payload] of [
+      ['lc_test_a', '1'],
+      ['lc_test_b', '2'],
+      ['lc_test_shared', '3'],
+      ['lc_test_other', '4'],
+    ]) {
       await sql.query('SELECT pg_notify($1, $2)', [channel, payload]);
     }
     await until('the notifications', () => early.received.length === 2 && late.received.length === 2);
-    expect(early.received).toEqual([['lc_test_a', '1'], ['lc_test_shared', '3']]);
-    expect(late.received).toEqual([['lc_test_b', '2'], ['lc_test_shared', '3']]);
+    expect(early.received).toEqual([
+      ['lc_test_a', '1'],
+      ['lc_test_shared', '3'],
+    ]);
+    expect(late.received).toEqual([
+      ['lc_test_b', '2'],
+      ['lc_test_shared', '3'],
+    ]);
     expect(await backends()).toHaveLength(1);
   });
 

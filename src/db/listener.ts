@@ -113,7 +113,11 @@ export function startListener(options: ListenerOptions): Listener {
   const open = async () => {
     if (closing) return;
     const current = createSubscriber(
-      { ...boundedConnection(options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS), connectionString: options.url, application_name: options.applicationName },
+      {
+        ...boundedConnection(options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS),
+        connectionString: options.url,
+        application_name: options.applicationName,
+      },
       {
         parse: (payload: string) => payload,
         // bounded: pg-listen's retry loop does not stop when its subscriber is closed

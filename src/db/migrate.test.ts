@@ -5,7 +5,13 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import {
-  MigrationChecksumError, MigrationFailedError, migrate, readFunctionFiles, readMigrationFiles, readSchemaStatus, splitStatements,
+  MigrationChecksumError,
+  MigrationFailedError,
+  migrate,
+  readFunctionFiles,
+  readMigrationFiles,
+  readSchemaStatus,
+  splitStatements,
 } from './migrate.js';
 
 const databases: TestDatabase[] = [];
@@ -84,9 +90,7 @@ describe('migrate', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'nifi_ops' ORDER BY table_name`,
     );
     expect(tables.map((row) => row.table_name)).toEqual(
-      expect.arrayContaining([
-        'lc_migration', 'load_dispatch', 'load_event', 'load_file', 'load_partition', 'load_run', 'load_validation',
-      ]),
+      expect.arrayContaining(['lc_migration', 'load_dispatch', 'load_event', 'load_file', 'load_partition', 'load_run', 'load_validation']),
     );
     const indexes = await query<{ indexname: string; indexdef: string }>(
       url,
@@ -129,11 +133,9 @@ describe('migrate', () => {
   it('rolls a failing file back entirely and does not record it', async () => {
     const dir = await toyDir({
       '0001_good': 'CREATE TABLE public.good (id int);',
-      '0002_bad': [
-        'CREATE TABLE public.half_done (id int);',
-        'INSERT INTO public.good VALUES (1);',
-        'SELECT no_such_function();',
-      ].join('\n'),
+      '0002_bad': ['CREATE TABLE public.half_done (id int);', 'INSERT INTO public.good VALUES (1);', 'SELECT no_such_function();'].join(
+        '\n',
+      ),
     });
 
     const error = await migrate(url, toy(dir)).catch((caught: unknown) => caught);
@@ -182,7 +184,8 @@ describe('function files', () => {
       { '0001_table': 'CREATE TABLE public.answers (n int); INSERT INTO public.answers VALUES (41);' },
       {
         // 02 reads the table 0001 made: files run after every migration; 01 calls 02, resolved when called
-        '01_first.sql': 'CREATE OR REPLACE FUNCTION public.first() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN public.second() + 1; END $$;',
+        '01_first.sql':
+          'CREATE OR REPLACE FUNCTION public.first() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN public.second() + 1; END $$;',
         '02_second.sql': 'CREATE OR REPLACE FUNCTION public.second() RETURNS int LANGUAGE sql AS $$ SELECT n FROM public.answers $$;',
       },
     );
@@ -197,10 +200,13 @@ describe('function files', () => {
   });
 
   it('reapplies only a file whose content changed', async () => {
-    const dir = await toyDir({}, {
-      '01_one.sql': 'CREATE OR REPLACE FUNCTION public.one() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;',
-      '02_two.sql': 'CREATE OR REPLACE FUNCTION public.two() RETURNS int LANGUAGE sql AS $$ SELECT 2 $$;',
-    });
+    const dir = await toyDir(
+      {},
+      {
+        '01_one.sql': 'CREATE OR REPLACE FUNCTION public.one() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;',
+        '02_two.sql': 'CREATE OR REPLACE FUNCTION public.two() RETURNS int LANGUAGE sql AS $$ SELECT 2 $$;',
+      },
+    );
     await migrate(url, toy(dir));
     // a body changed by hand is not what the runner compares: it compares the file with what it applied
     await query(url, 'CREATE OR REPLACE FUNCTION public.one() RETURNS int LANGUAGE sql AS $$ SELECT -1 $$');
@@ -212,10 +218,13 @@ describe('function files', () => {
   });
 
   it('applies the changed files in one transaction: one failing file leaves every function as it was and records nothing', async () => {
-    const dir = await toyDir({}, {
-      '01_one.sql': 'CREATE OR REPLACE FUNCTION public.one() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;',
-      '02_two.sql': 'CREATE OR REPLACE FUNCTION public.two() RETURNS int LANGUAGE sql AS $$ SELECT 2 $$;',
-    });
+    const dir = await toyDir(
+      {},
+      {
+        '01_one.sql': 'CREATE OR REPLACE FUNCTION public.one() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;',
+        '02_two.sql': 'CREATE OR REPLACE FUNCTION public.two() RETURNS int LANGUAGE sql AS $$ SELECT 2 $$;',
+      },
+    );
     await migrate(url, toy(dir));
     const before = await recordedFunctions(url);
     await writeFunctions(dir, {
@@ -253,7 +262,8 @@ describe('no-transaction migrations', () => {
 
   it('run statement by statement outside a transaction, so CREATE INDEX CONCURRENTLY works, and are recorded once', async () => {
     const dir = await toyDir({
-      '0001_table': 'CREATE TABLE public.items (id int, name text); INSERT INTO public.items SELECT g, g::text FROM generate_series(1, 1000) g;',
+      '0001_table':
+        'CREATE TABLE public.items (id int, name text); INSERT INTO public.items SELECT g, g::text FROM generate_series(1, 1000) g;',
       '0002_indexes': [
         '-- load-control: no-transaction',
         'DROP INDEX CONCURRENTLY IF EXISTS public.ix_items_id;',
@@ -265,7 +275,10 @@ describe('no-transaction migrations', () => {
     });
 
     expect((await migrate(url, toy(dir))).applied).toEqual(['0001_table', '0002_indexes']);
-    expect(await indexes(url)).toEqual([{ indexname: 'ix_items_id', valid: true }, { indexname: 'ix_items_name', valid: true }]);
+    expect(await indexes(url)).toEqual([
+      { indexname: 'ix_items_id', valid: true },
+      { indexname: 'ix_items_name', valid: true },
+    ]);
     expect(await recorded(url)).toEqual(['0001_table', '0002_indexes']);
   });
 

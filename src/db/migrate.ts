@@ -242,7 +242,10 @@ export async function readFunctionFiles(functionsDir: string = defaultFunctionsD
     if (error.code === 'ENOENT') return [];
     throw error;
   });
-  const names = entries.filter((entry) => entry.isFile() && entry.name.endsWith('.sql')).map((entry) => entry.name).sort(byCodePoint);
+  const names = entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql'))
+    .map((entry) => entry.name)
+    .sort(byCodePoint);
   const files: SchemaFile[] = [];
   for (const name of names) {
     if (!/^\d{2}_[A-Za-z0-9_]+\.sql$/.test(name)) {

@@ -33,10 +33,14 @@ describe('bounded connections', () => {
 describe('transaction helper', () => {
   it.each(['40P01', '40001'])('re-runs the whole transaction on %s and then answers SERVICE_UNAVAILABLE', async (sqlState) => {
     let attempts = 0;
-    const run = inTransaction(db, async (tx) => {
-      attempts++;
-      await tx.$executeRawUnsafe(raise(sqlState));
-    }, { attempts: 4, baseDelayMs: 1 });
+    const run = inTransaction(
+      db,
+      async (tx) => {
+        attempts++;
+        await tx.$executeRawUnsafe(raise(sqlState));
+      },
+      { attempts: 4, baseDelayMs: 1 },
+    );
     await expect(run).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'contention', attempts: 4 } });
     expect(attempts).toBe(4);
   });
@@ -45,12 +49,16 @@ describe('transaction helper', () => {
     await db.pool.query('CREATE TEMP TABLE IF NOT EXISTS t_retry (n int)');
     await db.pool.query('CREATE TABLE IF NOT EXISTS public.t_retry (n int)');
     let attempts = 0;
-    const result = await inTransaction(db, async (tx) => {
-      attempts++;
-      await tx.$executeRawUnsafe('INSERT INTO public.t_retry VALUES (1)');
-      if (attempts < 3) await tx.$executeRawUnsafe(raise('40P01'));
-      return 'done';
-    }, { attempts: 5, baseDelayMs: 1 });
+    const result = await inTransaction(
+      db,
+      async (tx) => {
+        attempts++;
+        await tx.$executeRawUnsafe('INSERT INTO public.t_retry VALUES (1)');
+        if (attempts < 3) await tx.$executeRawUnsafe(raise('40P01'));
+        return 'done';
+      },
+      { attempts: 5, baseDelayMs: 1 },
+    );
     expect(result).toBe('done');
     const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM public.t_retry');
     expect(rows[0].n).toBe(1);
@@ -60,12 +68,17 @@ describe('transaction helper', () => {
     await db.pool.query('CREATE TABLE IF NOT EXISTS public.t_dead (id int primary key, v int)');
     await db.pool.query('INSERT INTO public.t_dead VALUES (1, 0), (2, 0) ON CONFLICT DO NOTHING');
     let attempts = 0;
-    const lockInOrder = (first: number, second: number) => inTransaction(db, async (tx) => {
-      attempts++;
-      await tx.$executeRawUnsafe(`UPDATE public.t_dead SET v = v + 1 WHERE id = ${first}`);
-      await tx.$executeRawUnsafe('SELECT pg_sleep(0.2)');
-      await tx.$executeRawUnsafe(`UPDATE public.t_dead SET v = v + 1 WHERE id = ${second}`);
-    }, { attempts: 5, baseDelayMs: 50 });
+    const lockInOrder = (first: number, second: number) =>
+      inTransaction(
+        db,
+        async (tx) => {
+          attempts++;
+          await tx.$executeRawUnsafe(`UPDATE public.t_dead SET v = v + 1 WHERE id = ${first}`);
+          await tx.$executeRawUnsafe('SELECT pg_sleep(0.2)');
+          await tx.$executeRawUnsafe(`UPDATE public.t_dead SET v = v + 1 WHERE id = ${second}`);
+        },
+        { attempts: 5, baseDelayMs: 50 },
+      );
     await Promise.all([lockInOrder(1, 2), lockInOrder(2, 1)]);
     expect(attempts).toBeGreaterThanOrEqual(3);
     const { rows } = await db.pool.query('SELECT sum(v)::int AS total FROM public.t_dead');
@@ -74,24 +87,35 @@ describe('transaction helper', () => {
 
   it('passes domain errors through untouched and does not retry them', async () => {
     let attempts = 0;
-    await expect(inTransaction(db, async () => {
-      attempts++;
-      throw new DomainError('RUN_NOT_FOUND');
-    })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    await expect(
+      inTransaction(db, async () => {
+        attempts++;
+        throw new DomainError('RUN_NOT_FOUND');
+      }),
+    ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
     expect(attempts).toBe(1);
   });
 
   it('retries single statements on the pool path too', async () => {
     let attempts = 0;
-    await expect(inStatement(db, async (sql) => {
-      attempts++;
-      await sql.query(raise('40001'));
-    }, { attempts: 3, baseDelayMs: 1 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(
+      inStatement(
+        db,
+        async (sql) => {
+          attempts++;
+          await sql.query(raise('40001'));
+        },
+        { attempts: 3, baseDelayMs: 1 },
+      ),
+    ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     expect(attempts).toBe(3);
   });
 
   it('recognises a write conflict reported at COMMIT by the Prisma adapter', () => {
-    const atCommit = Object.assign(new Error('Transaction write conflict'), { name: 'DriverAdapterError', cause: { kind: 'TransactionWriteConflict' } });
+    const atCommit = Object.assign(new Error('Transaction write conflict'), {
+      name: 'DriverAdapterError',
+      cause: { kind: 'TransactionWriteConflict' },
+    });
     expect(isRetryableConflict(atCommit)).toBe(true);
     expect(isRetryableConflict(Object.assign(new Error('x'), { code: 'P2034' }))).toBe(true);
     expect(isRetryableConflict(new Error('other'))).toBe(false);
@@ -145,12 +169,14 @@ describe('after-commit effects', () => {
   it('sends nothing when the transaction rolls back', async () => {
     await notified();
     const marker = randomUUID();
-    await expect(inTransaction(db, async (tx, afterCommit) => {
-      await tx.$executeRawUnsafe('INSERT INTO public.t_effects VALUES ($1)', marker);
-      afterCommit.wakeDispatcher(marker);
-      afterCommit.runProgressed(marker);
-      throw new DomainError('RUN_NOT_FOUND');
-    })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    await expect(
+      inTransaction(db, async (tx, afterCommit) => {
+        await tx.$executeRawUnsafe('INSERT INTO public.t_effects VALUES ($1)', marker);
+        afterCommit.wakeDispatcher(marker);
+        afterCommit.runProgressed(marker);
+        throw new DomainError('RUN_NOT_FOUND');
+      }),
+    ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
     expect(await notified()).toEqual([]);
     expect(await committed(marker)).toBe(0);
   });
@@ -160,13 +186,18 @@ describe('after-commit effects', () => {
     await db.pool.query('CREATE TABLE IF NOT EXISTS public.t_dead_effects (id int primary key, v int)');
     await db.pool.query('INSERT INTO public.t_dead_effects VALUES (1, 0), (2, 0) ON CONFLICT DO NOTHING');
     const attempts = { a: 0, b: 0 };
-    const lockInOrder = (name: 'a' | 'b', first: number, second: number) => inTransaction(db, async (tx, afterCommit) => {
-      const attempt = ++attempts[name];
-      afterCommit.wakeDispatcher(`${name}-${attempt}`);
-      await tx.$executeRawUnsafe(`UPDATE public.t_dead_effects SET v = v + 1 WHERE id = ${first}`);
-      await tx.$executeRawUnsafe('SELECT pg_sleep(0.2)');
-      await tx.$executeRawUnsafe(`UPDATE public.t_dead_effects SET v = v + 1 WHERE id = ${second}`);
-    }, { attempts: 5, baseDelayMs: 50 });
+    const lockInOrder = (name: 'a' | 'b', first: number, second: number) =>
+      inTransaction(
+        db,
+        async (tx, afterCommit) => {
+          const attempt = ++attempts[name];
+          afterCommit.wakeDispatcher(`${name}-${attempt}`);
+          await tx.$executeRawUnsafe(`UPDATE public.t_dead_effects SET v = v + 1 WHERE id = ${first}`);
+          await tx.$executeRawUnsafe('SELECT pg_sleep(0.2)');
+          await tx.$executeRawUnsafe(`UPDATE public.t_dead_effects SET v = v + 1 WHERE id = ${second}`);
+        },
+        { attempts: 5, baseDelayMs: 50 },
+      );
     await Promise.all([lockInOrder('a', 1, 2), lockInOrder('b', 2, 1)]);
     expect(attempts.a + attempts.b).toBeGreaterThanOrEqual(3);
     const payloads = (await notified()).map((n) => n.payload).sort();
@@ -177,12 +208,14 @@ describe('after-commit effects', () => {
     await notified();
     const marker = randomUUID();
     let after = false;
-    await expect(inTransaction(db, async (tx, afterCommit) => {
-      await tx.$executeRawUnsafe('INSERT INTO public.t_effects VALUES ($1)', marker);
-      afterCommit.wakeDispatcher(marker);
-      afterCommit.raise(new DomainError('MANIFEST_INVALID', { violations: ['forced'] }, 'forced'));
-      after = true;
-    })).rejects.toMatchObject({ code: 'MANIFEST_INVALID', details: { violations: ['forced'] } });
+    await expect(
+      inTransaction(db, async (tx, afterCommit) => {
+        await tx.$executeRawUnsafe('INSERT INTO public.t_effects VALUES ($1)', marker);
+        afterCommit.wakeDispatcher(marker);
+        afterCommit.raise(new DomainError('MANIFEST_INVALID', { violations: ['forced'] }, 'forced'));
+        after = true;
+      }),
+    ).rejects.toMatchObject({ code: 'MANIFEST_INVALID', details: { violations: ['forced'] } });
     expect(after).toBe(false);
     expect(await committed(marker)).toBe(1);
     expect(await notified()).toEqual([{ channel: DISPATCH_CHANNEL, payload: marker }]);
@@ -211,16 +244,23 @@ describe('after-commit effects', () => {
     await notified();
     const runId = randomUUID();
     let attempts = 0;
-    const result = await inStatement(db, async (sql, afterCommit) => {
-      attempts++;
-      afterCommit.wakeDispatcher(`attempt-${attempts}`);
-      afterCommit.runProgressed(runId);
-      if (attempts === 1) await sql.query(raise('40001'));
-      return attempts;
-    }, { attempts: 3, baseDelayMs: 1 });
+    const result = await inStatement(
+      db,
+      async (sql, afterCommit) => {
+        attempts++;
+        afterCommit.wakeDispatcher(`attempt-${attempts}`);
+        afterCommit.runProgressed(runId);
+        if (attempts === 1) await sql.query(raise('40001'));
+        return attempts;
+      },
+      { attempts: 3, baseDelayMs: 1 },
+    );
     expect(result).toBe(2);
-    expect(await notified()).toEqual(expect.arrayContaining([
-      { channel: DISPATCH_CHANNEL, payload: 'attempt-2' }, { channel: RUN_PROGRESS_CHANNEL, payload: runId },
-    ]));
+    expect(await notified()).toEqual(
+      expect.arrayContaining([
+        { channel: DISPATCH_CHANNEL, payload: 'attempt-2' },
+        { channel: RUN_PROGRESS_CHANNEL, payload: runId },
+      ]),
+    );
   });
 });

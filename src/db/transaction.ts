@@ -41,12 +41,17 @@ async function withRetries<T>(options: RetryOptions, run: () => Promise<T>): Pro
  * What fn declares on afterCommit runs once, after the commit of the attempt that committed.
  */
 export async function inTransaction<T>(
-  db: Db, fn: (tx: Tx, afterCommit: AfterCommit) => Promise<T>, options: RetryOptions = DEFAULT_RETRY,
+  db: Db,
+  fn: (tx: Tx, afterCommit: AfterCommit) => Promise<T>,
+  options: RetryOptions = DEFAULT_RETRY,
 ): Promise<T> {
   const { acquireTimeout, statementTimeout } = db.timeouts;
   const { effects, result } = await withRetries(options, async () => {
     const effects = new DeclaredEffects();
-    const result = await db.prisma.$transaction((tx) => effects.capture(() => fn(tx, effects)), { maxWait: acquireTimeout, timeout: statementTimeout });
+    const result = await db.prisma.$transaction((tx) => effects.capture(() => fn(tx, effects)), {
+      maxWait: acquireTimeout,
+      timeout: statementTimeout,
+    });
     return { effects, result };
   });
   return effects.settle(db.notices, result);
@@ -58,7 +63,9 @@ export async function inTransaction<T>(
  * afterCommit runs once fn's statements succeeded, as with inTransaction.
  */
 export async function inStatement<T>(
-  db: Db, fn: (sql: pg.Pool, afterCommit: AfterCommit) => Promise<T>, options: RetryOptions = DEFAULT_RETRY,
+  db: Db,
+  fn: (sql: pg.Pool, afterCommit: AfterCommit) => Promise<T>,
+  options: RetryOptions = DEFAULT_RETRY,
 ): Promise<T> {
   const { effects, result } = await withRetries(options, async () => {
     const effects = new DeclaredEffects();

@@ -22,7 +22,8 @@ export const reason = z.string().trim().min(5, 'at least 5 characters').max(2000
 /** A non-negative 64-bit count (the Long scalar already parsed it to a bigint). */
 export const count = z.bigint().min(0n, 'must be >= 0').max(BIGINT_MAX, 'out of range');
 export const int32 = (min: number, max = INT32_MAX) =>
-  z.union([z.bigint(), z.number()])
+  z
+    .union([z.bigint(), z.number()])
     .transform((v) => Number(v))
     .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
 export const jsonObject = z.record(z.string(), z.unknown()).refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KiB of JSON');

@@ -45,8 +45,18 @@ const STATUS_SUBJECTS: Record<string, string> = {
 /** Names whose literals are not statuses (outcomes, event fields, types), and the words they may hold. */
 const OTHER_SUBJECTS: Record<string, readonly string[]> = {
   outcome: [
-    'OK', 'RUN_NOT_FOUND', 'PARTITION_NOT_FOUND', 'DEFERRED', 'PROGRESS', 'IGNORED', 'PARTITION_SUCCESS', 'PARTITION_FAILED',
-    'RUN_COMPLETE', 'CLAIM_MISMATCH', 'HDFS_PATH_OUTSIDE_RUN', 'CHUNK_CONFLICT',
+    'OK',
+    'RUN_NOT_FOUND',
+    'PARTITION_NOT_FOUND',
+    'DEFERRED',
+    'PROGRESS',
+    'IGNORED',
+    'PARTITION_SUCCESS',
+    'PARTITION_FAILED',
+    'RUN_COMPLETE',
+    'CLAIM_MISMATCH',
+    'HDFS_PATH_OUTSIDE_RUN',
+    'CHUNK_CONFLICT',
   ],
   partition_outcome: ['SUCCESS', 'FAILED'],
   dispatch_type: states.DISPATCH_TYPES,
@@ -54,8 +64,18 @@ const OTHER_SUBJECTS: Record<string, readonly string[]> = {
 
 /** Every other upper-case word the function files may hold: event levels, names and codes, stages, the API's name. */
 const OTHER_WORDS = [
-  'INFO', 'WARN', 'ERROR', 'PARTITION_STARTED', 'PARTITION_SUCCESS', 'PARTITION_FAILED', 'RUN_FAILED', 'EXTRACT_VALIDATED',
-  'ROW_COUNT_MISMATCH', 'PARTITION_GATE', 'LOAD_CONTROL_API', ...states.DISPATCH_TYPES,
+  'INFO',
+  'WARN',
+  'ERROR',
+  'PARTITION_STARTED',
+  'PARTITION_SUCCESS',
+  'PARTITION_FAILED',
+  'RUN_FAILED',
+  'EXTRACT_VALIDATED',
+  'ROW_COUNT_MISMATCH',
+  'PARTITION_GATE',
+  'LOAD_CONTROL_API',
+  ...states.DISPATCH_TYPES,
 ];
 
 interface Literal {
@@ -99,7 +119,8 @@ function statusLiterals(body: string, resultColumns: string[]): Literal[] {
   for (const statement of code.split(';')) {
     const table = /\b(?:UPDATE|INSERT INTO|FROM)\s+nifi_ops\.(load_\w+)/.exec(statement)?.[1] ?? null;
     // the table an UPDATE's SET list or an INSERT's column list belongs to: the nearest before it
-    const tableBefore = (position: number) => [...statement.slice(0, position).matchAll(/\b(?:UPDATE|INSERT INTO)\s+nifi_ops\.(\w+)/g)].at(-1)?.[1];
+    const tableBefore = (position: number) =>
+      [...statement.slice(0, position).matchAll(/\b(?:UPDATE|INSERT INTO)\s+nifi_ops\.(\w+)/g)].at(-1)?.[1];
     const column = (position: number, name: string) => (name === 'status' ? `${tableBefore(position)}.status` : name);
     const subjects = new Map<number, string>();
     const name = (position: number, subject: string) => {
@@ -130,14 +151,24 @@ function statusLiterals(body: string, resultColumns: string[]): Literal[] {
       });
     };
     for (const m of statement.matchAll(/\bSELECT\s+((?:(?!\bSELECT\b)[\s\S])*?)\s+(?<!INSERT\s+)INTO\s+([\w\s,]+?)(?=\s+FROM\b|\s*$)/g)) {
-      positional(m[1]!, m.index + m[0].indexOf(m[1]!), m[2]!.split(',').map((s) => s.trim()));
+      positional(
+        m[1]!,
+        m.index + m[0].indexOf(m[1]!),
+        m[2]!.split(',').map((s) => s.trim()),
+      );
     }
     for (const m of statement.matchAll(/\bRETURN\s+QUERY\s+SELECT\s+([\s\S]*?)(?=\s+FROM\b|$)/g)) {
       positional(m[1]!, m.index + m[0].indexOf(m[1]!), resultColumns);
     }
-    for (const m of statement.matchAll(/\bINSERT INTO nifi_ops\.\w+(?:\s+AS\s+\w+)?\s*\(([^)]*)\)\s*(?:VALUES\s*\(([\s\S]*?)\)\s*(?:ON\b|RETURNING\b|$)|SELECT\s+([\s\S]*?)\s+FROM\b)/g)) {
+    for (const m of statement.matchAll(
+      /\bINSERT INTO nifi_ops\.\w+(?:\s+AS\s+\w+)?\s*\(([^)]*)\)\s*(?:VALUES\s*\(([\s\S]*?)\)\s*(?:ON\b|RETURNING\b|$)|SELECT\s+([\s\S]*?)\s+FROM\b)/g,
+    )) {
       const list = m[2] ?? m[3]!;
-      positional(list, m.index + m[0].indexOf(list), m[1]!.split(',').map((c) => column(m.index + m[0].indexOf('('), c.trim())));
+      positional(
+        list,
+        m.index + m[0].indexOf(list),
+        m[1]!.split(',').map((c) => column(m.index + m[0].indexOf('('), c.trim())),
+      );
     }
 
     for (const m of statement.matchAll(LITERAL)) {
@@ -150,8 +181,8 @@ function statusLiterals(body: string, resultColumns: string[]): Literal[] {
 /** Why a literal does not belong where it stands, or null when it does. */
 function misplaced(literal: Literal): string | null {
   const { word, subject, table } = literal;
-  const statusOf = subject === 'status' ? table
-    : subject === null ? null : (/^(load_\w+)\.status$/.exec(subject)?.[1] ?? STATUS_SUBJECTS[subject]);
+  const statusOf =
+    subject === 'status' ? table : subject === null ? null : (/^(load_\w+)\.status$/.exec(subject)?.[1] ?? STATUS_SUBJECTS[subject]);
   if (statusOf) return TABLE_STATUSES[statusOf]?.includes(word) ? null : `'${word}' is not a status of ${statusOf}`;
   if (subject !== null && /status/.test(subject)) return `'${word}': ${subject} holds a status of a table this test does not know`;
   if (subject !== null && OTHER_SUBJECTS[subject]) {
@@ -160,7 +191,8 @@ function misplaced(literal: Literal): string | null {
   return OTHER_WORDS.includes(word) ? null : `'${word}' (${subject ?? 'no subject'}) is a word this test does not know`;
 }
 
-const FUNCTION_HEADER = /CREATE OR REPLACE FUNCTION nifi_ops\.(\w+)\s*\(([\s\S]*?)\)\s*(?:RETURNS\s+(?:TABLE\s*\(([\s\S]*?)\)|\w+))?[\s\S]*?\bAS \$(\w*)\$([\s\S]*?)\$\4\$/g;
+const FUNCTION_HEADER =
+  /CREATE OR REPLACE FUNCTION nifi_ops\.(\w+)\s*\(([\s\S]*?)\)\s*(?:RETURNS\s+(?:TABLE\s*\(([\s\S]*?)\)|\w+))?[\s\S]*?\bAS \$(\w*)\$([\s\S]*?)\$\4\$/g;
 
 async function functionBodies(): Promise<Array<{ name: string; file: string; body: string; resultColumns: string[] }>> {
   const bodies = [];
@@ -208,8 +240,10 @@ describe('the SQL functions speak the statuses of states.ts', () => {
       expect(problems, sql).toHaveLength(1);
     }
     expect(statusLiterals("SELECT 'RUNNIN' INTO run_status", []).map(misplaced)).toEqual(["'RUNNIN' is not a status of load_run"]);
-    expect(statusLiterals("PERFORM nifi_ops.record_api_event('INFO', 'PARTITON_STARTED')", []).map(misplaced))
-      .toEqual([null, "'PARTITON_STARTED' (no subject) is a word this test does not know"]);
+    expect(statusLiterals("PERFORM nifi_ops.record_api_event('INFO', 'PARTITON_STARTED')", []).map(misplaced)).toEqual([
+      null,
+      "'PARTITON_STARTED' (no subject) is a word this test does not know",
+    ]);
   });
 
   it('declares the status lists of states.ts under their names, with the same members', async () => {
@@ -217,9 +251,10 @@ describe('the SQL functions speak the statuses of states.ts', () => {
       [...file.sql.matchAll(/(\w+_statuses)\s+CONSTANT\s+text\[\]\s*:=\s*ARRAY\[([^\]]*)\]/g)].map((m) => ({
         name: m[1]!.toUpperCase(),
         members: [...m[2]!.matchAll(LITERAL)].map((l) => l[1]),
-      })));
+      })),
+    );
     expect(declared.map((d) => d.name).sort()).toEqual(['ACKABLE_DISPATCH_STATUSES', 'CLAIMABLE_PARTITION_STATUSES']);
-    for (const { name, members } of declared) expect(members, name).toEqual([...(states as Record<string, unknown>)[name] as string[]]);
+    for (const { name, members } of declared) expect(members, name).toEqual([...((states as Record<string, unknown>)[name] as string[])]);
   });
 });
 
@@ -273,8 +308,9 @@ describe('the live constraints and partial indexes hold the lists of states.ts',
       ix_load_dispatch_due: states.UNDELIVERED_DISPATCH_STATUSES,
       ix_load_dispatch_backlog: states.BACKLOG_DISPATCH_STATUSES,
     };
-    expect(Object.fromEntries(rows.map((r) => [r.name, literalsOf(r.predicate)])))
-      .toEqual(Object.fromEntries(Object.entries(expected).map(([name, list]) => [name, [...list].sort()])));
+    expect(Object.fromEntries(rows.map((r) => [r.name, literalsOf(r.predicate)]))).toEqual(
+      Object.fromEntries(Object.entries(expected).map(([name, list]) => [name, [...list].sort()])),
+    );
     for (const row of rows) for (const word of literalsOf(row.predicate)) expect(TABLE_STATUSES[row.table], row.name).toContain(word);
   });
 });
@@ -296,26 +332,47 @@ describe('the transition functions', () => {
       // a statement with this key would fail in the database (22P02); the refusal comes first
       const key = 'not-a-uuid';
       await expect(transitionRun(tx, { runId: key }, { from: ['SUCCESS'], to: 'CREATED' })).rejects.toThrow(TransitionNotAllowedError);
-      await expect(transitionRun(tx, { runId: key }, { from: ['CREATED', 'PUBLISHED'], to: 'EXTRACTING' }))
-        .rejects.toThrow('load_run: no transition CREATED|PUBLISHED → EXTRACTING in states.ts');
+      await expect(transitionRun(tx, { runId: key }, { from: ['CREATED', 'PUBLISHED'], to: 'EXTRACTING' })).rejects.toThrow(
+        'load_run: no transition CREATED|PUBLISHED → EXTRACTING in states.ts',
+      );
       await expect(transitionRun(tx, { runId: key }, { from: [], to: 'CANCELLED' })).rejects.toThrow(TransitionNotAllowedError);
       await expect(transitionPartition(tx, { runId: key }, { from: ['SUCCESS'], to: 'RETRY' })).rejects.toThrow(TransitionNotAllowedError);
-      await expect(transitionDispatch(tx, { dispatchId: key }, { from: ['ACKED'], to: 'PENDING' })).rejects.toThrow(TransitionNotAllowedError);
-      await expect(transitionDispatch(db.pool, { dispatchId: key }, { from: ['CANCELLED'], to: 'SENT' })).rejects.toThrow(TransitionNotAllowedError);
+      await expect(transitionDispatch(tx, { dispatchId: key }, { from: ['ACKED'], to: 'PENDING' })).rejects.toThrow(
+        TransitionNotAllowedError,
+      );
+      await expect(transitionDispatch(db.pool, { dispatchId: key }, { from: ['CANCELLED'], to: 'SENT' })).rejects.toThrow(
+        TransitionNotAllowedError,
+      );
       // the transaction is intact: nothing reached the database
       expect(await tx.$queryRaw`SELECT 1 AS one`).toEqual([{ one: 1 }]);
     });
   });
 
-  it('move a row only from the allowed statuses, with its stamps and event, in the caller\'s transaction', async () => {
-    const { runId } = await inTransaction(db, (tx, afterCommit) => createRun(tx, {
-      jobKey: 'STATES_TEST', businessKey: 'BK_1', hdfsRoot: '/data/states', stageTablePrefix: 'TMP_STATES_',
-      allowEmptySource: false, parameters: {}, idempotencyKey: null, actor: 'states-test',
-    }, afterCommit));
-    const row = async () => (await db.pool.query(
-      `SELECT status, version_no, error_code, completed_at, heartbeat_at FROM nifi_ops.load_run WHERE run_id = $1`, [runId])).rows[0];
-    const cancelled = async () => (await db.pool.query(
-      `SELECT actor FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CANCELLED'`, [runId])).rows;
+  it("move a row only from the allowed statuses, with its stamps and event, in the caller's transaction", async () => {
+    const { runId } = await inTransaction(db, (tx, afterCommit) =>
+      createRun(
+        tx,
+        {
+          jobKey: 'STATES_TEST',
+          businessKey: 'BK_1',
+          hdfsRoot: '/data/states',
+          stageTablePrefix: 'TMP_STATES_',
+          allowEmptySource: false,
+          parameters: {},
+          idempotencyKey: null,
+          actor: 'states-test',
+        },
+        afterCommit,
+      ),
+    );
+    const row = async () =>
+      (
+        await db.pool.query(`SELECT status, version_no, error_code, completed_at, heartbeat_at FROM nifi_ops.load_run WHERE run_id = $1`, [
+          runId,
+        ])
+      ).rows[0];
+    const cancelled = async () =>
+      (await db.pool.query(`SELECT actor FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CANCELLED'`, [runId])).rows;
     const move = {
       to: 'CANCELLED' as const,
       set: Prisma.sql`error_code = ${'RUN_CANCELLED'}`,
@@ -326,10 +383,12 @@ describe('the transition functions', () => {
     // not in `from`: nothing moves and no event is written
     expect(await inTransaction(db, (tx) => transitionRun(tx, { runId }, { ...move, from: ['EXTRACTING'] }))).toEqual([]);
     // a transaction that rolls back takes the move and its event with it
-    await expect(inTransaction(db, async (tx) => {
-      await transitionRun(tx, { runId }, { ...move, from: ['CREATED'] });
-      throw new Error('rolled back');
-    })).rejects.toThrow('rolled back');
+    await expect(
+      inTransaction(db, async (tx) => {
+        await transitionRun(tx, { runId }, { ...move, from: ['CREATED'] });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
     const created = await row();
     expect(created).toMatchObject({ status: 'CREATED', version_no: 0, error_code: null, completed_at: null });
     expect(await cancelled()).toEqual([]);

@@ -1,21 +1,47 @@
 // The state machines of the ledger, as data. SQL and domain code take their status sets from here.
 
 export const RUN_STATUSES = [
-  'CREATED', 'EXTRACTING', 'EXTRACTED_VALIDATED', 'STAGE_VALIDATING', 'STAGING_VALIDATED', 'PUBLISHING',
-  'PUBLISHED', 'SUCCESS', 'FAILED_MANIFEST', 'FAILED_EXTRACT', 'FAILED_STAGE_VALIDATION', 'FAILED_PUBLISH',
-  'PUBLISH_UNKNOWN', 'FAILED_TARGET_VALIDATION', 'FAILED_SNAPSHOT_EXPIRED', 'TIMED_OUT', 'CANCELLED',
+  'CREATED',
+  'EXTRACTING',
+  'EXTRACTED_VALIDATED',
+  'STAGE_VALIDATING',
+  'STAGING_VALIDATED',
+  'PUBLISHING',
+  'PUBLISHED',
+  'SUCCESS',
+  'FAILED_MANIFEST',
+  'FAILED_EXTRACT',
+  'FAILED_STAGE_VALIDATION',
+  'FAILED_PUBLISH',
+  'PUBLISH_UNKNOWN',
+  'FAILED_TARGET_VALIDATION',
+  'FAILED_SNAPSHOT_EXPIRED',
+  'TIMED_OUT',
+  'CANCELLED',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** Active runs hold their job + business key (uq_load_run_active); PUBLISH_UNKNOWN stays active until resolved. */
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = [
-  'CREATED', 'EXTRACTING', 'EXTRACTED_VALIDATED', 'STAGE_VALIDATING', 'STAGING_VALIDATED', 'PUBLISHING',
-  'PUBLISHED', 'PUBLISH_UNKNOWN',
+  'CREATED',
+  'EXTRACTING',
+  'EXTRACTED_VALIDATED',
+  'STAGE_VALIDATING',
+  'STAGING_VALIDATED',
+  'PUBLISHING',
+  'PUBLISHED',
+  'PUBLISH_UNKNOWN',
 ];
 
 export const FAILED_RUN_STATUSES: readonly RunStatus[] = [
-  'FAILED_MANIFEST', 'FAILED_EXTRACT', 'FAILED_STAGE_VALIDATION', 'FAILED_PUBLISH', 'FAILED_TARGET_VALIDATION',
-  'FAILED_SNAPSHOT_EXPIRED', 'TIMED_OUT', 'CANCELLED',
+  'FAILED_MANIFEST',
+  'FAILED_EXTRACT',
+  'FAILED_STAGE_VALIDATION',
+  'FAILED_PUBLISH',
+  'FAILED_TARGET_VALIDATION',
+  'FAILED_SNAPSHOT_EXPIRED',
+  'TIMED_OUT',
+  'CANCELLED',
 ];
 
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['SUCCESS', ...FAILED_RUN_STATUSES];
@@ -110,8 +136,9 @@ export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, Dispa
   ['SENT', 'CANCELLED'],
 ];
 /** A call that arrives is its dispatch's ACK, whatever became of the dispatch meanwhile but a cancellation. */
-export const ACKABLE_DISPATCH_STATUSES: readonly DispatchStatus[] = DISPATCH_TRANSITIONS
-  .filter(([, to]) => to === 'ACKED').map(([from]) => from);
+export const ACKABLE_DISPATCH_STATUSES: readonly DispatchStatus[] = DISPATCH_TRANSITIONS.filter(([, to]) => to === 'ACKED').map(
+  ([from]) => from,
+);
 /** Dispatches not yet confirmed; they become CANCELLED when the run stops waiting for them. */
 export const UNDELIVERED_DISPATCH_STATUSES: readonly DispatchStatus[] = ['PENDING', 'SENT'];
 /** Dispatches that are work still waiting or needing an operator (ACKED and CANCELLED ones are done). */

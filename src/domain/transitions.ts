@@ -6,8 +6,14 @@ import type { Tx } from '../db/client.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { recordApiEvent, type ApiEvent } from './events/events.js';
 import {
-  DISPATCH_TRANSITIONS, PARTITION_TRANSITIONS, RUN_TRANSITIONS, TERMINAL_RUN_STATUSES, UNFINISHED_PARTITION_STATUSES,
-  type DispatchStatus, type PartitionStatus, type RunStatus,
+  DISPATCH_TRANSITIONS,
+  PARTITION_TRANSITIONS,
+  RUN_TRANSITIONS,
+  TERMINAL_RUN_STATUSES,
+  UNFINISHED_PARTITION_STATUSES,
+  type DispatchStatus,
+  type PartitionStatus,
+  type RunStatus,
 } from './states.js';
 
 /** A move the state machines of states.ts do not have: a bug in the caller, never an answer to a client. */
@@ -81,9 +87,7 @@ function dispatchStamps(to: DispatchStatus): Prisma.Sql[] {
   }
 }
 
-function refuseUnknownMove<S extends string>(
-  table: string, transitions: ReadonlyArray<readonly [S, S]>, from: readonly S[], to: S,
-): void {
+function refuseUnknownMove<S extends string>(table: string, transitions: ReadonlyArray<readonly [S, S]>, from: readonly S[], to: S): void {
   const allowed = from.length > 0 && from.every((f) => transitions.some(([tf, tt]) => tf === f && tt === to));
   if (!allowed) throw new TransitionNotAllowedError(table, from, to);
 }
@@ -105,9 +109,7 @@ const KEY_COLUMNS = [
   { field: 'dispatchId', column: 'dispatch_id', cast: '::uuid' },
 ] as const;
 
-function updateStatement<S extends string, R>(
-  table: Table, rows: object, move: Move<S, R>, stamps: Prisma.Sql[],
-): Prisma.Sql {
+function updateStatement<S extends string, R>(table: Table, rows: object, move: Move<S, R>, stamps: Prisma.Sql[]): Prisma.Sql {
   const assignments = Prisma.join([Prisma.sql`status = ${move.to}`, ...stamps, ...(move.set ? [move.set] : [])], ', ');
   const returning = move.returning ?? Prisma.raw(table.key.map((k) => `t.${k}::text`).join(', '));
   const target = Prisma.raw(`nifi_ops.${table.name}`);
@@ -120,8 +122,9 @@ function updateStatement<S extends string, R>(
     RETURNING ${returning}`;
   }
   const keyed = rows as Record<string, string | undefined>;
-  const conditions = KEY_COLUMNS.filter((k) => keyed[k.field] !== undefined)
-    .map((k) => Prisma.sql`t.${Prisma.raw(k.column)} = ${keyed[k.field]}${Prisma.raw(k.cast)}`);
+  const conditions = KEY_COLUMNS.filter((k) => keyed[k.field] !== undefined).map(
+    (k) => Prisma.sql`t.${Prisma.raw(k.column)} = ${keyed[k.field]}${Prisma.raw(k.cast)}`,
+  );
   return Prisma.sql`UPDATE ${target} AS t SET ${assignments}
      WHERE ${Prisma.join(conditions, ' AND ')} AND ${status}
     RETURNING ${returning}`;
@@ -148,16 +151,16 @@ async function perform<S extends string, R>(db: Tx | pg.Pool, statement: Prisma.
 }
 
 /** Moves runs from one of `from` to `to`; returns the rows that moved. */
-export async function transitionRun<R = { run_id: string }>(
-  db: Tx | pg.Pool, rows: RunRows, move: Move<RunStatus, R>,
-): Promise<R[]> {
+export async function transitionRun<R = { run_id: string }>(db: Tx | pg.Pool, rows: RunRows, move: Move<RunStatus, R>): Promise<R[]> {
   refuseUnknownMove(RUN_TABLE.name, RUN_TRANSITIONS, move.from, move.to);
   return perform(db, updateStatement(RUN_TABLE, rows, move, runStamps(move.to)), move);
 }
 
 /** Moves partitions — one, every partition of a run in `from`, or picked ones; returns the rows that moved. */
 export async function transitionPartition<R = { run_id: string; partition_id: string }>(
-  db: Tx | pg.Pool, rows: PartitionRows, move: Move<PartitionStatus, R>,
+  db: Tx | pg.Pool,
+  rows: PartitionRows,
+  move: Move<PartitionStatus, R>,
 ): Promise<R[]> {
   refuseUnknownMove(PARTITION_TABLE.name, PARTITION_TRANSITIONS, move.from, move.to);
   return perform(db, updateStatement(PARTITION_TABLE, rows, move, partitionStamps(move.to)), move);
@@ -165,7 +168,9 @@ export async function transitionPartition<R = { run_id: string; partition_id: st
 
 /** Moves dispatches — one, every dispatch of a run in `from`, or picked ones; returns the rows that moved. */
 export async function transitionDispatch<R = { dispatch_id: string }>(
-  db: Tx | pg.Pool, rows: DispatchRows, move: Move<DispatchStatus, R>,
+  db: Tx | pg.Pool,
+  rows: DispatchRows,
+  move: Move<DispatchStatus, R>,
 ): Promise<R[]> {
   refuseUnknownMove(DISPATCH_TABLE.name, DISPATCH_TRANSITIONS, move.from, move.to);
   return perform(db, updateStatement(DISPATCH_TABLE, rows, move, dispatchStamps(move.to)), move);

@@ -20,7 +20,11 @@ const CleanupCandidateRef = builder.objectRef<CleanupCandidate>('CleanupCandidat
     status: t.field({ type: RunStatusEnum, resolve: (c) => c.status }),
     hdfsRunPath: t.exposeString('hdfsRunPath', { nullable: true }),
     stageTable: t.exposeString('stageTable', { nullable: true }),
-    completedAt: t.field({ type: 'DateTime', description: 'When the run ended (its last heartbeat if it has no completion time).', resolve: (c) => c.completedAt }),
+    completedAt: t.field({
+      type: 'DateTime',
+      description: 'When the run ended (its last heartbeat if it has no completion time).',
+      resolve: (c) => c.completedAt,
+    }),
   }),
 });
 

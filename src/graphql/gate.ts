@@ -3,7 +3,15 @@ import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
 import { defineGate, listGates, type GateRecord } from '../domain/gate/define-gate.js';
-import { ATTEMPT_SOURCES, listAttempts, readiness, type Evidence, type JobReadiness, type LedgerAttempt, type Readiness } from '../domain/gate/ledger.js';
+import {
+  ATTEMPT_SOURCES,
+  listAttempts,
+  readiness,
+  type Evidence,
+  type JobReadiness,
+  type LedgerAttempt,
+  type Readiness,
+} from '../domain/gate/ledger.js';
 import { BLOCKING_REASONS, OBSERVATION_STATES } from '../domain/gate/observation-states.js';
 import { listPublishClaimEvidence, type PublishClaimEvidence } from '../domain/gate/publish-claim.js';
 import { getPublication, publish, type PublicationRecord } from '../domain/gate/publish.js';
@@ -140,12 +148,14 @@ builder.objectField(RunRef, 'evidence', (t) =>
 
 // ---- recordObservation ----
 
-const RecordObservationPayload = builder.objectRef<{ observation: ObservationRecord; changed: boolean }>('RecordObservationPayload').implement({
-  fields: (t) => ({
-    observation: t.field({ type: ObservationRef, resolve: (p) => p.observation }),
-    changed: t.exposeBoolean('changed'),
-  }),
-});
+const RecordObservationPayload = builder
+  .objectRef<{ observation: ObservationRecord; changed: boolean }>('RecordObservationPayload')
+  .implement({
+    fields: (t) => ({
+      observation: t.field({ type: ObservationRef, resolve: (p) => p.observation }),
+      changed: t.exposeBoolean('changed'),
+    }),
+  });
 
 defineMutation('recordObservation', {
   roles: NIFI,
@@ -178,7 +188,8 @@ const DefineGatePayload = builder.objectRef<{ gate: GateRecord; changed: boolean
 
 defineMutation('defineGate', {
   roles: OPERATOR,
-  description: 'Defines (or redefines) which upstream jobs a consumer needs for each business date. Existing publications keep their evidence.',
+  description:
+    'Defines (or redefines) which upstream jobs a consumer needs for each business date. Existing publications keep their evidence.',
   input: z
     .object({
       consumer: identifier.describe('^[A-Za-z0-9_.:-]{1,200}$'),
@@ -188,11 +199,13 @@ defineMutation('defineGate', {
         .max(100, 'at most 100 jobs')
         .refine((jobs) => new Set(jobs).size === jobs.length, 'must not repeat a job')
         .describe('The exact set of upstream job ids (1 to 100, distinct).'),
-      boundJobKey: f.optional(f.jobKey).describe(
-        'A Load Control job key to bind to this gate (or none): its createRun and claimPublish then wait until the gate ' +
-          'is ready for the business date the run’s business key names, which must be a calendar date YYYY-MM-DD. A job ' +
-          'is bound to at most one gate: binding it here unbinds it from any other.',
-      ),
+      boundJobKey: f
+        .optional(f.jobKey)
+        .describe(
+          'A Load Control job key to bind to this gate (or none): its createRun and claimPublish then wait until the gate ' +
+            'is ready for the business date the run’s business key names, which must be a calendar date YYYY-MM-DD. A job ' +
+            'is bound to at most one gate: binding it here unbinds it from any other.',
+        ),
     })
     .refine((gate) => gate.boundJobKey === null || !gate.requiredJobs.includes(gate.boundJobKey), {
       path: ['boundJobKey'],

@@ -20,7 +20,10 @@ export const decimal = declaredAs('Decimal', z.string());
 export const date = declaredAs('Date', z.string());
 
 /** A GraphQL enum's values; a zod enum without one is a String field. */
-export function inputEnum<const V extends readonly [string, ...string[]]>(type: PothosSchemaTypes.EnumRef<BuilderTypes, V[number]>, values: V) {
+export function inputEnum<const V extends readonly [string, ...string[]]>(
+  type: PothosSchemaTypes.EnumRef<BuilderTypes, V[number]>,
+  values: V,
+) {
   return declaredAs(type, z.enum(values));
 }
 

@@ -5,10 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { inSlices, LIST_SLICE } from './list-slices.js';
 
 async function run(count: number, root: { items: () => unknown }): Promise<{ data?: any; errors?: Array<{ path: unknown[] }> }> {
-  const schema = createSchema({ typeDefs: 'type Item { n: Int! half: Int! } type Query { items(count: Int!): [Item!] }', resolvers: { Query: root } });
+  const schema = createSchema({
+    typeDefs: 'type Item { n: Int! half: Int! } type Query { items(count: Int!): [Item!] }',
+    resolvers: { Query: root },
+  });
   const yoga = createYoga({ schema, maskedErrors: false, logging: false });
   const response = await yoga.fetch('http://test/graphql', {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ items(count: ${count}) { n half } }` }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: `{ items(count: ${count}) { n half } }` }),
   });
   return response.json();
 }

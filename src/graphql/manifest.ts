@@ -63,7 +63,8 @@ defineMutation('registerManifest', {
     sourceMinSplit: f.optional(decimal),
     sourceMaxSplit: f.optional(decimal),
     plannedPartitionCount: f.int32(1, 10_000),
-    sourceMetrics: f.optional(z.record(metricName, z.union([z.string(), z.number(), z.boolean()]).transform(String).pipe(f.text(2000))), {})
+    sourceMetrics: f
+      .optional(z.record(metricName, z.union([z.string(), z.number(), z.boolean()]).transform(String).pipe(f.text(2000))), {})
       .refine((v) => Object.keys(v).length <= 200, 'at most 200 entries')
       .describe('Metric name → value (string).'),
     sourceMetricsVersion: f.withDefault(f.requiredText(50), 'v1'),

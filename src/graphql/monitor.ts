@@ -2,7 +2,12 @@ import { z } from 'zod';
 import * as f from '../domain/fields.js';
 import type { DispatchStatus, RunStatus } from '../domain/states.js';
 import {
-  ALERT_KINDS, ALERT_SEVERITIES, monitorSummary, type Alert, type MonitorSummary, type StatusCount,
+  ALERT_KINDS,
+  ALERT_SEVERITIES,
+  monitorSummary,
+  type Alert,
+  type MonitorSummary,
+  type StatusCount,
 } from '../domain/monitor/monitor-summary.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
@@ -45,10 +50,22 @@ export const AlertRef = builder.objectRef<Alert>('Alert').implement({
 export const MonitorSummaryRef = builder.objectRef<MonitorSummary>('MonitorSummary').implement({
   fields: (t) => ({
     serverTime: t.field({ type: 'DateTime', resolve: (s) => s.serverTime }),
-    activeRuns: t.field({ type: [RunStatusCount], description: 'Active runs by status (present statuses only).', resolve: (s) => s.activeRuns }),
-    recentRuns: t.field({ type: [RunStatusCount], description: 'Runs that ended within the recent window, by status.', resolve: (s) => s.recentRuns }),
+    activeRuns: t.field({
+      type: [RunStatusCount],
+      description: 'Active runs by status (present statuses only).',
+      resolve: (s) => s.activeRuns,
+    }),
+    recentRuns: t.field({
+      type: [RunStatusCount],
+      description: 'Runs that ended within the recent window, by status.',
+      resolve: (s) => s.recentRuns,
+    }),
     recentWindowHours: t.exposeInt('recentWindowHours'),
-    dispatches: t.field({ type: [DispatchStatusCount], description: 'The outbox backlog: PENDING, SENT and DEAD.', resolve: (s) => s.dispatches }),
+    dispatches: t.field({
+      type: [DispatchStatusCount],
+      description: 'The outbox backlog: PENDING, SENT and DEAD.',
+      resolve: (s) => s.dispatches,
+    }),
     cleanupDue: t.exposeInt('cleanupDue', { description: 'Runs due for cleanup, at most cleanup.maxBatch.' }),
     alerts: t.field({
       type: [AlertRef],

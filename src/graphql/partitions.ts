@@ -33,9 +33,14 @@ defineMutation('claimPartition', {
 // ---- reportChunk ----
 
 const ReportChunkPayload = builder
-  .objectRef<{ recorded: boolean; partitionStatus: PartitionStatus; runStatus: RunStatus; receivedChunks: number; chunkCount: number; validationScheduled: boolean }>(
-    'ReportChunkPayload',
-  )
+  .objectRef<{
+    recorded: boolean;
+    partitionStatus: PartitionStatus;
+    runStatus: RunStatus;
+    receivedChunks: number;
+    chunkCount: number;
+    validationScheduled: boolean;
+  }>('ReportChunkPayload')
   .implement({
     fields: (t) => ({
       recorded: t.exposeBoolean('recorded'),
@@ -56,7 +61,11 @@ defineMutation('reportChunk', {
     chunkIndex: f.int32(0),
     chunkCount: f.int32(1, 1_000_000),
     fragmentIdentifier: f.optional(f.text(100)),
-    hdfsPath: z.string().min(1, 'must not be empty').max(1500, 'at most 1500 characters').regex(/^\/\S*$/, 'must be an absolute path without spaces'),
+    hdfsPath: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(1500, 'at most 1500 characters')
+      .regex(/^\/\S*$/, 'must be an absolute path without spaces'),
     recordCount: f.count,
     byteCount: f.optional(f.count),
   }),

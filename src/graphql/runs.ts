@@ -6,8 +6,18 @@ import { createRun } from '../domain/runs/create-run.js';
 import { failRun } from '../domain/runs/fail-run.js';
 import { listRunsEvents, type EventRow } from '../domain/events/events.js';
 import {
-  decodeRunCursor, encodeRunCursor, getRun, listDispatches, listMetrics, listPartitions, listRuns, partitionCounts,
-  type DispatchRecord, type MetricRecord, type PartitionRecord, type RunRecord,
+  decodeRunCursor,
+  encodeRunCursor,
+  getRun,
+  listDispatches,
+  listMetrics,
+  listPartitions,
+  listRuns,
+  partitionCounts,
+  type DispatchRecord,
+  type MetricRecord,
+  type PartitionRecord,
+  type RunRecord,
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
 import { RUN_STATUSES, type RunStatus } from '../domain/states.js';
@@ -143,8 +153,9 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     purgedAt: t.field({
       type: 'DateTime',
       nullable: true,
-      description: 'When ledger retention (retention.ledger) deleted the run’s partitions, files, metrics, dispatches and '
-        + 'events; those lists are empty from then on. This row is the run’s summary and stays.',
+      description:
+        'When ledger retention (retention.ledger) deleted the run’s partitions, files, metrics, dispatches and ' +
+        'events; those lists are empty from then on. This row is the run’s summary and stays.',
       resolve: (r) => r.purgedAt,
     }),
     errorStage: t.exposeString('errorStage', { nullable: true }),
@@ -226,7 +237,12 @@ builder.queryField('run', (t) =>
 const listRunsArgs = z.object({
   filter: inputObject(
     'RunFilter',
-    z.object({ jobKey: f.text(200).nullish(), businessKey: f.text(200).nullish(), status: runStatus.nullish(), activeOnly: z.boolean().nullish() }),
+    z.object({
+      jobKey: f.text(200).nullish(),
+      businessKey: f.text(200).nullish(),
+      status: runStatus.nullish(),
+      activeOnly: z.boolean().nullish(),
+    }),
   ).nullish(),
   first: z.number().int().min(1).max(MAX_RUNS_PAGE).default(50),
   after: z.string().max(200).nullish(),
@@ -250,17 +266,17 @@ builder.queryField('runs', (t) =>
 
 // ---- createRun ----
 
-const CreateRunPayload = builder.objectRef<{ runId: string; status: RunStatus; hdfsRunPath: string; stageTable: string; created: boolean }>(
-  'CreateRunPayload',
-).implement({
-  fields: (t) => ({
-    runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
-    status: t.field({ type: RunStatusEnum, resolve: (p) => p.status }),
-    hdfsRunPath: t.exposeString('hdfsRunPath'),
-    stageTable: t.exposeString('stageTable'),
-    created: t.exposeBoolean('created'),
-  }),
-});
+const CreateRunPayload = builder
+  .objectRef<{ runId: string; status: RunStatus; hdfsRunPath: string; stageTable: string; created: boolean }>('CreateRunPayload')
+  .implement({
+    fields: (t) => ({
+      runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
+      status: t.field({ type: RunStatusEnum, resolve: (p) => p.status }),
+      hdfsRunPath: t.exposeString('hdfsRunPath'),
+      stageTable: t.exposeString('stageTable'),
+      created: t.exposeBoolean('created'),
+    }),
+  });
 
 defineMutation('createRun', {
   roles: NIFI,

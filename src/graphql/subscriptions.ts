@@ -23,7 +23,8 @@ builder.subscriptionType({
  */
 function realtimeFor(ctx: GraphQLContext): Realtime {
   const realtime = ctx.services.realtime;
-  if (!realtime) throw new DomainError('SERVICE_UNAVAILABLE', { reason: 'realtime is not running in this process' }, 'realtime unavailable');
+  if (!realtime)
+    throw new DomainError('SERVICE_UNAVAILABLE', { reason: 'realtime is not running in this process' }, 'realtime unavailable');
   ctx.services = { ...ctx.services, db: realtime.db };
   return realtime;
 }
@@ -38,7 +39,7 @@ builder.subscriptionField('runChanged', (t) =>
     description:
       'The run, re-read after every committed transition, dispatch or metric change, and after claim and ' +
       'chunk progress (coalesced: a few per second per run at most). With runId: that run, starting with ' +
-      'its current state. With jobKey: that job\'s runs. Neither: every run. After a LISTEN reconnect: the ' +
+      "its current state. With jobKey: that job's runs. Neither: every run. After a LISTEN reconnect: the " +
       'watched run, or every active run and every run that moved since the connection was lost.',
     args: argsOf(t, runChangedArgs),
     subscribe: async (_root, args, ctx) => {

@@ -64,7 +64,8 @@ defineMutation('recordMetrics', {
   roles: NIFI,
   input: z.object({
     runId: uuid,
-    stage: z.enum(JUDGED_STAGES, { error: `must be ${JUDGED_STAGES.join(' or ')}` })
+    stage: z
+      .enum(JUDGED_STAGES, { error: `must be ${JUDGED_STAGES.join(' or ')}` })
       .describe('STAGING (while STAGE_VALIDATING) or TARGET (while PUBLISHED).'),
     queryVersion: f.withDefault(f.requiredText(50), 'v1'),
     metrics: z

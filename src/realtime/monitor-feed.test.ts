@@ -23,7 +23,11 @@ const SUMMARY = `subscription($alertLimit: Int) { monitorSummaryChanged(alertLim
   serverTime activeRuns { status count } recentRuns { status count } dispatches { status count } cleanupDue
   alerts { kind runId } } }`;
 
-async function watch<T = Record<string, any>>(query: string, variables: Record<string, unknown> = {}, token: 'viewer' | 'nifi' | 'operator' | null = 'viewer') {
+async function watch<T = Record<string, any>>(
+  query: string,
+  variables: Record<string, unknown> = {},
+  token: 'viewer' | 'nifi' | 'operator' | null = 'viewer',
+) {
   const sub = await subscribe<T>(api.url, query, variables, { token });
   open.push(sub);
   return sub;
@@ -31,11 +35,17 @@ async function watch<T = Record<string, any>>(query: string, variables: Record<s
 
 async function failRun(runId: string) {
   const res = await api.gql(FAIL_RUN, {
-    input: { runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'BAD_PLAN', message: 'no plan' },
+    input: {
+      runId,
+      expectedStatus: 'CREATED',
+      failStatus: 'FAILED_MANIFEST',
+      errorStage: 'MANIFEST',
+      errorCode: 'BAD_PLAN',
+      message: 'no plan',
+    },
   });
   expect(res.body.data!.failRun.changed).toBe(true);
 }
-
 
 describe('alertRaised', () => {
   it('needs a token and then sends each new alert once, not the ones present when it started', async () => {
@@ -48,7 +58,13 @@ describe('alertRaised', () => {
     const run = await createRun(api);
     await failRun(run.runId);
     const raised = await sub.waitFor((m) => m.data?.alertRaised?.runId === run.runId);
-    expect(raised.data!.alertRaised).toEqual({ kind: 'RUN_FAILED', severity: 'ERROR', runId: run.runId, status: 'FAILED_MANIFEST', message: 'BAD_PLAN no plan' });
+    expect(raised.data!.alertRaised).toEqual({
+      kind: 'RUN_FAILED',
+      severity: 'ERROR',
+      runId: run.runId,
+      status: 'FAILED_MANIFEST',
+      message: 'BAD_PLAN no plan',
+    });
     // a later unrelated change re-reads the summary: nothing is raised twice, the earlier failure never
     const later = await createRun(api);
     await failRun(later.runId);
@@ -108,7 +124,11 @@ describe('monitorSummaryChanged', () => {
     expect((await watch(SUMMARY, { alertLimit: 501 })).status).toBe(422);
     const sub = await watch(SUMMARY, { alertLimit: 5 });
     const first = await sub.waitFor(() => true);
-    const query = await api.gql('{ monitorSummary(alertLimit: 5) { activeRuns { status count } recentRuns { status count } dispatches { status count } cleanupDue alerts { kind runId } } }', {}, { token: 'viewer' });
+    const query = await api.gql(
+      '{ monitorSummary(alertLimit: 5) { activeRuns { status count } recentRuns { status count } dispatches { status count } cleanupDue alerts { kind runId } } }',
+      {},
+      { token: 'viewer' },
+    );
     expect(first.data!.monitorSummaryChanged).toMatchObject(query.body.data!.monitorSummary);
   });
 
@@ -150,4 +170,3 @@ describe('monitorSummaryChanged', () => {
     await until('the subscriptions to be dropped', () => api.realtime!.monitor.subscriberCount() === before);
   });
 });
-

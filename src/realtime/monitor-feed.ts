@@ -96,10 +96,11 @@ export class MonitorFeed {
     if (this.running || this.timer) return;
     const wait = this.lastRead + this.coalesceMs - Date.now();
     if (wait <= 0) void this.refresh();
-    else this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.refresh();
-    }, wait);
+    else
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.refresh();
+      }, wait);
   }
 
   /** After a LISTEN reconnect: every summary subscriber gets the current summary, changed or not. */

@@ -71,12 +71,16 @@ describe('NOTIFY triggers (prisma/functions/04_realtime_notify.sql)', () => {
     const run = await createRun(api);
     await settle();
     const dispatchId = randomUUID();
-    await api.sql.query(
-      `INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type) VALUES ($1, $2, 'VALIDATE_RUN')`, [dispatchId, run.runId]);
+    await api.sql.query(`INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type) VALUES ($1, $2, 'VALIDATE_RUN')`, [
+      dispatchId,
+      run.runId,
+    ]);
     expect(await settle()).toEqual([{ channel: RUN_CHANGED_CHANNEL, payload: run.runId }]);
     await api.sql.query(
       `UPDATE nifi_ops.load_dispatch SET attempt_count = attempt_count + 1, next_attempt_at = now() + interval '1 minute',
-              last_error = 'busy' WHERE dispatch_id = $1`, [dispatchId]);
+              last_error = 'busy' WHERE dispatch_id = $1`,
+      [dispatchId],
+    );
     expect(await settle()).toEqual([]);
     await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'DEAD', dead_at = now() WHERE dispatch_id = $1`, [dispatchId]);
     expect(await settle()).toEqual([{ channel: RUN_CHANGED_CHANNEL, payload: run.runId }]);
@@ -87,24 +91,27 @@ describe('NOTIFY triggers (prisma/functions/04_realtime_notify.sql)', () => {
     await settle();
     await api.sql.query(
       `INSERT INTO nifi_ops.load_validation (run_id, stage, metric_name, result, query_version) VALUES ($1, 'STAGING', 'STAGE_COUNT', 'PASS', 'v1')`,
-      [run.runId]);
+      [run.runId],
+    );
     expect(await settle()).toEqual([{ channel: RUN_CHANGED_CHANNEL, payload: run.runId }]);
   });
 
   it('a WARN or ERROR event notifies lc_alert with its event id (and its run); INFO events do not', async () => {
     const run = await createRun(api);
     await settle();
-    await api.sql.query(
-      `SELECT nifi_ops.record_api_event('INFO', 'SOMETHING_FINE', $1::uuid, NULL, 'test')`, [run.runId]);
+    await api.sql.query(`SELECT nifi_ops.record_api_event('INFO', 'SOMETHING_FINE', $1::uuid, NULL, 'test')`, [run.runId]);
     expect(await settle()).toEqual([]);
     const { rows } = await api.sql.query<{ id: string }>(
-      `SELECT nifi_ops.record_api_event('ERROR', 'CLEANUP_FAILED', $1::uuid, NULL, 'test')::text AS id`, [run.runId]);
+      `SELECT nifi_ops.record_api_event('ERROR', 'CLEANUP_FAILED', $1::uuid, NULL, 'test')::text AS id`,
+      [run.runId],
+    );
     expect(await settle()).toEqual([
       { channel: ALERT_CHANNEL, payload: rows[0]!.id },
       { channel: RUN_CHANGED_CHANNEL, payload: run.runId },
     ]);
     const orphan = await api.sql.query<{ id: string }>(
-      `SELECT nifi_ops.record_api_event('WARN', 'DEPENDENCIES_NOT_READY', NULL, NULL, 'test')::text AS id`);
+      `SELECT nifi_ops.record_api_event('WARN', 'DEPENDENCIES_NOT_READY', NULL, NULL, 'test')::text AS id`,
+    );
     expect(await settle()).toEqual([{ channel: ALERT_CHANNEL, payload: orphan.rows[0]!.id }]);
   });
 
@@ -114,13 +121,20 @@ describe('NOTIFY triggers (prisma/functions/04_realtime_notify.sql)', () => {
     const token = randomUUID();
     // the SQL functions directly: through the API, the transaction helper adds their coalesced progress notification
     await api.sql.query(`SELECT * FROM nifi_ops.claim_partition($1, '0000', $2, 'nifi-01', 'test')`, [run.runId, token]);
-    await api.sql.query(
-      `SELECT * FROM nifi_ops.report_chunk($1, '0000', $2, 0, 2, 'f', $3, 2, 20, 'test')`,
-      [run.runId, token, `${run.hdfsRunPath}/part-0000-000000.parquet`]);
-    await api.sql.query(
-      `SELECT * FROM nifi_ops.report_chunk($1, '0000', $2, 1, 2, 'f', $3, 3, 30, 'test')`,
-      [run.runId, token, `${run.hdfsRunPath}/part-0000-000001.parquet`]);
-    const { rows } = await api.sql.query('SELECT status FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = $2', [run.runId, '0000']);
+    await api.sql.query(`SELECT * FROM nifi_ops.report_chunk($1, '0000', $2, 0, 2, 'f', $3, 2, 20, 'test')`, [
+      run.runId,
+      token,
+      `${run.hdfsRunPath}/part-0000-000000.parquet`,
+    ]);
+    await api.sql.query(`SELECT * FROM nifi_ops.report_chunk($1, '0000', $2, 1, 2, 'f', $3, 3, 30, 'test')`, [
+      run.runId,
+      token,
+      `${run.hdfsRunPath}/part-0000-000001.parquet`,
+    ]);
+    const { rows } = await api.sql.query('SELECT status FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = $2', [
+      run.runId,
+      '0000',
+    ]);
     expect(rows[0].status).toBe('SUCCESS');
     expect(await settle()).toEqual([]);
   });
@@ -130,9 +144,11 @@ describe('NOTIFY triggers (prisma/functions/04_realtime_notify.sql)', () => {
     const claimToken = randomUUID();
     await api.sql.query(`SELECT * FROM nifi_ops.claim_partition($1, '0000', $2, 'nifi-01', 'test')`, [run.runId, claimToken]);
     await settle();
-    await api.sql.query(
-      `SELECT * FROM nifi_ops.report_chunk($1, '0000', $2, 0, 1, 'f', $3, 4, 40, 'test')`,
-      [run.runId, claimToken, `${run.hdfsRunPath}/part-0000-000000.parquet`]);
+    await api.sql.query(`SELECT * FROM nifi_ops.report_chunk($1, '0000', $2, 0, 1, 'f', $3, 4, 40, 'test')`, [
+      run.runId,
+      claimToken,
+      `${run.hdfsRunPath}/part-0000-000000.parquet`,
+    ]);
     const { rows } = await api.sql.query('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(rows[0].status).toBe('EXTRACTED_VALIDATED');
     expect(await settle()).toEqual([{ channel: RUN_CHANGED_CHANNEL, payload: run.runId }]);

@@ -18,7 +18,10 @@ interface Window {
  * serialise their commits, so the API notifies after they committed, outside any transaction: the
  * first touch of a quiet run at once, later touches as one notification at the end of each interval.
  */
-export function createProgressNotifier(pool: pg.Pool, options: { intervalMs?: number; onError?: (error: unknown) => void } = {}): ProgressNotifier {
+export function createProgressNotifier(
+  pool: pg.Pool,
+  options: { intervalMs?: number; onError?: (error: unknown) => void } = {},
+): ProgressNotifier {
   // twice a second per run: each notification is one re-read of the run shared by its watchers and one SSE
   // message per watcher, and at 250 ms that fan-out cost 200 subscribers' hosts ~13% of the write throughput
   const intervalMs = options.intervalMs ?? 500;

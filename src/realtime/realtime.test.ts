@@ -25,8 +25,15 @@ const RUN_CHANGED = `subscription($runId: UUID, $jobKey: String) {
   runChanged(runId: $runId, jobKey: $jobKey) { runId jobKey status successPartitionCount extractedCount
     partitions { partitionId status receivedChunks } } }`;
 
-type RunMessage = { runChanged: { runId: string; jobKey: string; status: string; successPartitionCount: number;
-  partitions: Array<{ partitionId: string; status: string; receivedChunks: number }> } };
+type RunMessage = {
+  runChanged: {
+    runId: string;
+    jobKey: string;
+    status: string;
+    successPartitionCount: number;
+    partitions: Array<{ partitionId: string; status: string; receivedChunks: number }>;
+  };
+};
 
 const open: Array<SseSubscription<any>> = [];
 async function watch(variables: Record<string, unknown>, token: 'viewer' | 'nifi' | 'operator' | null = 'viewer') {
@@ -39,7 +46,6 @@ afterAll(() => {
 });
 
 const statusIs = (status: string) => (m: { data?: RunMessage | null }) => m.data?.runChanged?.status === status;
-
 
 async function readyz(url: string): Promise<number> {
   return (await fetch(`${url}/readyz`)).status;
@@ -105,7 +111,7 @@ describe('runChanged', () => {
     expect(api.realtime!.runs.subscriberCount()).toBe(before);
   });
 
-  it('for a job delivers that job\'s runs and no others; without arguments every run', async () => {
+  it("for a job delivers that job's runs and no others; without arguments every run", async () => {
     const job = `JOB_${randomUUID().slice(0, 8).toUpperCase()}`;
     const forJob = await watch({ jobKey: job });
     const all = await watch({});
@@ -171,14 +177,17 @@ describe('the LISTEN connection', () => {
     await one.waitFor(statusIs('CREATED'));
     await silentlySetStatus(api.sql, run.runId, 'EXTRACTING');
     const { rows } = await api.sql.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [REALTIME_APPLICATION_NAME]);
+      `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+      [REALTIME_APPLICATION_NAME],
+    );
     expect(rows).toHaveLength(1);
     await api.sql.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
     await one.waitFor(statusIs('EXTRACTING'));
     await forJob.waitFor(statusIs('EXTRACTING'));
     await until('the listener to be back', async () => (await readyz(api.url)) === 200 && api.realtime!.listening());
-    const again = await api.sql.query(
-      `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [REALTIME_APPLICATION_NAME]);
+    const again = await api.sql.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [
+      REALTIME_APPLICATION_NAME,
+    ]);
     expect(again.rows).toHaveLength(1);
     expect(again.rows[0].pid).not.toBe(rows[0]!.pid);
   });
@@ -203,7 +212,12 @@ describe('the LISTEN connection', () => {
       const run = await createRun(api);
       const sub = await subscribe<RunMessage>(url, RUN_CHANGED, { runId: run.runId }, { token: 'operator' });
       const alerts = await subscribe(url, 'subscription { alertRaised { kind runId } }', {}, { token: 'viewer' });
-      const summaries = await subscribe(url, 'subscription { monitorSummaryChanged { recentRuns { status count } } }', {}, { token: 'nifi' });
+      const summaries = await subscribe(
+        url,
+        'subscription { monitorSummaryChanged { recentRuns { status count } } }',
+        {},
+        { token: 'nifi' },
+      );
       open.push(sub, alerts, summaries);
       await sub.waitFor(statusIs('CREATED'));
       await summaries.waitFor(() => true);

@@ -67,7 +67,8 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     log,
     ...options.monitor,
   });
-  const listener = options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME, timeouts: config.database });
+  const listener =
+    options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME, timeouts: config.database });
   listener.route({
     channels: [RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL, ALERT_CHANNEL],
     onNotification(channel, payload) {

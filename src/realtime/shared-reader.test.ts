@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('the shared reader', () => {
-  it('gives concurrent identical reads of a run one query, and reads again after the run\'s next delivery', async () => {
+  it("gives concurrent identical reads of a run one query, and reads again after the run's next delivery", async () => {
     const run = await startRun(api, [1, 2, 3]);
     let delivered = performance.now();
     const reader = createSharedReader(prisma, () => delivered);
@@ -37,7 +37,11 @@ describe('the shared reader', () => {
     expect(queries).toBe(1);
     expect(first.every((p) => p.length === 3)).toBe(true);
     // a different read of the same run is its own query; repeating either shares it
-    await Promise.all([partitionCounts(reader, [run.runId]), partitionCounts(reader, [run.runId]), listPartitions(reader, run.runId, null)]);
+    await Promise.all([
+      partitionCounts(reader, [run.runId]),
+      partitionCounts(reader, [run.runId]),
+      listPartitions(reader, run.runId, null),
+    ]);
     expect(queries).toBe(2);
 
     const { claimToken } = await claim(api, run.runId, '0000');
@@ -80,4 +84,3 @@ describe('the shared reader', () => {
     }
   });
 });
-

@@ -85,15 +85,18 @@ function useAccessLog(metrics: ApiMetrics, log: Logger): Plugin {
       metrics.requests.inc({ operation: fact.operation, status: String(response.status) });
       metrics.requestSeconds.observe({ operation: fact.operation }, seconds);
       const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'info' : 'debug';
-      log[level]({
-        requestId: requestIdOf(request),
-        operation: fact.operation,
-        runId: fact.runId,
-        partitionId: fact.partitionId,
-        httpStatus: response.status,
-        errorCode: response.headers.get('x-error-code') ?? undefined,
-        durationMs: Math.round(seconds * 1000),
-      }, 'api_response');
+      log[level](
+        {
+          requestId: requestIdOf(request),
+          operation: fact.operation,
+          runId: fact.runId,
+          partitionId: fact.partitionId,
+          httpStatus: response.status,
+          errorCode: response.headers.get('x-error-code') ?? undefined,
+          durationMs: Math.round(seconds * 1000),
+        },
+        'api_response',
+      );
     },
   };
 }
@@ -136,10 +139,15 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     graphiql: { title: 'Load Control', defaultQuery: '{ runs(first: 10) { nodes { runId jobKey businessKey status } } }' },
     renderGraphiQL,
     // the HTTP layer authenticated the request before reading its body and passes the actor in
-    context: ({ request, actor }: { request: Request; actor?: Actor | null }) => ({ actor: actor ?? null, requestId: requestIdOf(request), services }),
-    cors: config.server.corsOrigins.length > 0
-      ? { origin: config.server.corsOrigins, credentials: false, allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'] }
-      : false,
+    context: ({ request, actor }: { request: Request; actor?: Actor | null }) => ({
+      actor: actor ?? null,
+      requestId: requestIdOf(request),
+      services,
+    }),
+    cors:
+      config.server.corsOrigins.length > 0
+        ? { origin: config.server.corsOrigins, credentials: false, allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'] }
+        : false,
     plugins: [
       useRequestId(),
       useAccessLog(metrics, log),
@@ -171,7 +179,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     }
   }
 
-  const { server, protocol, reload: reloadTls } = createHttpServer(config.server.tls, log, (req, res) => {
+  const {
+    server,
+    protocol,
+    reload: reloadTls,
+  } = createHttpServer(config.server.tls, log, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql') return graphqlEndpoint(req, res);
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });

@@ -59,7 +59,7 @@ describe('root-field roles', () => {
     }
   });
 
-  it('refuses mutations by role: a viewer cannot act, an operator cannot do the flow\'s work', async () => {
+  it("refuses mutations by role: a viewer cannot act, an operator cannot do the flow's work", async () => {
     expect((await post(yoga, 'mutation { act }', { actor: ACTORS.nifi })).body).toEqual({ data: { act: 1 } });
     for (const actor of [ACTORS.viewer, ACTORS.operator]) expect((await post(yoga, 'mutation { act }', { actor })).status).toBe(403);
     expect(executed).toEqual(['act']);

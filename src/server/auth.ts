@@ -48,11 +48,15 @@ export function useRootFieldAuth(): Plugin<{ actor: Actor | null; params: { oper
       const operation = getOperationAST(params.documentAST, context.params?.operationName);
       if (!operation) return;
       const rootType =
-        operation.operation === 'mutation' ? schema.getMutationType()
-          : operation.operation === 'subscription' ? schema.getSubscriptionType()
+        operation.operation === 'mutation'
+          ? schema.getMutationType()
+          : operation.operation === 'subscription'
+            ? schema.getSubscriptionType()
             : schema.getQueryType();
       const { rootFields } = operationShape(params.documentAST, operation);
-      const required = [...new Set(rootFields.values())].map((name) => rolesOf(rootType, name)).filter((r): r is readonly Role[] => r !== null);
+      const required = [...new Set(rootFields.values())]
+        .map((name) => rolesOf(rootType, name))
+        .filter((r): r is readonly Role[] => r !== null);
       const actor = context.actor;
       if (!actor) throw authError('UNAUTHENTICATED', 'Unauthorized');
       if (!required.every((roles) => roles.some((role) => actor.roles.includes(role)))) throw authError('FORBIDDEN', 'Forbidden');

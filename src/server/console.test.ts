@@ -68,7 +68,7 @@ describe('the console', () => {
     expect(await head.text()).toBe('');
   });
 
-  it('gives the console\'s own routes index.html when a browser asks, and 404 NOT_FOUND otherwise', async () => {
+  it("gives the console's own routes index.html when a browser asks, and 404 NOT_FOUND otherwise", async () => {
     const route = await get(`/runs/${'0'.repeat(8)}-0000-0000-0000-000000000000`, page);
     expect(route.status).toBe(200);
     expect(await route.text()).toBe(INDEX);
@@ -85,14 +85,23 @@ describe('the console', () => {
     const raw = (path: string) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const { port } = new URL(api.url);
-        http.get({ host: '127.0.0.1', port, path }, (res) => {
-          let body = '';
-          res.on('data', (chunk) => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        }).on('error', reject);
+        http
+          .get({ host: '127.0.0.1', port, path }, (res) => {
+            let body = '';
+            res.on('data', (chunk) => (body += chunk));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+          })
+          .on('error', reject);
       });
-    for (const path of ['/../package.json', '/assets/../../lc-console-secret.txt', '/%2e%2e/lc-console-secret.txt',
-      '/assets/..%2f..%2flc-console-secret.txt', '/%2e%2e%2f%2e%2e%2fetc%2fpasswd', '/a%00b', '/%E0%A4%A']) {
+    for (const path of [
+      '/../package.json',
+      '/assets/../../lc-console-secret.txt',
+      '/%2e%2e/lc-console-secret.txt',
+      '/assets/..%2f..%2flc-console-secret.txt',
+      '/%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+      '/a%00b',
+      '/%E0%A4%A',
+    ]) {
       const res = await raw(path);
       expect(res.status, path).toBe(404);
       expect(res.body).not.toContain('secret');

@@ -81,7 +81,9 @@ export function createConsoleHandler(dir: string = defaultConsoleDir) {
       res.end();
       return true;
     }
-    createReadStream(found.file).on('error', () => res.destroy()).pipe(res);
+    createReadStream(found.file)
+      .on('error', () => res.destroy())
+      .pipe(res);
     return true;
   };
 }

@@ -12,21 +12,29 @@ beforeEach(() => {
 });
 
 describe('domain errors', () => {
-  it.each(Object.entries(ERROR_HTTP_STATUS) as Array<[ErrorCode, number]>)('%s is HTTP %i with its code in X-Error-Code and the body', async (code, status) => {
-    const res = await post(yoga, 'query($code: String!) { domainError(code: $code) }', { variables: { code }, headers: { 'X-Request-Id': 'req-1' } });
-    expect(res.status).toBe(status);
-    expect(res.headers.get('x-error-code')).toBe(code);
-    expect(res.body.errors).toEqual([{
-      message: `refused with ${code}`,
-      locations: [{ line: 1, column: 25 }],
-      path: ['domainError'],
-      extensions: { code, details: { asked: code }, requestId: 'req-1' },
-    }]);
-    expect(res.headers.get('www-authenticate')).toBe(code === 'UNAUTHENTICATED' ? 'Bearer' : null);
-    expect(res.headers.get('retry-after')).toBe(status === 503 ? '1' : null);
-  });
+  it.each(Object.entries(ERROR_HTTP_STATUS) as Array<[ErrorCode, number]>)(
+    '%s is HTTP %i with its code in X-Error-Code and the body',
+    async (code, status) => {
+      const res = await post(yoga, 'query($code: String!) { domainError(code: $code) }', {
+        variables: { code },
+        headers: { 'X-Request-Id': 'req-1' },
+      });
+      expect(res.status).toBe(status);
+      expect(res.headers.get('x-error-code')).toBe(code);
+      expect(res.body.errors).toEqual([
+        {
+          message: `refused with ${code}`,
+          locations: [{ line: 1, column: 25 }],
+          path: ['domainError'],
+          extensions: { code, details: { asked: code }, requestId: 'req-1' },
+        },
+      ]);
+      expect(res.headers.get('www-authenticate')).toBe(code === 'UNAUTHENTICATED' ? 'Bearer' : null);
+      expect(res.headers.get('retry-after')).toBe(status === 503 ? '1' : null);
+    },
+  );
 
-  it('keeps a GraphQLError\'s own contract code and details (the scalars\' 422)', async () => {
+  it("keeps a GraphQLError's own contract code and details (the scalars' 422)", async () => {
     const res = await post(yoga, '{ invalidInput }');
     expect([res.status, res.code, res.headers.get('x-error-code')]).toEqual([422, 'INVALID_INPUT', 'INVALID_INPUT']);
     expect(res.details).toEqual({ field: 'input.jobKey', reason: 'must match ^[A-Z]' });
@@ -46,19 +54,34 @@ describe('unexpected errors', () => {
   it('are 500 INTERNAL with a masked message and the request id; the log has what the body hides', async () => {
     const res = await post(yoga, '{ bug }', { headers: { 'X-Request-Id': 'req-500' } });
     expect([res.status, res.code, res.headers.get('x-error-code')]).toEqual([500, 'INTERNAL', 'INTERNAL']);
-    expect(res.body.errors).toEqual([{
-      message: 'Internal server error', locations: [{ line: 1, column: 3 }], path: ['bug'], extensions: { code: 'INTERNAL', requestId: 'req-500' },
-    }]);
+    expect(res.body.errors).toEqual([
+      {
+        message: 'Internal server error',
+        locations: [{ line: 1, column: 3 }],
+        path: ['bug'],
+        extensions: { code: 'INTERNAL', requestId: 'req-500' },
+      },
+    ]);
     expect(JSON.stringify(res.body)).not.toContain('claim_partition');
     expect(JSON.stringify(res.body)).not.toMatch(/\bat .+:\d+:\d+/);
     const line = logged.lines.find((l) => l.msg === 'unexpected error');
-    expect(line).toMatchObject({ level: 50, requestId: 'req-500', path: ['bug'], err: { message: 'function nifi_ops.claim_partition(uuid) does not exist' } });
+    expect(line).toMatchObject({
+      level: 50,
+      requestId: 'req-500',
+      path: ['bug'],
+      err: { message: 'function nifi_ops.claim_partition(uuid) does not exist' },
+    });
     expect(line!.err.stack).toContain('claim_partition');
   });
 
   it('are 503 SERVICE_UNAVAILABLE with Retry-After when the database is unavailable, and not logged as bugs', async () => {
     const res = await post(yoga, '{ databaseDown }');
-    expect([res.status, res.code, res.headers.get('x-error-code'), res.headers.get('retry-after')]).toEqual([503, 'SERVICE_UNAVAILABLE', 'SERVICE_UNAVAILABLE', '1']);
+    expect([res.status, res.code, res.headers.get('x-error-code'), res.headers.get('retry-after')]).toEqual([
+      503,
+      'SERVICE_UNAVAILABLE',
+      'SERVICE_UNAVAILABLE',
+      '1',
+    ]);
     expect(res.body.errors![0]!.message).toBe('database unavailable, retry later');
     expect(logged.lines.filter((l) => l.msg === 'unexpected error')).toEqual([]);
   });
@@ -78,12 +101,23 @@ describe('schema-level problems', () => {
   });
 
   it('a body no parser accepts is 415 with the envelope and X-Error-Code', async () => {
-    const res = await yoga.fetch('http://test/graphql', {
-      method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-request-id': 'req-415' }, body: '{"query":"{ hello }"}',
-    }, { actor: null });
+    const res = await yoga.fetch(
+      'http://test/graphql',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'x-request-id': 'req-415' },
+        body: '{"query":"{ hello }"}',
+      },
+      { actor: null },
+    );
     expect([res.status, res.headers.get('x-error-code')]).toEqual([415, 'BAD_REQUEST']);
     expect(await res.json()).toEqual({
-      errors: [{ message: 'unsupported Content-Type "application/octet-stream": send application/json', extensions: { code: 'BAD_REQUEST', requestId: 'req-415' } }],
+      errors: [
+        {
+          message: 'unsupported Content-Type "application/octet-stream": send application/json',
+          extensions: { code: 'BAD_REQUEST', requestId: 'req-415' },
+        },
+      ],
     });
   });
 });

@@ -56,25 +56,28 @@ export function useErrorEnvelope(log: Logger): Plugin {
       if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
       const requestId = requestIdOf(request);
       const enveloped = result.errors.map((raw) => {
-        const error = raw instanceof GraphQLError ? raw : new GraphQLError(String((raw as Error).message ?? raw), { originalError: raw as Error });
+        const error =
+          raw instanceof GraphQLError ? raw : new GraphQLError(String((raw as Error).message ?? raw), { originalError: raw as Error });
         return { error, envelope: envelopeOf(error, log, requestId) };
       });
       // Yoga answers with the highest status among the errors and merges their headers, the last one winning:
       // every error carries the X-Error-Code of the one that decides the status, so header and status agree
       const deciding = enveloped.reduce((a, b) => (b.envelope.status > a.envelope.status ? b : a)).envelope;
-      const errors = enveloped.map(({ error, envelope }) =>
-        new GraphQLError(envelope.message, {
-          nodes: error.nodes,
-          source: error.source,
-          positions: error.positions,
-          path: error.path,
-          extensions: {
-            code: envelope.code,
-            ...(envelope.details !== undefined ? { details: envelope.details } : {}),
-            requestId,
-            http: { status: envelope.status, headers: headersFor(deciding, error) },
-          },
-        }));
+      const errors = enveloped.map(
+        ({ error, envelope }) =>
+          new GraphQLError(envelope.message, {
+            nodes: error.nodes,
+            source: error.source,
+            positions: error.positions,
+            path: error.path,
+            extensions: {
+              code: envelope.code,
+              ...(envelope.details !== undefined ? { details: envelope.details } : {}),
+              requestId,
+              http: { status: envelope.status, headers: headersFor(deciding, error) },
+            },
+          }),
+      );
       setResult({ ...result, errors });
     },
   };
@@ -90,10 +93,12 @@ export function useUnsupportedMediaType(): Plugin {
       if (requestParser) return;
       const message = `unsupported Content-Type ${JSON.stringify(request.headers.get('content-type') ?? '')}: send application/json`;
       const body = { errors: [{ message, extensions: { code: 'BAD_REQUEST', requestId: requestIdOf(request) } }] };
-      endResponse(new fetchAPI.Response(JSON.stringify(body), {
-        status: 415,
-        headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Error-Code': 'BAD_REQUEST' },
-      }));
+      endResponse(
+        new fetchAPI.Response(JSON.stringify(body), {
+          status: 415,
+          headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Error-Code': 'BAD_REQUEST' },
+        }),
+      );
     },
   };
 }

@@ -17,12 +17,17 @@ const authenticate = createAuthenticator([{ name: 'victor', sha256: hashToken(TO
 const server = http.createServer(createGraphQLEndpoint(yoga, authenticate));
 // What the endpoint hands on, recorded instead of parsed: the body limit is the endpoint's, not Yoga's
 const received: Array<{ bytes: number; actor: Actor | null }> = [];
-const bodyLimit = http.createServer(createGraphQLEndpoint({
-  handle(req, res, { actor }) {
-    received.push({ bytes: (req as http.IncomingMessage & { body: { bytes: number } }).body.bytes, actor });
-    res.end();
-  },
-}, authenticate));
+const bodyLimit = http.createServer(
+  createGraphQLEndpoint(
+    {
+      handle(req, res, { actor }) {
+        received.push({ bytes: (req as http.IncomingMessage & { body: { bytes: number } }).body.bytes, actor });
+        res.end();
+      },
+    },
+    authenticate,
+  ),
+);
 let url: string;
 let port: number;
 beforeAll(async () => {
@@ -54,8 +59,12 @@ function announceBody(headers: Record<string, string>, length: number, sent: str
     });
     socket.on('error', reject);
     socket.on('close', () => resolve(answer));
-    const lines = Object.entries({ Host: 'localhost', 'Content-Type': 'application/json', 'Content-Length': String(length), ...headers })
-      .map(([k, v]) => `${k}: ${v}`);
+    const lines = Object.entries({
+      Host: 'localhost',
+      'Content-Type': 'application/json',
+      'Content-Length': String(length),
+      ...headers,
+    }).map(([k, v]) => `${k}: ${v}`);
     socket.write(`POST /graphql HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${sent}`);
   });
 }
@@ -74,24 +83,35 @@ describe('requests without a valid token', () => {
 
   it('get the error envelope with the request id, for every kind of request, introspection included', async () => {
     const requests: Array<[string, RequestInit]> = [
-      ['POST introspection', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json('{ __schema { types { name } } }') }],
+      [
+        'POST introspection',
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json('{ __schema { types { name } } }') },
+      ],
       ['POST __typename', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json('{ __typename }') }],
       ['GET query', { method: 'GET' }],
       ['GET event stream', { method: 'GET', headers: { Accept: 'text/event-stream' } }],
     ];
     for (const [name, init] of requests) {
-      const res = await fetch(`${url}${init.method === 'GET' ? '?query=%7B__typename%7D' : ''}`, { ...init, headers: { ...init.headers, 'X-Request-Id': 'anon-1' } });
+      const res = await fetch(`${url}${init.method === 'GET' ? '?query=%7B__typename%7D' : ''}`, {
+        ...init,
+        headers: { ...init.headers, 'X-Request-Id': 'anon-1' },
+      });
       expect(res.status, name).toBe(401);
       expect(res.headers.get('x-request-id'), name).toBe('anon-1');
       expect(res.headers.get('connection'), name).toBe(init.body ? 'close' : 'keep-alive');
-      expect(await res.json(), name).toEqual({ errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId: 'anon-1' } }] });
+      expect(await res.json(), name).toEqual({
+        errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId: 'anon-1' } }],
+      });
     }
   });
 
-  it('still get GraphiQL\'s page (it holds no data) and CORS preflights', async () => {
+  it("still get GraphiQL's page (it holds no data) and CORS preflights", async () => {
     const page = await fetch(url, { headers: { Accept: 'text/html' } });
     expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html']);
-    const preflight = await fetch(url, { method: 'OPTIONS', headers: { Origin: 'https://console.example', 'Access-Control-Request-Method': 'POST' } });
+    const preflight = await fetch(url, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://console.example', 'Access-Control-Request-Method': 'POST' },
+    });
     expect(preflight.status).toBe(204);
   });
 });
@@ -99,7 +119,7 @@ describe('requests without a valid token', () => {
 describe('requests with a valid token', () => {
   const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
 
-  it('reach Yoga with the token\'s actor, by POST and by GET', async () => {
+  it("reach Yoga with the token's actor, by POST and by GET", async () => {
     const posted = await fetch(url, { method: 'POST', headers, body: json('{ hello }') });
     expect([posted.status, await posted.json()]).toEqual([200, { data: { hello: 'world' } }]);
     const got = await fetch(`${url}?query=%7Bhello%7D`, { headers: { Authorization: `Bearer ${TOKEN}` } });
@@ -133,19 +153,28 @@ describe('requests with a valid token', () => {
 
   it('hand Yoga a large body as one chunk it reads as is, with a single key for its adapter to count (not one per byte)', async () => {
     const seen: Array<{ keys: number; text: string }> = [];
-    const recording = http.createServer(createGraphQLEndpoint({
-      async handle(req, res) {
-        const body = (req as http.IncomingMessage & { body: AsyncIterable<Buffer> }).body;
-        const chunks: Buffer[] = [];
-        for await (const chunk of body) chunks.push(chunk);
-        seen.push({ keys: Object.keys(body).length, text: Buffer.concat(chunks).toString('utf8') });
-        res.end();
-      },
-    }, authenticate));
+    const recording = http.createServer(
+      createGraphQLEndpoint(
+        {
+          async handle(req, res) {
+            const body = (req as http.IncomingMessage & { body: AsyncIterable<Buffer> }).body;
+            const chunks: Buffer[] = [];
+            for await (const chunk of body) chunks.push(chunk);
+            seen.push({ keys: Object.keys(body).length, text: Buffer.concat(chunks).toString('utf8') });
+            res.end();
+          },
+        },
+        authenticate,
+      ),
+    );
     await new Promise<void>((resolve) => recording.listen(0, '127.0.0.1', resolve));
     try {
       const large = JSON.stringify({ query: '{ hello }', variables: { pad: 'é'.repeat(2 << 20) } });
-      const sent = await fetch(`http://127.0.0.1:${(recording.address() as net.AddressInfo).port}/graphql`, { method: 'POST', headers, body: large });
+      const sent = await fetch(`http://127.0.0.1:${(recording.address() as net.AddressInfo).port}/graphql`, {
+        method: 'POST',
+        headers,
+        body: large,
+      });
       expect(sent.status).toBe(200);
       expect(seen).toEqual([{ keys: 1, text: large }]);
     } finally {
@@ -153,7 +182,11 @@ describe('requests with a valid token', () => {
       await new Promise((resolve) => recording.close(resolve));
     }
     // and through Yoga itself, the same body is parsed and answered
-    const answered = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query: '{ hello }', variables: { pad: 'x'.repeat(4 << 20) } }) });
+    const answered = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query: '{ hello }', variables: { pad: 'x'.repeat(4 << 20) } }),
+    });
     expect([answered.status, await answered.json()]).toEqual([200, { data: { hello: 'world' } }]);
   });
 });

@@ -50,7 +50,12 @@ function asReadBody(body: Buffer): { bytes: number; [Symbol.asyncIterator](): As
 
 function sendPayloadTooLarge(res: http.ServerResponse): void {
   // the rest of the body is not read: the connection cannot carry another request
-  sendJson(res, 413, { code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` }, { Connection: 'close' });
+  sendJson(
+    res,
+    413,
+    { code: 'PAYLOAD_TOO_LARGE', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` },
+    { Connection: 'close' },
+  );
 }
 
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -66,12 +71,17 @@ function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse
   const incoming = req.headers['x-request-id'];
   const requestId = requestIdFrom(Array.isArray(incoming) ? incoming[0] : incoming);
   const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  sendJson(res, 401, { errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } }] }, {
-    'WWW-Authenticate': 'Bearer',
-    'X-Error-Code': 'UNAUTHENTICATED',
-    'X-Request-Id': requestId,
-    ...(hasBody ? { Connection: 'close' } : {}),
-  });
+  sendJson(
+    res,
+    401,
+    { errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } }] },
+    {
+      'WWW-Authenticate': 'Bearer',
+      'X-Error-Code': 'UNAUTHENTICATED',
+      'X-Request-Id': requestId,
+      ...(hasBody ? { Connection: 'close' } : {}),
+    },
+  );
 }
 
 /** Yoga's own rule for rendering GraphiQL (a browser's GET); the page holds no data and needs no token. */
@@ -83,7 +93,10 @@ function asksForGraphiQL(req: http.IncomingMessage): boolean {
  * The HTTP side of /graphql: the token is checked from the headers before the body is read (401 otherwise),
  * the body is read within MAX_BODY_BYTES (413 otherwise), and only then does Yoga see the request.
  */
-export function createGraphQLEndpoint(yoga: GraphQLHandler, authenticate: Authenticate): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+export function createGraphQLEndpoint(
+  yoga: GraphQLHandler,
+  authenticate: Authenticate,
+): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
     if (req.method === 'OPTIONS' || asksForGraphiQL(req)) {

@@ -43,7 +43,10 @@ describe('document limits', () => {
 
 /** Fragments that really expand: each selects the next under two aliases of a field, 2^levels fields in all. */
 function aliasedFragmentChain(levels: number): string {
-  const fragments = Array.from({ length: levels }, (_, i) => `fragment T${i} on __Type { a: ofType { ...T${i + 1} } b: ofType { ...T${i + 1} } }`);
+  const fragments = Array.from(
+    { length: levels },
+    (_, i) => `fragment T${i} on __Type { a: ofType { ...T${i + 1} } b: ofType { ...T${i + 1} } }`,
+  );
   return `{ __schema { types { ...T0 } } } ${fragments.join(' ')} fragment T${levels} on __Type { name }`;
 }
 
@@ -51,7 +54,10 @@ describe('the one walk over an operation', () => {
   it.each([
     ['a fragment spreading itself', 'query { ...A } fragment A on Query { hello ...A }'],
     ['two fragments spreading each other', 'query { ...A } fragment A on Query { ...B } fragment B on Query { hello ...A }'],
-    ['a long cycle', `query { ...C0 } ${Array.from({ length: 30 }, (_, i) => `fragment C${i} on Query { hello ...C${(i + 1) % 30} }`).join(' ')}`],
+    [
+      'a long cycle',
+      `query { ...C0 } ${Array.from({ length: 30 }, (_, i) => `fragment C${i} on Query { hello ...C${(i + 1) % 30} }`).join(' ')}`,
+    ],
     ['a cycle inside a field', 'query { items(first: 1) { ...R } } fragment R on Item { id ...S } fragment S on Item { ...R }'],
     ['a cycle no operation reaches', 'query { hello } fragment A on Query { ...B } fragment B on Query { ...A }'],
   ])('answers %s with 400 BAD_REQUEST', async (_name, query) => {
@@ -66,7 +72,11 @@ describe('the one walk over an operation', () => {
 
   it(`refuses a selection set broader than ${MAX_SELECTION_BREADTH} fields, written out or gathered from fragments`, async () => {
     const repeated = await post(yoga, `{ items(first: 1) { ${'children { id } '.repeat(500)} } }`);
-    expect([repeated.status, repeated.code, repeated.details]).toEqual([400, 'QUERY_TOO_COSTLY', { maxSelectionBreadth: MAX_SELECTION_BREADTH }]);
+    expect([repeated.status, repeated.code, repeated.details]).toEqual([
+      400,
+      'QUERY_TOO_COSTLY',
+      { maxSelectionBreadth: MAX_SELECTION_BREADTH },
+    ]);
     const spreads = Array.from({ length: 300 }, (_, i) => `...F${i}`).join(' ');
     const fragments = Array.from({ length: 300 }, (_, i) => `fragment F${i} on Item { id }`).join(' ');
     const gathered = await post(yoga, `{ items(first: 1) { ${spreads} } } ${fragments}`);
@@ -84,9 +94,16 @@ describe('operationShape', () => {
   };
 
   it('gives the root fields after fragment expansion by response key, and the expanded field count', () => {
-    const { ast, operation } = operationOf('{ hello greeting: hello ...F ... on Query { items { id name } } } fragment F on Query { operatorOnly }');
+    const { ast, operation } = operationOf(
+      '{ hello greeting: hello ...F ... on Query { items { id name } } } fragment F on Query { operatorOnly }',
+    );
     const shape = operationShape(ast, operation);
-    expect([...shape.rootFields]).toEqual([['hello', 'hello'], ['greeting', 'hello'], ['operatorOnly', 'operatorOnly'], ['items', 'items']]);
+    expect([...shape.rootFields]).toEqual([
+      ['hello', 'hello'],
+      ['greeting', 'hello'],
+      ['operatorOnly', 'operatorOnly'],
+      ['items', 'items'],
+    ]);
     expect(shape.expandedFields).toBe(6);
   });
 

@@ -2,7 +2,12 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import {
-  GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode,
+  GraphQLError,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
@@ -86,7 +91,8 @@ export function operationShape(document: DocumentNode, operation: OperationDefin
       } else {
         if (selection.kind === Kind.FRAGMENT_SPREAD && spread.has(selection.name.value)) continue;
         if (selection.kind === Kind.FRAGMENT_SPREAD) spread.add(selection.name.value);
-        const inner = selection.kind === Kind.INLINE_FRAGMENT ? selectionSetSize(selection.selectionSet) : fragmentSize(selection.name.value);
+        const inner =
+          selection.kind === Kind.INLINE_FRAGMENT ? selectionSetSize(selection.selectionSet) : fragmentSize(selection.name.value);
         total.fields += inner.fields;
         total.breadth += inner.breadth;
       }

@@ -24,7 +24,9 @@ describe('the cost limit', () => {
     const res = await post(yoga, `{ items(first: 113) { ${DEEP} } }`);
     expect([res.status, res.code, res.headers.get('x-error-code')]).toEqual([400, 'QUERY_TOO_COSTLY', 'QUERY_TOO_COSTLY']);
     expect(res.details).toEqual({ cost: costOfPage(113), maxCost: MAX_QUERY_COST });
-    expect(res.body.errors![0]!.message).toBe(`the request costs ${costOfPage(113)}, more than the limit of ${MAX_QUERY_COST}: ask for fewer items or fields`);
+    expect(res.body.errors![0]!.message).toBe(
+      `the request costs ${costOfPage(113)}, more than the limit of ${MAX_QUERY_COST}: ask for fewer items or fields`,
+    );
     expect(res.body.data).toBeUndefined();
     expect(executed).toEqual([]);
   });
@@ -51,7 +53,7 @@ describe('the cost limit', () => {
     expect((await post(yoga, query, { variables: { n: 1 } })).status).toBe(200);
   });
 
-  it('costs the operation that runs, not the document\'s first', async () => {
+  it("costs the operation that runs, not the document's first", async () => {
     const document = `query Cheap { items(first: 1) { id } } query Costly { items(first: 500) { ${DEEP} } }`;
     expect((await post(yoga, document, { operationName: 'Cheap' })).status).toBe(200);
     expect((await post(yoga, document, { operationName: 'Costly' })).code).toBe('QUERY_TOO_COSTLY');
@@ -72,11 +74,16 @@ describe('the cost limit', () => {
   });
 
   it('refuses a costly subscription the same way, before it starts', async () => {
-    const subscribe = (first: number) => yoga.fetch('http://test/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ query: `subscription { itemAdded(first: ${first}) { ${DEEP} } }` }),
-    }, { actor: null });
+    const subscribe = (first: number) =>
+      yoga.fetch(
+        'http://test/graphql',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify({ query: `subscription { itemAdded(first: ${first}) { ${DEEP} } }` }),
+        },
+        { actor: null },
+      );
     const costly = await subscribe(500);
     expect([costly.status, costly.headers.get('x-error-code')]).toEqual([400, 'QUERY_TOO_COSTLY']);
     expect(await costly.text()).toContain('"code":"QUERY_TOO_COSTLY"');

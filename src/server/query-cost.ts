@@ -22,9 +22,14 @@ function costOf(args: OperationArgs): number | null {
     variableDefinitions: operation.variableDefinitions?.filter((d) => !isInputObjectType(getNamedType(typeFromAST(args.schema, d.type)))),
   };
   try {
-    return complexityFromQuery({ kind: Kind.DOCUMENT, definitions: [costed, ...fragments] }, {
-      schema: args.schema, variables: args.variableValues ?? {}, ctx: args.contextValue as object,
-    }).complexity;
+    return complexityFromQuery(
+      { kind: Kind.DOCUMENT, definitions: [costed, ...fragments] },
+      {
+        schema: args.schema,
+        variables: args.variableValues ?? {},
+        ctx: args.contextValue as object,
+      },
+    ).complexity;
   } catch (error) {
     if (error instanceof GraphQLError) return null;
     throw error;

@@ -12,12 +12,16 @@ describe('requestIdFrom', () => {
     expect(requestIdFrom(id)).toBe(id);
   });
 
-  it.each([['absent', undefined], ['empty', ''], ['with spaces', 'has spaces'], ['too long', 'x'.repeat(101)], ['with a newline', 'a\nb'], ['not ASCII', 'zäh']])(
-    'replaces one %s with a new UUID',
-    (_name, id) => {
-      expect(requestIdFrom(id)).toMatch(UUID);
-    },
-  );
+  it.each([
+    ['absent', undefined],
+    ['empty', ''],
+    ['with spaces', 'has spaces'],
+    ['too long', 'x'.repeat(101)],
+    ['with a newline', 'a\nb'],
+    ['not ASCII', 'zäh'],
+  ])('replaces one %s with a new UUID', (_name, id) => {
+    expect(requestIdFrom(id)).toMatch(UUID);
+  });
 
   it('gives one request the same id however often it is asked', () => {
     const request = new Request('http://test/graphql');
@@ -32,7 +36,11 @@ describe('the X-Request-Id header', () => {
     const ok = await post(yoga, '{ hello }', { headers: { 'X-Request-Id': 'req-42' } });
     expect([ok.status, ok.headers.get('x-request-id')]).toEqual([200, 'req-42']);
     const failed = await post(yoga, '{ domainError(code: "RUN_NOT_FOUND") }', { headers: { 'X-Request-Id': 'req-43' } });
-    expect([failed.status, failed.headers.get('x-request-id'), failed.body.errors![0]!.extensions!.requestId]).toEqual([404, 'req-43', 'req-43']);
+    expect([failed.status, failed.headers.get('x-request-id'), failed.body.errors![0]!.extensions!.requestId]).toEqual([
+      404,
+      'req-43',
+      'req-43',
+    ]);
   });
 
   it('is generated when absent or invalid, and the errors carry the generated one', async () => {

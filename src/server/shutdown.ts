@@ -123,10 +123,12 @@ export function createShutdown(options: { log: Logger; timeoutMs: number }): Shu
       log.error({ timeoutMs, open }, 'stop_timed_out');
       exit(1);
     }, timeoutMs);
-    await Promise.all(drains.map(async (d) => {
-      await d.finish().catch((error) => log.error({ err: error, step: d.name }, 'stop_failed'));
-      d.done = true;
-    }));
+    await Promise.all(
+      drains.map(async (d) => {
+        await d.finish().catch((error) => log.error({ err: error, step: d.name }, 'stop_failed'));
+        d.done = true;
+      }),
+    );
     for (const c of closes.reverse()) {
       await c.close().catch((error) => log.error({ err: error, step: c.name }, 'stop_failed'));
     }

@@ -36,9 +36,15 @@ describe('in variables', () => {
   it('refuses variables nested ten thousand levels deep with 422, not a stack overflow', async () => {
     // written by hand: JSON.stringify itself overflows the stack at this depth
     const parameters = `${'{"n":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
-    const res = await yoga.fetch('http://test/graphql', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"query":${JSON.stringify(ACT)},"variables":{"parameters":${parameters}}}`,
-    }, { actor: ACTORS.nifi });
+    const res = await yoga.fetch(
+      'http://test/graphql',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"query":${JSON.stringify(ACT)},"variables":{"parameters":${parameters}}}`,
+      },
+      { actor: ACTORS.nifi },
+    );
     const body = (await res.json()) as { errors: Array<{ extensions: { code: string } }> };
     expect([res.status, body.errors[0]!.extensions.code]).toEqual([422, 'INVALID_INPUT']);
   });
@@ -49,7 +55,7 @@ describe('in variables', () => {
 });
 
 describe('in document literals', () => {
-  it('refuses NUL in an argument and in a variable\'s default, naming the path', async () => {
+  it("refuses NUL in an argument and in a variable's default, naming the path", async () => {
     const argument = await post(yoga, 'mutation { act(parameters: { note: "a\\u0000b" }) }', { actor: ACTORS.nifi });
     expect([argument.status, argument.code, argument.details?.field]).toEqual([422, 'INVALID_INPUT', 'parameters.note']);
     const defaulted = await post(yoga, 'mutation($input: String = "a\\u0000b") { act(input: $input) }', { actor: ACTORS.nifi });

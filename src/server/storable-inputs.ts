@@ -53,7 +53,10 @@ function inLiteral(node: ValueNode, path: string[], depth: number): Problem | nu
     case Kind.LIST:
     case Kind.OBJECT: {
       if (depth > MAX_NESTING) return { field: path.join('.'), reason: `must not be nested more than ${MAX_NESTING} levels deep` };
-      const items = node.kind === Kind.LIST ? node.values.map((v, i) => [String(i), v] as const) : node.fields.map((f) => [f.name.value, f.value] as const);
+      const items =
+        node.kind === Kind.LIST
+          ? node.values.map((v, i) => [String(i), v] as const)
+          : node.fields.map((f) => [f.name.value, f.value] as const);
       for (const [key, item] of items) {
         const found = inLiteral(item, [...path, key], depth + 1);
         if (found) return found;

@@ -13,22 +13,30 @@ import { createHttpServer, type HttpServer, type ServerTlsConfig } from './tls.j
 let certs: TestCertificates;
 const servers: HttpServer[] = [];
 const logLines: Array<Record<string, unknown>> = [];
-const log = pino({ level: 'debug' }, new Writable({
-  write(chunk, _encoding, done) {
-    for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-    done();
-  },
-}));
+const log = pino(
+  { level: 'debug' },
+  new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+      done();
+    },
+  }),
+);
 
 beforeAll(async () => {
   certs = await createTestCertificates();
 });
 afterEach(async () => {
   logLines.length = 0;
-  await Promise.all(servers.splice(0).map(({ server }) => new Promise((resolve) => {
-    server.close(resolve);
-    server.closeAllConnections();
-  })));
+  await Promise.all(
+    servers.splice(0).map(
+      ({ server }) =>
+        new Promise((resolve) => {
+          server.close(resolve);
+          server.closeAllConnections();
+        }),
+    ),
+  );
 });
 afterAll(async () => {
   await certs?.close();
@@ -36,9 +44,13 @@ afterAll(async () => {
 
 /** An HTTPS server on loopback answering whether the client's certificate was verified. */
 async function serve(tls: Partial<ServerTlsConfig> = {}): Promise<{ url: string; tlsServer: HttpServer }> {
-  const tlsServer = createHttpServer({ certFile: certs.server.cert, keyFile: certs.server.key, requireClientCert: false, ...tls }, log, (req, res) => {
-    res.end(JSON.stringify({ clientCertVerified: (req.socket as TLSSocket).authorized }));
-  });
+  const tlsServer = createHttpServer(
+    { certFile: certs.server.cert, keyFile: certs.server.key, requireClientCert: false, ...tls },
+    log,
+    (req, res) => {
+      res.end(JSON.stringify({ clientCertVerified: (req.socket as TLSSocket).authorized }));
+    },
+  );
   servers.push(tlsServer);
   await new Promise<void>((resolve) => tlsServer.server.listen(0, '127.0.0.1', resolve));
   const { port } = tlsServer.server.address() as { port: number };
@@ -53,7 +65,9 @@ function plainHttpGet(url: string): Promise<number> {
 
 function configErrorOf(tls: Partial<ServerTlsConfig>): string[] {
   try {
-    servers.push(createHttpServer({ certFile: certs.server.cert, keyFile: certs.server.key, requireClientCert: false, ...tls }, log, () => {}));
+    servers.push(
+      createHttpServer({ certFile: certs.server.cert, keyFile: certs.server.key, requireClientCert: false, ...tls }, log, () => {}),
+    );
   } catch (error) {
     if (error instanceof ConfigError) return [...error.problems];
     throw error;
@@ -83,7 +97,9 @@ describe('createHttpServer', () => {
     const { url } = await serve({ clientCaFile: certs.ca, requireClientCert: true });
     await expect(httpsRequest(url, { ca: certs.ca })).rejects.toThrow(/certificate required/);
     // TLS 1.3 verifies the client after the client's handshake ended: its alert may lose the race with the reset
-    await expect(httpsRequest(url, { ca: certs.ca, clientCert: certs.untrustedClient })).rejects.toThrow(/unknown ca|socket hang up|ECONNRESET/);
+    await expect(httpsRequest(url, { ca: certs.ca, clientCert: certs.untrustedClient })).rejects.toThrow(
+      /unknown ca|socket hang up|ECONNRESET/,
+    );
     const trusted = await httpsRequest(url, { ca: certs.ca, clientCert: certs.client });
     expect(trusted.status).toBe(200);
     expect(JSON.parse(trusted.body)).toEqual({ clientCertVerified: true });
@@ -118,7 +134,9 @@ describe('createHttpServer', () => {
       `config: server.tls.clientCaFile: ${garbled} is not a bundle of PEM certificates (no certificate in it)`,
     ]);
     expect(configErrorOf({ keyFile: certs.client.key })).toEqual([
-      expect.stringMatching(new RegExp(`^config: server.tls.keyFile: ${certs.client.key} does not match server.tls.certFile \\(.*key values mismatch`)),
+      expect.stringMatching(
+        new RegExp(`^config: server.tls.keyFile: ${certs.client.key} does not match server.tls.certFile \\(.*key values mismatch`),
+      ),
     ]);
   });
 });

@@ -34,9 +34,11 @@ function readPem(file: PemFile | undefined, problems: string[]): Buffer | undefi
     return readFileSync(file.path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    problems.push(code === 'ENOENT'
-      ? `config: ${file.key}: file not found: ${file.path}`
-      : `config: ${file.key}: cannot read ${file.path}: ${(error as Error).message}`);
+    problems.push(
+      code === 'ENOENT'
+        ? `config: ${file.key}: file not found: ${file.path}`
+        : `config: ${file.key}: cannot read ${file.path}: ${(error as Error).message}`,
+    );
     return undefined;
   }
 }
@@ -64,11 +66,16 @@ export function readPemFiles(files: PemFiles): PemContents {
   if (files.key && key) check(files.key, 'is not a PEM private key', () => tls.createSecureContext({ key }), problems);
   // OpenSSL skips what it cannot parse in a CA bundle, which would make every peer untrusted without a word
   if (files.ca && ca) {
-    check(files.ca, 'is not a bundle of PEM certificates', () => {
-      const blocks = ca.toString('latin1').match(CERTIFICATE_BLOCK);
-      if (!blocks) throw new Error('no certificate in it');
-      for (const block of blocks) new X509Certificate(block);
-    }, problems);
+    check(
+      files.ca,
+      'is not a bundle of PEM certificates',
+      () => {
+        const blocks = ca.toString('latin1').match(CERTIFICATE_BLOCK);
+        if (!blocks) throw new Error('no certificate in it');
+        for (const block of blocks) new X509Certificate(block);
+      },
+      problems,
+    );
   }
   if (problems.length === 0 && files.cert && files.key && cert && key) {
     check(files.key, `does not match ${files.cert.key}`, () => tls.createSecureContext({ cert, key }), problems);
@@ -121,11 +128,14 @@ export interface HttpServer {
 export function createHttpServer(config: ServerTlsConfig | undefined, log: Logger, handler: http.RequestListener): HttpServer {
   if (!config) return { server: http.createServer(handler), protocol: 'http', reload: () => false };
   const files = serverPemFiles(config);
-  const server = https.createServer({
-    ...readPemFiles(files),
-    requestCert: config.clientCaFile !== undefined,
-    rejectUnauthorized: config.requireClientCert,
-  }, handler);
+  const server = https.createServer(
+    {
+      ...readPemFiles(files),
+      requestCert: config.clientCaFile !== undefined,
+      rejectUnauthorized: config.requireClientCert,
+    },
+    handler,
+  );
   // refused handshakes are otherwise invisible: an operator chasing an mTLS setup turns on debug
   server.on('tlsClientError', (error, socket) => {
     // a client certificate that fails verification ends the handshake with a bare reset: the reason is here

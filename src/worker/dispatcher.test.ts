@@ -25,7 +25,9 @@ afterEach(async () => {
   receiver.reset();
   await Promise.all(extraWorkers.splice(0).map((w) => w.close()));
   // leave nothing due for the next test
-  await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp() WHERE status IN ('PENDING', 'SENT')`);
+  await api.sql.query(
+    `UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp() WHERE status IN ('PENDING', 'SENT')`,
+  );
 });
 afterAll(async () => {
   await worker?.close();
@@ -92,7 +94,11 @@ describe('dispatcher', () => {
     expect(call!.headers.authorization).toBeUndefined();
     expect(call!.body).toEqual({ runId: run.runId, dispatchId: run.dispatchId });
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({
-      status: 'SENT', attempt_count: 1, last_http_status: 202, last_error: null, sent_at: expect.any(Date),
+      status: 'SENT',
+      attempt_count: 1,
+      last_http_status: 202,
+      last_error: null,
+      sent_at: expect.any(Date),
     });
     expect(await worker.dispatcher.dispatchOnce()).toBe(0);
     expect(receiver.calls).toHaveLength(1);
@@ -103,11 +109,16 @@ describe('dispatcher', () => {
     receiver.script({ status: 503, body: 'busy' });
     await worker.dispatcher.dispatchOnce();
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({
-      status: 'PENDING', attempt_count: 1, last_http_status: 503, last_error: 'busy', deferred: true,
+      status: 'PENDING',
+      attempt_count: 1,
+      last_http_status: 503,
+      last_error: 'busy',
+      deferred: true,
     });
     const { rows } = await api.sql.query(
       `SELECT next_attempt_at > clock_timestamp() + interval '3 seconds' AS backed_off FROM nifi_ops.load_dispatch WHERE dispatch_id = $1`,
-      [run.dispatchId]);
+      [run.dispatchId],
+    );
     expect(rows[0].backed_off).toBe(true);
     expect(await worker.dispatcher.dispatchOnce()).toBe(0);
     expect(receiver.calls).toHaveLength(1);
@@ -152,10 +163,16 @@ describe('dispatcher', () => {
     const row = await dispatchRow(api, run.dispatchId);
     expect(row).toMatchObject({ status: 'DEAD', attempt_count: 3, last_http_status: 500, last_error: 'max attempts reached: e3' });
     expect(row.dead_at).toBeInstanceOf(Date);
-    expect(await eventsNamed(api, run.runId, 'DISPATCH_DEAD')).toEqual([{
-      event_level: 'ERROR', partition_id: null, error_code: null, message: 'max attempts reached: e3', actor: 'dispatcher',
-      details: { dispatchId: run.dispatchId, type: 'VALIDATE_RUN', httpStatus: 500, attempt: 3 },
-    }]);
+    expect(await eventsNamed(api, run.runId, 'DISPATCH_DEAD')).toEqual([
+      {
+        event_level: 'ERROR',
+        partition_id: null,
+        error_code: null,
+        message: 'max attempts reached: e3',
+        actor: 'dispatcher',
+        details: { dispatchId: run.dispatchId, type: 'VALIDATE_RUN', httpStatus: 500, attempt: 3 },
+      },
+    ]);
     await makeDue(api, run.runId);
     expect(await worker.dispatcher.dispatchOnce()).toBe(0);
   });
@@ -163,11 +180,18 @@ describe('dispatcher', () => {
   it('writes DISPATCH_DEAD only for the transition that killed the call', async () => {
     const run = await completeRun(api);
     const dead = {
-      dispatchId: run.dispatchId, runId: run.runId, dispatchType: 'VALIDATE_RUN' as const, partitionId: null, attempt: 1,
-      httpStatus: 400, error: 'bad request', actor: 'dispatcher',
+      dispatchId: run.dispatchId,
+      runId: run.runId,
+      dispatchType: 'VALIDATE_RUN' as const,
+      partitionId: null,
+      attempt: 1,
+      httpStatus: 400,
+      error: 'bad request',
+      actor: 'dispatcher',
     };
     const results = await Promise.all([
-      inTransaction(api.db, (tx) => markDead(tx, dead)), inTransaction(api.db, (tx) => markDead(tx, dead)),
+      inTransaction(api.db, (tx) => markDead(tx, dead)),
+      inTransaction(api.db, (tx) => markDead(tx, dead)),
     ]);
     expect(results.sort()).toEqual([false, true]);
     expect(await eventsNamed(api, run.runId, 'DISPATCH_DEAD')).toHaveLength(1);
@@ -178,7 +202,11 @@ describe('dispatcher', () => {
     receiver.script({ status: 400, body: 'no such flow' });
     await worker.dispatcher.dispatchOnce();
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({
-      status: 'DEAD', attempt_count: 1, last_http_status: 400, last_error: 'no such flow', dead_at: expect.any(Date),
+      status: 'DEAD',
+      attempt_count: 1,
+      last_http_status: 400,
+      last_error: 'no such flow',
+      dead_at: expect.any(Date),
     });
     expect(await eventsNamed(api, run.runId, 'DISPATCH_DEAD')).toHaveLength(1);
   });
@@ -191,8 +219,16 @@ describe('dispatcher', () => {
     expect(receiver.calls[0]!.path).toBe(`/nifi-control/reissue/${JOB}`);
     expect(receiver.calls[0]!.headers['x-dispatch-id']).toBe(dispatchId);
     expect(receiver.calls[0]!.body).toEqual({
-      runId: run.runId, dispatchId, partitionId: '0001', businessKey: run.businessKey, snapshotScn: '1234567890',
-      hdfsRunPath: run.hdfsRunPath, lowerBound: '1001', upperBound: '2001', upperInclusive: true, isNullPartition: false,
+      runId: run.runId,
+      dispatchId,
+      partitionId: '0001',
+      businessKey: run.businessKey,
+      snapshotScn: '1234567890',
+      hdfsRunPath: run.hdfsRunPath,
+      lowerBound: '1001',
+      upperBound: '2001',
+      upperInclusive: true,
+      isNullPartition: false,
       expectedRowCount: '4',
     });
   });
@@ -202,7 +238,12 @@ describe('dispatcher', () => {
     const dispatchId = await reissue(run.runId, 'NULL');
     await worker.dispatcher.dispatchOnce();
     expect(receiver.callsFor(dispatchId)[0]!.body).toMatchObject({
-      partitionId: 'NULL', lowerBound: null, upperBound: null, upperInclusive: false, isNullPartition: true, expectedRowCount: '2',
+      partitionId: 'NULL',
+      lowerBound: null,
+      upperBound: null,
+      upperInclusive: false,
+      isNullPartition: true,
+      expectedRowCount: '2',
     });
   });
 
@@ -237,7 +278,14 @@ describe('dispatcher', () => {
     // the run fails through another partition before the reissue call goes out
     const owner = await claim(api, run.runId, '0001');
     const fail = await api.gql(FAIL_PARTITION, {
-      input: { runId: run.runId, partitionId: '0001', claimToken: owner.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL', errorCode: 'ORA-00942' },
+      input: {
+        runId: run.runId,
+        partitionId: '0001',
+        claimToken: owner.claimToken,
+        errorStage: 'EXTRACT',
+        errorClass: 'SQL',
+        errorCode: 'ORA-00942',
+      },
     });
     expect(fail.body.data!.failPartition.runStatus).toBe('FAILED_EXTRACT');
     expect(await worker.dispatcher.dispatchOnce()).toBe(0);
@@ -245,9 +293,13 @@ describe('dispatcher', () => {
     const row = await dispatchRow(api, dispatchId);
     expect(row).toMatchObject({ status: 'CANCELLED', attempt_count: 0, cancelled_at: expect.any(Date) });
     expect(row.last_error).toBe('run no longer waits: run FAILED_EXTRACT, partition RETRY');
-    expect(await eventsNamed(api, run.runId, 'DISPATCH_CANCELLED')).toEqual([expect.objectContaining({
-      partition_id: '0000', actor: 'dispatcher', details: { dispatchId, type: 'REISSUE_PARTITION' },
-    })]);
+    expect(await eventsNamed(api, run.runId, 'DISPATCH_CANCELLED')).toEqual([
+      expect.objectContaining({
+        partition_id: '0000',
+        actor: 'dispatcher',
+        details: { dispatchId, type: 'REISSUE_PARTITION' },
+      }),
+    ]);
     const metrics = await worker.registry.getSingleMetricAsString('lc_dispatch_total');
     expect(metrics).toMatch(/lc_dispatch_total\{type="REISSUE_PARTITION",result="cancelled"\} [1-9]/);
   });
@@ -291,14 +343,24 @@ describe('dispatcher', () => {
     for (let send = 1; send <= 3; send++) {
       await worker.dispatcher.dispatchOnce();
       expect(receiver.callsFor(run.dispatchId)).toHaveLength(send);
-      await api.sql.query(`UPDATE nifi_ops.load_dispatch SET sent_at = sent_at - interval '11 minutes' WHERE dispatch_id = $1`, [run.dispatchId]);
+      await api.sql.query(`UPDATE nifi_ops.load_dispatch SET sent_at = sent_at - interval '11 minutes' WHERE dispatch_id = $1`, [
+        run.dispatchId,
+      ]);
       await worker.sweeper.cycle();
     }
     const row = await dispatchRow(api, run.dispatchId);
-    expect(row).toMatchObject({ status: 'DEAD', attempt_count: 3, last_error: 'no ack after 3 attempts (ack timeout)', dead_at: expect.any(Date) });
-    expect(await eventsNamed(api, run.runId, 'DISPATCH_DEAD')).toEqual([expect.objectContaining({
-      actor: 'sweeper', message: 'no ack after 3 attempts (ack timeout)',
-    })]);
+    expect(row).toMatchObject({
+      status: 'DEAD',
+      attempt_count: 3,
+      last_error: 'no ack after 3 attempts (ack timeout)',
+      dead_at: expect.any(Date),
+    });
+    expect(await eventsNamed(api, run.runId, 'DISPATCH_DEAD')).toEqual([
+      expect.objectContaining({
+        actor: 'sweeper',
+        message: 'no ack after 3 attempts (ack timeout)',
+      }),
+    ]);
     expect(await eventsNamed(api, run.runId, 'DISPATCH_REQUEUED')).toHaveLength(2);
     expect(await worker.dispatcher.dispatchOnce()).toBe(0);
   });

@@ -3,11 +3,14 @@ import type { Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
 import { inStatement, inTransaction } from '../db/transaction.js';
 import {
-  decideDelivery, deferDispatch, markDead, markSent, type DeliveryAttempt, type DeliveryDecision,
+  decideDelivery,
+  deferDispatch,
+  markDead,
+  markSent,
+  type DeliveryAttempt,
+  type DeliveryDecision,
 } from '../domain/dispatch/deliver.js';
-import {
-  cancelUnwantedDispatches, leaseDispatches, releaseLeases, type LeasedDispatch,
-} from '../domain/dispatch/lease.js';
+import { cancelUnwantedDispatches, leaseDispatches, releaseLeases, type LeasedDispatch } from '../domain/dispatch/lease.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
 import { DISPATCH_CHANNEL } from '../realtime/channels.js';
 import type { Logger } from '../server/logger.js';
@@ -92,32 +95,51 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (decision.action === 'RETRY') {
       await inStatement(db, (sql) => deferDispatch(sql, d.dispatchId, decision));
       metrics.dispatches.inc({ type: d.dispatchType, result: 'retry' });
-      dlog.warn({ httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt, retryInMs: decision.delayMs }, 'dispatch_retry');
+      dlog.warn(
+        { httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt, retryInMs: decision.delayMs },
+        'dispatch_retry',
+      );
       return;
     }
-    await inTransaction(db, (tx) => markDead(tx, {
-      dispatchId: d.dispatchId, runId: d.runId, dispatchType: d.dispatchType, partitionId: d.partitionId,
-      attempt: d.attempt, httpStatus: decision.httpStatus, error: decision.error, actor: DISPATCHER_ACTOR,
-    }));
+    await inTransaction(db, (tx) =>
+      markDead(tx, {
+        dispatchId: d.dispatchId,
+        runId: d.runId,
+        dispatchType: d.dispatchType,
+        partitionId: d.partitionId,
+        attempt: d.attempt,
+        httpStatus: decision.httpStatus,
+        error: decision.error,
+        actor: DISPATCHER_ACTOR,
+      }),
+    );
     metrics.dispatches.inc({ type: d.dispatchType, result: 'dead' });
     dlog.error({ httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt }, 'dispatch_dead');
   }
 
   /** Sends a leased batch concurrently, then records what happened: the received calls in one statement. */
   async function deliver(leased: LeasedDispatch[]): Promise<void> {
-    const deliveries = await Promise.all(leased.map(async (d): Promise<Delivery> => {
-      const started = performance.now();
-      const decision = decideDelivery(await call(d), d.attempt, policy);
-      return { d, decision, durationMs: Math.round(performance.now() - started) };
-    }));
+    const deliveries = await Promise.all(
+      leased.map(async (d): Promise<Delivery> => {
+        const started = performance.now();
+        const decision = decideDelivery(await call(d), d.attempt, policy);
+        return { d, decision, durationMs: Math.round(performance.now() - started) };
+      }),
+    );
     const sent = deliveries.flatMap((o) => (o.decision.action === 'SENT' ? [{ ...o, httpStatus: o.decision.httpStatus }] : []));
     if (sent.length > 0) {
-      const changed = await inStatement(db, (sql) => markSent(sql, sent.map(({ d, httpStatus }) => ({ dispatchId: d.dispatchId, httpStatus }))));
+      const changed = await inStatement(db, (sql) =>
+        markSent(
+          sql,
+          sent.map(({ d, httpStatus }) => ({ dispatchId: d.dispatchId, httpStatus })),
+        ),
+      );
       // child loggers cost allocations per call: made only when the line will be written
       const logSent = log.isLevelEnabled('info');
       for (const { d, httpStatus, durationMs } of sent) {
         metrics.dispatches.inc({ type: d.dispatchType, result: 'sent' });
-        if (logSent) childLog(d).info({ httpStatus, attempt: d.attempt, durationMs, acknowledgedFirst: !changed.has(d.dispatchId) }, 'dispatch_sent');
+        if (logSent)
+          childLog(d).info({ httpStatus, attempt: d.attempt, durationMs, acknowledgedFirst: !changed.has(d.dispatchId) }, 'dispatch_sent');
       }
     }
     // one failed bookkeeping write must not stop the others; the lease makes such a row due again

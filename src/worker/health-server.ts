@@ -26,7 +26,10 @@ export async function serveWorkerHealth(options: WorkerHealthOptions): Promise<W
     };
     if (path === '/healthz') return json(200, { status: 'ok' });
     if (path === '/readyz') {
-      void options.ready().then((ok) => json(ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }), () => json(503, { status: 'unavailable' }));
+      void options.ready().then(
+        (ok) => json(ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }),
+        () => json(503, { status: 'unavailable' }),
+      );
       return;
     }
     if (path === '/metrics') {

@@ -54,17 +54,21 @@ export function createReceiverClient(config: NifiTlsConfig | undefined, log: Log
       const agent = agents[target.protocol as keyof typeof agents];
       if (!agent) return Promise.reject(new Error(`unsupported protocol ${target.protocol}`));
       return new Promise((resolve, reject) => {
-        const request = transport.request(target, {
-          method: 'POST',
-          agent,
-          headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
-          timeout: timeoutMs,
-        }, (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          response.on('error', reject);
-        });
+        const request = transport.request(
+          target,
+          {
+            method: 'POST',
+            agent,
+            headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
+            timeout: timeoutMs,
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+            response.on('error', reject);
+          },
+        );
         request.on('timeout', () => request.destroy(new Error(`timeout: no answer within ${timeoutMs} ms`)));
         request.on('error', reject);
         request.end(body);

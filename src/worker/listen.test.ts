@@ -22,19 +22,20 @@ afterEach(async () => {
   await worker?.close();
   receiver.reset();
   // leave nothing due for the next test's catch-up pass
-  await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp() WHERE status IN ('PENDING', 'SENT')`);
+  await api.sql.query(
+    `UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp() WHERE status IN ('PENDING', 'SENT')`,
+  );
 });
 afterAll(async () => {
   await receiver?.close();
   await api?.close();
 });
 
-
 /** The dispatcher's LISTEN connections to this test's database, found by their application_name. */
 async function listenerBackends(): Promise<Array<{ pid: number }>> {
-  const { rows } = await api.sql.query(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
-    [LISTEN_APPLICATION_NAME]);
+  const { rows } = await api.sql.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [
+    LISTEN_APPLICATION_NAME,
+  ]);
   return rows;
 }
 
@@ -125,7 +126,8 @@ describe('dispatcher LISTEN', () => {
     await report(api, chunkInput(run, '0000', owner.claimToken, 0, 2, 2));
     await api.sql.query(
       `UPDATE nifi_ops.load_partition SET heartbeat_at = heartbeat_at - interval '2 hours' WHERE run_id = $1 AND partition_id = '0000'`,
-      [run.runId]);
+      [run.runId],
+    );
     expect((await worker.sweeper.cycle())?.actions).toEqual({ reissue_partition: 1 });
     await receiver.waitForCalls(1);
     expect(receiver.calls[0]!.path).toMatch(/\/reissue\//);
@@ -137,7 +139,9 @@ describe('dispatcher LISTEN', () => {
     const run = await startRun(api, [3, 4]);
     const res = await api.gql(
       `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { dispatchId } }`,
-      { input: { runId: run.runId, partitionId: '0001', reason: 'flowfile lost' } }, { token: 'operator' });
+      { input: { runId: run.runId, partitionId: '0001', reason: 'flowfile lost' } },
+      { token: 'operator' },
+    );
     await receiver.waitForCalls(1);
     expect(receiver.calls[0]!.headers['x-dispatch-id']).toBe(res.body.data!.reissuePartition.dispatchId);
   });

@@ -25,8 +25,11 @@ beforeAll(async () => {
   api = await startTestApi();
   mtlsReceiver = await startReceiver({
     tls: {
-      cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key),
-      ca: readFileSync(certs.ca), requestCert: true, rejectUnauthorized: true,
+      cert: readFileSync(certs.server.cert),
+      key: readFileSync(certs.server.key),
+      ca: readFileSync(certs.ca),
+      requestCert: true,
+      rejectUnauthorized: true,
     },
   });
 });
@@ -34,7 +37,9 @@ afterEach(async () => {
   mtlsReceiver.reset();
   await Promise.all(workers.splice(0).map((w) => w.close()));
   // leave nothing due for the next test
-  await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp() WHERE status IN ('PENDING', 'SENT')`);
+  await api.sql.query(
+    `UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp() WHERE status IN ('PENDING', 'SENT')`,
+  );
 });
 afterAll(async () => {
   await mtlsReceiver?.close();
@@ -53,9 +58,13 @@ describe('dispatcher with nifi.tls', () => {
     const { dispatcher } = worker({ caFile: certs.ca, certFile: certs.client.cert, keyFile: certs.client.key });
     const runs = [await completeRun(api), await completeRun(api)];
     // one call per pass: the second pass finds the first one's connection idle in the pool
-    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET next_attempt_at = next_attempt_at + interval '1 hour' WHERE dispatch_id = $1`, [runs[1]!.dispatchId]);
+    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET next_attempt_at = next_attempt_at + interval '1 hour' WHERE dispatch_id = $1`, [
+      runs[1]!.dispatchId,
+    ]);
     expect(await dispatcher.dispatchOnce()).toBe(1);
-    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET next_attempt_at = clock_timestamp() WHERE dispatch_id = $1`, [runs[1]!.dispatchId]);
+    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET next_attempt_at = clock_timestamp() WHERE dispatch_id = $1`, [
+      runs[1]!.dispatchId,
+    ]);
     expect(await dispatcher.dispatchOnce()).toBe(1);
 
     const [first, second] = mtlsReceiver.calls;
@@ -70,7 +79,10 @@ describe('dispatcher with nifi.tls', () => {
     expect(await dispatcher.dispatchOnce()).toBe(1);
     expect(mtlsReceiver.calls).toHaveLength(0);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({
-      status: 'PENDING', attempt_count: 1, last_http_status: null, deferred: true,
+      status: 'PENDING',
+      attempt_count: 1,
+      last_http_status: null,
+      deferred: true,
       last_error: expect.stringContaining('self-signed certificate in certificate chain'),
     });
   });
@@ -81,7 +93,11 @@ describe('dispatcher with nifi.tls', () => {
     expect(await dispatcher.dispatchOnce()).toBe(1);
     expect(mtlsReceiver.calls).toHaveLength(0);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({
-      status: 'PENDING', attempt_count: 1, last_http_status: null, deferred: true, last_error: expect.stringContaining('certificate required'),
+      status: 'PENDING',
+      attempt_count: 1,
+      last_http_status: null,
+      deferred: true,
+      last_error: expect.stringContaining('certificate required'),
     });
   });
 

@@ -46,8 +46,12 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     if (rows === 0 && summary.purgedRuns.length === 0) return;
     metrics.purgedRuns.inc(summary.purgedRuns.length);
     for (const table of PURGED_TABLES) metrics.purgedRows.inc({ table }, summary.deleted[table]);
-    for (const run of summary.purgedRuns) log.child({ runId: run.runId }).info({ status: run.status, completedAt: run.completedAt }, 'run_purged');
-    log.info({ before, runs: summary.purgedRuns.length, rows: summary.deleted, batches: summary.batches, complete: summary.complete }, 'ledger_purged');
+    for (const run of summary.purgedRuns)
+      log.child({ runId: run.runId }).info({ status: run.status, completedAt: run.completedAt }, 'run_purged');
+    log.info(
+      { before, runs: summary.purgedRuns.length, rows: summary.deleted, batches: summary.batches, complete: summary.complete },
+      'ledger_purged',
+    );
   }
 
   async function cycle(): Promise<SweepResult | null> {

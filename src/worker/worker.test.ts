@@ -19,14 +19,15 @@ afterAll(async () => {
   await api?.close();
 });
 
-
 describe('startWorker', () => {
   it('without nifi.receiverUrl runs the sweeper only: dispatches wait in the outbox', async () => {
     const metrics = createApiMetrics();
     const worker = startWorker({ config: api.config, db: api.db, log: quietLog, registry: metrics.registry });
     try {
       expect(worker.listening()).toBe(true);
-      await until('a sweep', async () => (await metrics.registry.getSingleMetricAsString('lc_active_runs')).includes('lc_active_runs{status="CREATED"}'));
+      await until('a sweep', async () =>
+        (await metrics.registry.getSingleMetricAsString('lc_active_runs')).includes('lc_active_runs{status="CREATED"}'),
+      );
       expect(await metrics.registry.getSingleMetricAsString('lc_dispatch_total')).not.toContain('result=');
     } finally {
       await worker.stop();

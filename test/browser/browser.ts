@@ -11,7 +11,15 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WEB = join(ROOT, 'web');
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'browser');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 function newestSource(dir: string): number {
   let newest = 0;
@@ -27,12 +35,16 @@ function newestSource(dir: string): number {
 export function ensureConsoleBuilt(): void {
   const index = join(WEB, 'dist', 'index.html');
   if (existsSync(index) && statSync(index).mtimeMs >= newestSource(WEB)) return;
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(WEB, 'vite.config.ts'), '--logLevel', 'warn'], {
-    cwd: ROOT,
-    stdio: 'inherit',
-    // vitest sets NODE_ENV=test, which would make Vite bundle React's development build
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(WEB, 'vite.config.ts'), '--logLevel', 'warn'],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+      // vitest sets NODE_ENV=test, which would make Vite bundle React's development build
+      env: { ...process.env, NODE_ENV: 'production' },
+    },
+  );
 }
 
 export interface Browser {

@@ -8,7 +8,15 @@ import { createLogger } from '../../src/server/logger.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import {
-  CLAIM_PUBLISH, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, createRun, report, startRun, toStagingValidated,
+  CLAIM_PUBLISH,
+  REPORT_PUBLISH_RESULT,
+  chunkInput,
+  claim,
+  completeRun,
+  createRun,
+  report,
+  startRun,
+  toStagingValidated,
 } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { purgeLedger } from '../../src/domain/retention/purge.js';
@@ -99,7 +107,7 @@ describe('the console', () => {
     await browser.screenshot('02-dashboard');
   });
 
-  it('shows a run\'s partition grid filling while a script reports chunks', async () => {
+  it("shows a run's partition grid filling while a script reports chunks", async () => {
     const counts = Array.from({ length: 16 }, () => 4);
     const run = await startRun(api, counts);
     const ids = counts.map((_, i) => String(i).padStart(4, '0'));
@@ -127,7 +135,9 @@ describe('the console', () => {
     // one chunk of the next partition: RUNNING, with its progress in the cell's name
     const { claimToken } = await claim(api, run.runId, '0008');
     await report(api, chunkInput(run, '0008', claimToken, 0, 2, 2));
-    await expect.poll(() => cell('0008').getAttribute('aria-label'), { timeout: 20_000 }).toBe('Partition 0008: RUNNING, 1 chunks received');
+    await expect
+      .poll(() => cell('0008').getAttribute('aria-label'), { timeout: 20_000 })
+      .toBe('Partition 0008: RUNNING, 1 chunks received');
     await report(api, chunkInput(run, '0008', claimToken, 1, 2, 2));
 
     await reportAll(ids.slice(9));
@@ -148,7 +158,9 @@ describe('the console', () => {
     const run = await toStagingValidated(api);
     const publishToken = randomUUID();
     await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
-    const unknown = await api.gql(REPORT_PUBLISH_RESULT, { input: { runId: run.runId, publishToken, outcome: 'PUBLISH_UNKNOWN', message: 'target timed out' } });
+    const unknown = await api.gql(REPORT_PUBLISH_RESULT, {
+      input: { runId: run.runId, publishToken, outcome: 'PUBLISH_UNKNOWN', message: 'target timed out' },
+    });
     expect(unknown.body.data!.reportPublishResult.runStatus).toBe('PUBLISH_UNKNOWN');
 
     await open(`/`);
@@ -183,18 +195,28 @@ describe('the console', () => {
 
     expect(await runStatus(run.runId)).toBe('FAILED_PUBLISH');
     const { rows } = await api.sql.query(
-      `SELECT actor, message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN_RESOLVED'`, [run.runId]);
+      `SELECT actor, message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN_RESOLVED'`,
+      [run.runId],
+    );
     expect(rows).toEqual([{ actor: 'alice-operator', message: 'checked the target table: the rows are not there' }]);
     // the live summary drops the PUBLISH_UNKNOWN alert and raises the failure instead
     await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(0);
-    await page.locator('tr', { has: page.getByRole('link', { name: `Run ${run.runId}` }) }).filter({ hasText: 'RUN FAILED' }).waitFor({ timeout: 20_000 });
+    await page
+      .locator('tr', { has: page.getByRole('link', { name: `Run ${run.runId}` }) })
+      .filter({ hasText: 'RUN FAILED' })
+      .waitFor({ timeout: 20_000 });
     await browser.screenshot('07-resolved');
   });
 
   it('resends a DEAD dispatch from the alerts, and the worker delivers it', async () => {
     const run = await completeRun(api);
-    await expect.poll(async () => (await api.sql.query('SELECT status FROM nifi_ops.load_dispatch WHERE dispatch_id = $1', [run.dispatchId])).rows[0].status,
-      { timeout: 20_000 }).toBe('DEAD');
+    await expect
+      .poll(
+        async () =>
+          (await api.sql.query('SELECT status FROM nifi_ops.load_dispatch WHERE dispatch_id = $1', [run.dispatchId])).rows[0].status,
+        { timeout: 20_000 },
+      )
+      .toBe('DEAD');
 
     await open(`/`);
     const row = page.locator('tr', { has: page.getByRole('link', { name: `Run ${run.runId}` }) }).filter({ hasText: 'DISPATCH DEAD' });
@@ -214,7 +236,9 @@ describe('the console', () => {
     const dispatch = page.locator(`tr[data-dispatch="${run.dispatchId}"]`);
     await expect.poll(() => dispatch.locator('.badge').textContent(), { timeout: 20_000 }).toBe('SENT');
     const { rows } = await api.sql.query(
-      `SELECT actor, details->>'previousStatus' AS previous FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'DISPATCH_RESENT'`, [run.runId]);
+      `SELECT actor, details->>'previousStatus' AS previous FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'DISPATCH_RESENT'`,
+      [run.runId],
+    );
     expect(rows).toEqual([{ actor: 'alice-operator', previous: 'DEAD' }]);
     await browser.screenshot('09-dispatch-resent');
     receiver.setDefault(400);
@@ -270,7 +294,10 @@ describe('the console', () => {
       const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(await overflow()).toBeLessThanOrEqual(0);
       await browser.screenshot('11-phone-dashboard');
-      const run = await startRun(api, Array.from({ length: 24 }, () => 1));
+      const run = await startRun(
+        api,
+        Array.from({ length: 24 }, () => 1),
+      );
       await open(`/runs/${run.runId}`);
       await cell('0023').waitFor();
       expect(await overflow()).toBeLessThanOrEqual(0);
@@ -280,15 +307,26 @@ describe('the console', () => {
     }
   });
 
-  it('shows a gate\'s readiness for a business date, per required job, and its publication', async () => {
+  it("shows a gate's readiness for a business date, per required job, and its publication", async () => {
     const consumer = `REPORTS_${randomUUID().slice(0, 8)}`;
     const [ledger, fx] = [`LEDGER_${randomUUID().slice(0, 6)}`, `FX_${randomUUID().slice(0, 6)}`];
-    const gate = await api.gql(`mutation($input: DefineGateInput!) { defineGate(input: $input) { changed } }`,
-      { input: { consumer, requiredJobs: [ledger, fx] } }, { token: 'operator' });
+    const gate = await api.gql(
+      `mutation($input: DefineGateInput!) { defineGate(input: $input) { changed } }`,
+      { input: { consumer, requiredJobs: [ledger, fx] } },
+      { token: 'operator' },
+    );
     expect(gate.body.errors).toBeUndefined();
-    const observe = (jobId: string, attempt: number, state: string) => api.gql(
-      `mutation($input: RecordObservationInput!) { recordObservation(input: $input) { changed } }`,
-      { input: { jobId, businessDate: '2026-03-31', attempt: String(attempt), runId: `${jobId}-${attempt}`, state, startedAt: '2026-03-31T23:50:00+09:00' } });
+    const observe = (jobId: string, attempt: number, state: string) =>
+      api.gql(`mutation($input: RecordObservationInput!) { recordObservation(input: $input) { changed } }`, {
+        input: {
+          jobId,
+          businessDate: '2026-03-31',
+          attempt: String(attempt),
+          runId: `${jobId}-${attempt}`,
+          state,
+          startedAt: '2026-03-31T23:50:00+09:00',
+        },
+      });
     expect((await observe(ledger, 1, 'SUCCEEDED')).body.errors).toBeUndefined();
     expect((await observe(fx, 1, 'RUNNING')).body.errors).toBeUndefined();
 
@@ -307,8 +345,9 @@ describe('the console', () => {
     await browser.screenshot('13-readiness-blocked');
 
     expect((await observe(fx, 1, 'SUCCEEDED')).body.errors).toBeUndefined();
-    const published = await api.gql(`mutation($input: PublishInput!) { publish(input: $input) { published } }`,
-      { input: { consumer, businessDate: '2026-03-31', output: { rows: 42 } } });
+    const published = await api.gql(`mutation($input: PublishInput!) { publish(input: $input) { published } }`, {
+      input: { consumer, businessDate: '2026-03-31', output: { rows: 42 } },
+    });
     expect(published.body.errors).toBeUndefined();
     await page.getByRole('button', { name: 'Check' }).click();
     // 'NOT READY' contains 'READY': wait for the re-check to replace it
@@ -321,8 +360,11 @@ describe('the console', () => {
 
   it('shows a purged run as its summary, saying when its details were purged (ledger retention)', async () => {
     const run = await startRun(api, [3, 4]);
-    await api.gql(`mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus } }`,
-      { input: { runId: run.runId, reason: 'superseded by a rerun' } }, { token: 'operator' });
+    await api.gql(
+      `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus } }`,
+      { input: { runId: run.runId, reason: 'superseded by a rerun' } },
+      { token: 'operator' },
+    );
     await api.sql.query(`UPDATE nifi_ops.load_run SET completed_at = completed_at - interval '100 days' WHERE run_id = $1`, [run.runId]);
     await open(`/runs/${run.runId}`);
     await page.getByRole('heading', { name: /^Partitions/ }).waitFor();

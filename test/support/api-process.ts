@@ -32,11 +32,12 @@ export async function startTestApiProcess(): Promise<TestApiProcess> {
     await waitUntilReady(url, child);
     return child;
   };
-  const kill = (process: ChildProcess) => new Promise<void>((resolve) => {
-    if (process.exitCode !== null || process.signalCode !== null) return resolve();
-    process.once('exit', () => resolve());
-    process.kill('SIGKILL');
-  });
+  const kill = (process: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (process.exitCode !== null || process.signalCode !== null) return resolve();
+      process.once('exit', () => resolve());
+      process.kill('SIGKILL');
+    });
   let child = await start();
   const db = createDb(database.url, { poolSize: 2 });
   const sql = new pg.Pool({ connectionString: database.url, max: 4 });

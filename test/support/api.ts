@@ -34,7 +34,11 @@ export interface TestApi {
   sql: pg.Pool;
   /** The LISTEN connection and feeds behind subscriptions, when started with `{ realtime: true }`. */
   realtime: Realtime | undefined;
-  gql<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, options?: { token?: TokenName | null; headers?: Record<string, string> }): Promise<GqlResponse<T>>;
+  gql<T = Record<string, any>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    options?: { token?: TokenName | null; headers?: Record<string, string> },
+  ): Promise<GqlResponse<T>>;
   close(): Promise<void>;
 }
 
@@ -82,7 +86,9 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
   // a connection still closing when the test database is dropped must not fail the run
   sql.on('error', () => undefined);
   const log = createLogger(config.logging, 'test');
-  const realtime = options.realtime ? startRealtime({ url: config.database.url!, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } }) : undefined;
+  const realtime = options.realtime
+    ? startRealtime({ url: config.database.url!, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } })
+    : undefined;
   const api = createApiServer({ config, db, log, metrics: createApiMetrics(), realtime, consoleDir: options.consoleDir });
   const { port } = await api.listen(0, '127.0.0.1');
   const url = `${api.protocol}://127.0.0.1:${port}`;

@@ -47,7 +47,21 @@ async function makeSigned(dir: string, name: string, ca: CertificateFiles, exten
   await writeFile(ext, `basicConstraints=critical,CA:FALSE\n${extensions}\n`);
   await run(OPENSSL, ['req', ...NEW_KEY, '-keyout', files.key, '-out', csr, '-subj', `/CN=${name}`]);
   await run(OPENSSL, [
-    'x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '1', '-extfile', ext, '-out', files.cert,
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    ext,
+    '-out',
+    files.cert,
   ]);
   return files;
 }

@@ -47,7 +47,14 @@ export function partitionsFor(counts: number[], nullCount?: number): PartitionSp
     expectedRowCount: String(count),
   }));
   if (nullCount !== undefined) {
-    parts.push({ partitionId: 'NULL', lowerBound: null, upperBound: null, upperInclusive: false, isNullPartition: true, expectedRowCount: String(nullCount) });
+    parts.push({
+      partitionId: 'NULL',
+      lowerBound: null,
+      upperBound: null,
+      upperInclusive: false,
+      isNullPartition: true,
+      expectedRowCount: String(nullCount),
+    });
   }
   return parts;
 }
@@ -85,7 +92,11 @@ export async function createRun(api: TestApi, overrides: Record<string, unknown>
 }
 
 /** A run in EXTRACTING with the given partition row counts. */
-export async function startRun(api: TestApi, counts: number[], options: { nullCount?: number; create?: Record<string, unknown> } = {}): Promise<CreatedRun> {
+export async function startRun(
+  api: TestApi,
+  counts: number[],
+  options: { nullCount?: number; create?: Record<string, unknown> } = {},
+): Promise<CreatedRun> {
   const run = await createRun(api, options.create);
   const res = await api.gql(REGISTER_MANIFEST, { input: manifestInput(run.runId, counts, options) });
   expect(res.body.errors).toBeUndefined();
@@ -93,13 +104,20 @@ export async function startRun(api: TestApi, counts: number[], options: { nullCo
 }
 
 export async function claim(api: TestApi, runId: string, partitionId: string, claimToken = randomUUID(), workerNode = 'nifi-01') {
-  const res = await api.gql<{ claimPartition: { claimed: boolean; runStatus: string; partitionStatus: string; attempt: number } }>(
-    CLAIM, { input: { runId, partitionId, claimToken, workerNode } },
-  );
+  const res = await api.gql<{ claimPartition: { claimed: boolean; runStatus: string; partitionStatus: string; attempt: number } }>(CLAIM, {
+    input: { runId, partitionId, claimToken, workerNode },
+  });
   return { ...res, claimToken, result: res.body.data?.claimPartition };
 }
 
-export function chunkInput(run: CreatedRun, partitionId: string, claimToken: string, chunkIndex: number, chunkCount: number, recordCount: number) {
+export function chunkInput(
+  run: CreatedRun,
+  partitionId: string,
+  claimToken: string,
+  chunkIndex: number,
+  chunkCount: number,
+  recordCount: number,
+) {
   return {
     runId: run.runId,
     partitionId,
@@ -113,7 +131,14 @@ export function chunkInput(run: CreatedRun, partitionId: string, claimToken: str
   };
 }
 
-export type ChunkResult = { recorded: boolean; partitionStatus: string; runStatus: string; receivedChunks: number; chunkCount: number; validationScheduled: boolean };
+export type ChunkResult = {
+  recorded: boolean;
+  partitionStatus: string;
+  runStatus: string;
+  receivedChunks: number;
+  chunkCount: number;
+  validationScheduled: boolean;
+};
 
 export async function report(api: TestApi, input: Record<string, unknown>) {
   const res = await api.gql<{ reportChunk: ChunkResult }>(REPORT, { input });
@@ -132,7 +157,9 @@ export async function completeRun(api: TestApi, counts: number[] = [3, 4], optio
   }
   const { rows } = await api.sql.query<{ dispatch_id: string; status: string }>(
     `SELECT dispatch_id::text, r.status FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r USING (run_id)
-      WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`, [run.runId]);
+      WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`,
+    [run.runId],
+  );
   expect(rows[0]?.status).toBe('EXTRACTED_VALIDATED');
   return { ...run, dispatchId: rows[0]!.dispatch_id };
 }
@@ -156,13 +183,16 @@ export interface MetricSpec {
 }
 
 export const metric = (metricName: string, result: MetricSpec['result'] = 'PASS', actualValue: string | null = '0'): MetricSpec => ({
-  metricName, result, actualValue, expectedValue: actualValue,
+  metricName,
+  result,
+  actualValue,
+  expectedValue: actualValue,
 });
 
 export async function recordMetrics(api: TestApi, runId: string, stage: string, metrics: MetricSpec[], queryVersion = 'v1') {
-  const res = await api.gql<{ recordMetrics: { recorded: number; failCount: number; runStatus: string } }>(
-    RECORD_METRICS, { input: { runId, stage, queryVersion, metrics } },
-  );
+  const res = await api.gql<{ recordMetrics: { recorded: number; failCount: number; runStatus: string } }>(RECORD_METRICS, {
+    input: { runId, stage, queryVersion, metrics },
+  });
   return { ...res, result: res.body.data?.recordMetrics };
 }
 

@@ -68,7 +68,10 @@ export async function readFunctionFileDrift(databaseUrl: string): Promise<Functi
       missing: defined.functions.filter((fn) => !liveNames.has(fn.name)).map((fn) => `${fn.name} (${fn.file})`),
       triggerDifferences: [
         ...defined.triggers.filter((t) => !liveTriggerSet.has(t)).map((t) => `missing: ${t}`),
-        ...liveTriggers.map((t) => t.description).filter((t) => !fileTriggers.has(t)).map((t) => `not in a file: ${t}`),
+        ...liveTriggers
+          .map((t) => t.description)
+          .filter((t) => !fileTriggers.has(t))
+          .map((t) => `not in a file: ${t}`),
       ],
     };
   } finally {

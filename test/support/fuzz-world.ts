@@ -3,14 +3,37 @@
 // valid input of every mutation against it, and a fingerprint of every nifi_ops table (row count and a hash
 // of the rows) to tell whether a request changed anything.
 import {
-  buildClientSchema, getIntrospectionQuery, getNamedType, isEnumType, isInputObjectType, isObjectType, isScalarType,
-  type GraphQLInputObjectType, type GraphQLSchema, type IntrospectionQuery,
+  buildClientSchema,
+  getIntrospectionQuery,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isObjectType,
+  isScalarType,
+  type GraphQLInputObjectType,
+  type GraphQLSchema,
+  type IntrospectionQuery,
 } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import type { TestApi, TokenName } from './api.js';
 import {
-  CLAIM_PUBLISH, HDFS_ROOT, JOB, MARK_SUCCESS, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, createRun, manifestInput,
-  metric, recordMetrics, report, startRun, toPublished, toStageValidating, toStagingValidated,
+  CLAIM_PUBLISH,
+  HDFS_ROOT,
+  JOB,
+  MARK_SUCCESS,
+  REPORT_PUBLISH_RESULT,
+  chunkInput,
+  claim,
+  completeRun,
+  createRun,
+  manifestInput,
+  metric,
+  recordMetrics,
+  report,
+  startRun,
+  toPublished,
+  toStageValidating,
+  toStagingValidated,
 } from './fixtures.js';
 import { defineGate, observed } from './gate-fixtures.js';
 
@@ -59,24 +82,65 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
   await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-01', state: 'SUCCEEDED' });
   await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-02', state: 'RUNNING' });
 
-  const metricInput = { metricName: 'STAGE_COUNT', expectedValue: '7', actualValue: '7', tolerance: '0', result: 'PASS', details: { q: 'select' } };
+  const metricInput = {
+    metricName: 'STAGE_COUNT',
+    expectedValue: '7',
+    actualValue: '7',
+    tolerance: '0',
+    result: 'PASS',
+    details: { q: 'select' },
+  };
   const all: Record<string, Record<string, unknown>> = {
     createRun: {
-      jobKey: 'FUZZ_GATED', businessKey: '2031-05-02', hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_FUZZ_',
-      allowEmptySource: false, parameters: { source: 'APP.T' }, idempotencyKey: 'fuzz-create',
+      jobKey: 'FUZZ_GATED',
+      businessKey: '2031-05-02',
+      hdfsRoot: HDFS_ROOT,
+      stageTablePrefix: 'TMP_FUZZ_',
+      allowEmptySource: false,
+      parameters: { source: 'APP.T' },
+      idempotencyKey: 'fuzz-create',
     },
     registerManifest: { ...manifestInput(created.runId, [3, 4], { nullCount: 2 }), sourceMetricsVersion: 'v1' },
-    failRun: { runId: created.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'PG-10', errorCode: 'E1', message: 'm' },
+    failRun: {
+      runId: created.runId,
+      expectedStatus: 'CREATED',
+      failStatus: 'FAILED_MANIFEST',
+      errorStage: 'PG-10',
+      errorCode: 'E1',
+      message: 'm',
+    },
     claimPartition: { runId: extracting.runId, partitionId: '0002', claimToken: randomUUID(), workerNode: 'nifi-01' },
     reportChunk: { ...chunkInput(extracting, '0000', owner.claimToken, 1, 2, 3) },
     failPartition: {
-      runId: failing.runId, partitionId: '0000', claimToken: failOwner.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL',
-      errorCode: 'ORA-00942', message: 'table gone', attempt: '1',
+      runId: failing.runId,
+      partitionId: '0000',
+      claimToken: failOwner.claimToken,
+      errorStage: 'EXTRACT',
+      errorClass: 'SQL',
+      errorCode: 'ORA-00942',
+      message: 'table gone',
+      attempt: '1',
     },
     recordEvent: {
-      runId: extracting.runId, level: 'WARN', name: 'FUZZ_EVENT', jobKey: JOB, businessKey: extracting.businessKey, partitionId: '0000',
-      chunkIndex: '0', processGroup: 'PG-20', processorName: 'InvokeHTTP', processorId: 'abc', nodeId: 'nifi-01', attemptNo: '1',
-      rowCount: '1', byteCount: '1', durationMs: '1', errorClass: 'HTTP', errorCode: 'E', message: 'm', details: { a: 1 },
+      runId: extracting.runId,
+      level: 'WARN',
+      name: 'FUZZ_EVENT',
+      jobKey: JOB,
+      businessKey: extracting.businessKey,
+      partitionId: '0000',
+      chunkIndex: '0',
+      processGroup: 'PG-20',
+      processorName: 'InvokeHTTP',
+      processorId: 'abc',
+      nodeId: 'nifi-01',
+      attemptNo: '1',
+      rowCount: '1',
+      byteCount: '1',
+      durationMs: '1',
+      errorClass: 'HTTP',
+      errorCode: 'E',
+      message: 'm',
+      details: { a: 1 },
     },
     startValidation: { runId: extracted.runId, dispatchId: extracted.dispatchId, node: 'nifi-02' },
     recordMetrics: { runId: validating.runId, stage: 'STAGING', queryVersion: 'v1', metrics: [metricInput] },
@@ -90,7 +154,14 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
     defineGate: { consumer: 'FUZZ_OTHER', requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'], boundJobKey: null },
-    recordObservation: { jobId: 'FUZZ_UP', businessDate: '2031-05-03', attempt: '1', runId: 'up-1', state: 'RUNNING', startedAt: '2031-05-03T06:00:00+02:00' },
+    recordObservation: {
+      jobId: 'FUZZ_UP',
+      businessDate: '2031-05-03',
+      attempt: '1',
+      runId: 'up-1',
+      state: 'RUNNING',
+      startedAt: '2031-05-03T06:00:00+02:00',
+    },
     publish: { consumer: 'FUZZ_REPORT', businessDate: '2031-05-01', output: { file: '/reports/2031-05-01.csv', rows: 12 } },
   };
   return new Map(Object.entries(all));
@@ -110,10 +181,14 @@ export async function prepareFuzzWorld(api: TestApi): Promise<FuzzWorld> {
   }
   const baselines = await seed(api);
   const { rows } = await api.sql.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'nifi_ops' AND table_type = 'BASE TABLE' ORDER BY table_name`);
-  const fingerprintSql = rows.map(({ table_name: t }) =>
-    `SELECT '${t}' AS name, count(*) || ':' || COALESCE(md5(string_agg(md5(t::text), '' ORDER BY md5(t::text))), '') AS print FROM nifi_ops.${t} t`,
-  ).join(' UNION ALL ');
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'nifi_ops' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+  );
+  const fingerprintSql = rows
+    .map(
+      ({ table_name: t }) =>
+        `SELECT '${t}' AS name, count(*) || ':' || COALESCE(md5(string_agg(md5(t::text), '' ORDER BY md5(t::text))), '') AS print FROM nifi_ops.${t} t`,
+    )
+    .join(' UNION ALL ');
 
   const mutationInputType = (name: string): GraphQLInputObjectType => {
     const field = schema.getMutationType()!.getFields()[name]!;
@@ -135,7 +210,12 @@ export async function prepareFuzzWorld(api: TestApi): Promise<FuzzWorld> {
       const field = schema.getMutationType()!.getFields()[name]!;
       const payload = getNamedType(field.type);
       const scalars = isObjectType(payload)
-        ? Object.values(payload.getFields()).filter((f) => { const t = getNamedType(f.type); return isScalarType(t) || isEnumType(t); }).map((f) => f.name)
+        ? Object.values(payload.getFields())
+            .filter((f) => {
+              const t = getNamedType(f.type);
+              return isScalarType(t) || isEnumType(t);
+            })
+            .map((f) => f.name)
         : [];
       return `mutation($input: ${mutationInputType(name).name}!) { ${name}(input: $input) { ${scalars.length ? scalars.join(' ') : '__typename'} } }`;
     },
@@ -149,9 +229,11 @@ export function changedTables(before: Fingerprint, after: Fingerprint): string[]
 export async function pooled<T, R>(items: T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!);
+    }),
+  );
   return results;
 }
 
@@ -182,7 +264,10 @@ export async function postGraphql(url: string, body: string, options: PostOption
   try {
     const response = await fetch(`${url}/graphql`, {
       method: 'POST',
-      headers: { 'Content-Type': options.contentType ?? 'application/json', ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}) },
+      headers: {
+        'Content-Type': options.contentType ?? 'application/json',
+        ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
+      },
       body,
       signal: options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
     });
@@ -195,10 +280,22 @@ export async function postGraphql(url: string, body: string, options: PostOption
     }
     const codes = (parsed.errors ?? []).map((e) => String(e.extensions?.code));
     return {
-      status: response.status, codes, code: codes[0], details: parsed.errors?.[0]?.extensions?.details,
-      headerCode: response.headers.get('x-error-code'), ms: performance.now() - started,
+      status: response.status,
+      codes,
+      code: codes[0],
+      details: parsed.errors?.[0]?.extensions?.details,
+      headerCode: response.headers.get('x-error-code'),
+      ms: performance.now() - started,
     };
   } catch (error) {
-    return { status: 0, codes: [], code: undefined, details: undefined, headerCode: null, ms: performance.now() - started, failure: (error as Error).name };
+    return {
+      status: 0,
+      codes: [],
+      code: undefined,
+      details: undefined,
+      headerCode: null,
+      ms: performance.now() - started,
+      failure: (error as Error).name,
+    };
   }
 }

@@ -37,14 +37,18 @@ export interface ObservationInput {
 }
 
 export function observe(api: TestApi, input: ObservationInput, token: TokenName | null = 'nifi') {
-  return api.gql(RECORD_OBSERVATION, {
-    input: {
-      attempt: 1,
-      runId: `run-${input.jobId}-${input.businessDate}-${input.attempt ?? 1}`,
-      startedAt: `${input.businessDate}T06:00:00+00:00`,
-      ...input,
+  return api.gql(
+    RECORD_OBSERVATION,
+    {
+      input: {
+        attempt: 1,
+        runId: `run-${input.jobId}-${input.businessDate}-${input.attempt ?? 1}`,
+        startedAt: `${input.businessDate}T06:00:00+00:00`,
+        ...input,
+      },
     },
-  }, { token });
+    { token },
+  );
 }
 
 /** Records an observation and expects it to be accepted. */
@@ -55,7 +59,11 @@ export async function observed(api: TestApi, input: ObservationInput) {
 }
 
 export async function defineGate(api: TestApi, consumer: string, requiredJobs: string[], boundJobKey?: string) {
-  const res = await api.gql(DEFINE_GATE, { input: { consumer, requiredJobs, ...(boundJobKey ? { boundJobKey } : {}) } }, { token: 'operator' });
+  const res = await api.gql(
+    DEFINE_GATE,
+    { input: { consumer, requiredJobs, ...(boundJobKey ? { boundJobKey } : {}) } },
+    { token: 'operator' },
+  );
   expect(res.body.errors).toBeUndefined();
   return res.body.data!.defineGate as { changed: boolean; gate: Record<string, unknown> };
 }
@@ -66,7 +74,15 @@ export async function readinessOf(api: TestApi, consumer: string, businessDate: 
   return res.body.data!.readiness as {
     ready: boolean;
     gateDefined: boolean;
-    jobs: Array<{ jobId: string; ready: boolean; reason: string | null; attempt: number | null; state: string | null; runId: string | null; latest: { source: string; startedAt: string } | null }>;
+    jobs: Array<{
+      jobId: string;
+      ready: boolean;
+      reason: string | null;
+      attempt: number | null;
+      state: string | null;
+      runId: string | null;
+      latest: { source: string; startedAt: string } | null;
+    }>;
   };
 }
 

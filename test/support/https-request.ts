@@ -25,22 +25,31 @@ export interface HttpsResponse {
 
 export function httpsRequest(url: string, options: HttpsRequestOptions): Promise<HttpsResponse> {
   return new Promise((resolve, reject) => {
-    const request = https.request(url, {
-      method: options.method ?? 'GET',
-      headers: options.headers,
-      agent: false,
-      ca: readFileSync(options.ca),
-      cert: options.clientCert && readFileSync(options.clientCert.cert),
-      key: options.clientCert && readFileSync(options.clientCert.key),
-    }, (response) => {
-      const serverFingerprint = (response.socket as TLSSocket).getPeerCertificate().fingerprint256;
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({
-        status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), serverFingerprint,
-      }));
-      response.on('error', reject);
-    });
+    const request = https.request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+        ca: readFileSync(options.ca),
+        cert: options.clientCert && readFileSync(options.clientCert.cert),
+        key: options.clientCert && readFileSync(options.clientCert.key),
+      },
+      (response) => {
+        const serverFingerprint = (response.socket as TLSSocket).getPeerCertificate().fingerprint256;
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            serverFingerprint,
+          }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(options.body);
   });

@@ -3,10 +3,18 @@
 import { randomUUID } from 'node:crypto';
 import type { TestApi, TokenName } from './api.js';
 import {
-  CLAIM, CLAIM_PUBLISH, CREATE_RUN, MARK_STAGE_VALIDATED, MARK_SUCCESS, RECORD_METRICS, REGISTER_MANIFEST, REPORT,
-  REPORT_PUBLISH_RESULT, START_VALIDATION, manifestInput,
+  CLAIM,
+  CLAIM_PUBLISH,
+  CREATE_RUN,
+  MARK_STAGE_VALIDATED,
+  MARK_SUCCESS,
+  RECORD_METRICS,
+  REGISTER_MANIFEST,
+  REPORT,
+  REPORT_PUBLISH_RESULT,
+  START_VALIDATION,
+  manifestInput,
 } from './fixtures.js';
-
 
 export type Gql = TestApi['gql'];
 
@@ -32,7 +40,10 @@ export interface RunState {
 
 /** The root field's payload; any GraphQL error is thrown with its code. */
 export async function call<T = Record<string, any>>(
-  gql: Gql, document: string, variables: Record<string, unknown>, token: TokenName = 'nifi',
+  gql: Gql,
+  document: string,
+  variables: Record<string, unknown>,
+  token: TokenName = 'nifi',
 ): Promise<T> {
   const res = await gql(document, variables, { token });
   if (res.body.errors?.length) {
@@ -60,7 +71,9 @@ export async function startRun(gql: Gql, jobKey: string, businessKey: string, co
 export const partitionId = (index: number): string => String(index).padStart(4, '0');
 
 export async function claimPartition(gql: Gql, runId: string, partition: string, claimToken: string = randomUUID()): Promise<string> {
-  const claimed = await call<{ claimed: boolean }>(gql, CLAIM, { input: { runId, partitionId: partition, claimToken, workerNode: 'nifi-01' } });
+  const claimed = await call<{ claimed: boolean }>(gql, CLAIM, {
+    input: { runId, partitionId: partition, claimToken, workerNode: 'nifi-01' },
+  });
   if (!claimed.claimed) throw new Error(`partition ${partition} of run ${runId} was not claimed`);
   return claimToken;
 }
@@ -75,18 +88,29 @@ export interface ChunkResult {
 
 /** Reports chunks `from`.. `to - 1` of `chunkCount`, each of `rows` rows. */
 export async function reportChunks(
-  gql: Gql, run: StartedRun, partition: string, claimToken: string,
+  gql: Gql,
+  run: StartedRun,
+  partition: string,
+  claimToken: string,
   chunks: { from: number; to: number; chunkCount: number; rows: number },
 ): Promise<ChunkResult[]> {
   const results: ChunkResult[] = [];
   for (let chunkIndex = chunks.from; chunkIndex < chunks.to; chunkIndex++) {
-    results.push(await call<ChunkResult>(gql, REPORT, {
-      input: {
-        runId: run.runId, partitionId: partition, claimToken, chunkIndex: String(chunkIndex), chunkCount: String(chunks.chunkCount),
-        fragmentIdentifier: `frag-${partition}`, recordCount: String(chunks.rows), byteCount: String(chunks.rows * 10),
-        hdfsPath: `${run.hdfsRunPath}/part-${partition}-${String(chunkIndex).padStart(6, '0')}.parquet`,
-      },
-    }));
+    results.push(
+      await call<ChunkResult>(gql, REPORT, {
+        input: {
+          runId: run.runId,
+          partitionId: partition,
+          claimToken,
+          chunkIndex: String(chunkIndex),
+          chunkCount: String(chunks.chunkCount),
+          fragmentIdentifier: `frag-${partition}`,
+          recordCount: String(chunks.rows),
+          byteCount: String(chunks.rows * 10),
+          hdfsPath: `${run.hdfsRunPath}/part-${partition}-${String(chunkIndex).padStart(6, '0')}.parquet`,
+        },
+      }),
+    );
   }
   return results;
 }
@@ -103,10 +127,17 @@ export async function extractAll(gql: Gql, run: StartedRun, counts: number[]): P
 export async function validateStaging(gql: Gql, runId: string, dispatchId: string, rows: number): Promise<void> {
   const started = await call<{ started: boolean }>(gql, START_VALIDATION, { input: { runId, dispatchId, node: 'nifi-01' } });
   if (!started.started) throw new Error(`startValidation of run ${runId} did not start`);
-  await call(gql, RECORD_METRICS, { input: { runId, stage: 'STAGING', queryVersion: 'v1', metrics: [
-    { metricName: 'STAGE_COUNT', result: 'PASS', expectedValue: String(rows), actualValue: String(rows) },
-    { metricName: 'DUP_PK_COUNT', result: 'PASS', expectedValue: '0', actualValue: '0' },
-  ] } });
+  await call(gql, RECORD_METRICS, {
+    input: {
+      runId,
+      stage: 'STAGING',
+      queryVersion: 'v1',
+      metrics: [
+        { metricName: 'STAGE_COUNT', result: 'PASS', expectedValue: String(rows), actualValue: String(rows) },
+        { metricName: 'DUP_PK_COUNT', result: 'PASS', expectedValue: '0', actualValue: '0' },
+      ],
+    },
+  });
   const validated = await call<{ stageValidated: boolean; reasons: string[] }>(gql, MARK_STAGE_VALIDATED, { input: { runId } });
   if (!validated.stageValidated) throw new Error(`run ${runId} not stage-validated: ${validated.reasons.join('; ')}`);
 }
@@ -117,17 +148,29 @@ export async function publishRun(gql: Gql, runId: string, outcome: 'PUBLISHED' |
   const claimed = await call<{ claimed: boolean }>(gql, CLAIM_PUBLISH, { input: { runId, publishToken } });
   if (!claimed.claimed) throw new Error(`claimPublish of run ${runId} refused`);
   const result = await call<{ runStatus: string }>(gql, REPORT_PUBLISH_RESULT, {
-    input: { runId, publishToken, outcome, ...(outcome === 'PUBLISH_UNKNOWN' ? { errorCode: 'HIVE_TIMEOUT', message: 'the INSERT OVERWRITE timed out' } : {}) },
+    input: {
+      runId,
+      publishToken,
+      outcome,
+      ...(outcome === 'PUBLISH_UNKNOWN' ? { errorCode: 'HIVE_TIMEOUT', message: 'the INSERT OVERWRITE timed out' } : {}),
+    },
   });
   return result.runStatus;
 }
 
 /** From PUBLISHED: passing TARGET metrics and markSuccess; returns the run's status after it. */
 export async function succeed(gql: Gql, runId: string, rows: number): Promise<string> {
-  await call(gql, RECORD_METRICS, { input: { runId, stage: 'TARGET', queryVersion: 'v1', metrics: [
-    { metricName: 'TARGET_COUNT', result: 'PASS', expectedValue: String(rows), actualValue: String(rows) },
-  ] } });
-  const result = await call<{ success: boolean; runStatus: string; reasons: string[] }>(gql, MARK_SUCCESS, { input: { runId, targetCount: String(rows) } });
+  await call(gql, RECORD_METRICS, {
+    input: {
+      runId,
+      stage: 'TARGET',
+      queryVersion: 'v1',
+      metrics: [{ metricName: 'TARGET_COUNT', result: 'PASS', expectedValue: String(rows), actualValue: String(rows) }],
+    },
+  });
+  const result = await call<{ success: boolean; runStatus: string; reasons: string[] }>(gql, MARK_SUCCESS, {
+    input: { runId, targetCount: String(rows) },
+  });
   if (!result.success) throw new Error(`markSuccess of run ${runId} refused: ${result.reasons.join('; ')}`);
   return result.runStatus;
 }

@@ -32,23 +32,30 @@ export async function checkoutRelease(commit: string, dir: string, config: Recor
   await symlink(await realpath(join(repositoryRoot, 'node_modules')), join(dir, 'node_modules'));
   await exec('npm', ['run', '--silent', 'generate'], { cwd: dir });
   const configPath = join(dir, 'load-control.yaml');
-  await writeFile(configPath, toYaml({
-    auth: {
-      tokens: [
-        { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
-        { name: 'alice-operator', sha256: hashToken(TOKENS.operator), roles: ['operator'] },
-        { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
-      ],
-    },
-    logging: { level: 'warn' },
-    ...config,
-  }));
+  await writeFile(
+    configPath,
+    toYaml({
+      auth: {
+        tokens: [
+          { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
+          { name: 'alice-operator', sha256: hashToken(TOKENS.operator), roles: ['operator'] },
+          { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
+        ],
+      },
+      logging: { level: 'warn' },
+      ...config,
+    }),
+  );
   // only what the old CLI needs: none of this process's LC_ settings or DATABASE_URL
   const env = (extra: Record<string, string>) => ({ PATH: process.env.PATH, HOME: process.env.HOME, LC_CONFIG: configPath, ...extra });
   return {
     dir,
     start(args, extra = {}) {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: dir, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+        cwd: dir,
+        env: env(extra),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let text = '';
       child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (text += d.toString()));

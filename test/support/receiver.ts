@@ -56,7 +56,11 @@ export async function startReceiver(options: { tls?: https.ServerOptions } = {})
       const receivedAt = performance.timeOrigin + performance.now();
       const text = Buffer.concat(chunks).toString('utf8');
       const call: ReceivedCall = {
-        method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : {}, receivedAt,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: text ? JSON.parse(text) : {},
+        receivedAt,
         remotePort: req.socket.remotePort,
       };
       if (options.tls) call.clientCertificate = (req.socket as TLSSocket).getPeerCertificate().fingerprint256;

@@ -2,8 +2,17 @@
 // HTTP server (yoga.fetch), no global setup needed. The fields declare roles and costs as the real schema
 // does (extensions.roles, extensions.complexity), and fail in each of the ways the error envelope maps.
 import {
-  GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
-  type GraphQLFieldConfig, type GraphQLOutputType,
+  GraphQLError,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLSchema,
+  GraphQLString,
+  type GraphQLFieldConfig,
+  type GraphQLOutputType,
 } from 'graphql';
 import { createYoga, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import pino, { type Logger } from 'pino';
@@ -23,7 +32,11 @@ const ANY_ROLE: readonly Role[] = ['nifi', 'operator', 'viewer'];
 /** What the resolvers were asked to do, to prove a refused request executed nothing. */
 export const executed: string[] = [];
 
-function field(type: GraphQLOutputType, roles: readonly Role[] | null, rest: Partial<GraphQLFieldConfig<unknown, unknown>> = {}): GraphQLFieldConfig<unknown, unknown> {
+function field(
+  type: GraphQLOutputType,
+  roles: readonly Role[] | null,
+  rest: Partial<GraphQLFieldConfig<unknown, unknown>> = {},
+): GraphQLFieldConfig<unknown, unknown> {
   return { type, ...rest, extensions: { ...(roles ? { roles } : {}), ...rest.extensions } };
 }
 
@@ -46,14 +59,18 @@ const smallSchema = new GraphQLSchema({
   query: new GraphQLObjectType({
     name: 'Query',
     fields: {
-      hello: field(GraphQLString, ANY_ROLE, { resolve: () => {
+      hello: field(GraphQLString, ANY_ROLE, {
+        resolve: () => {
           executed.push('hello');
           return 'world';
-        } }),
-      operatorOnly: field(GraphQLString, ['operator'], { resolve: () => {
+        },
+      }),
+      operatorOnly: field(GraphQLString, ['operator'], {
+        resolve: () => {
           executed.push('operatorOnly');
           return 'granted';
-        } }),
+        },
+      }),
       items: field(new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(Item))), ANY_ROLE, {
         args: { first: { type: GraphQLInt } },
         resolve: (_, args: { first?: number | null }) => {
@@ -71,7 +88,9 @@ const smallSchema = new GraphQLSchema({
       invalidInput: field(GraphQLString, ANY_ROLE, {
         resolve: () => {
           // as the scalars refuse a value: a GraphQLError carrying the contract's code
-          throw new GraphQLError('input.jobKey: must match ^[A-Z]', { extensions: { code: 'INVALID_INPUT', details: { field: 'input.jobKey', reason: 'must match ^[A-Z]' } } });
+          throw new GraphQLError('input.jobKey: must match ^[A-Z]', {
+            extensions: { code: 'INVALID_INPUT', details: { field: 'input.jobKey', reason: 'must match ^[A-Z]' } },
+          });
         },
       }),
       bug: field(GraphQLString, ANY_ROLE, {
@@ -96,10 +115,12 @@ const smallSchema = new GraphQLSchema({
           return 1;
         },
       }),
-      operate: field(GraphQLInt, ['operator'], { resolve: () => {
+      operate: field(GraphQLInt, ['operator'], {
+        resolve: () => {
           executed.push('operate');
           return 1;
-        } }),
+        },
+      }),
     },
   }),
   subscription: new GraphQLObjectType({
@@ -144,7 +165,10 @@ export function capturingLogger(): { log: Logger; lines: Array<Record<string, an
 export interface SmallResponse {
   status: number;
   headers: Headers;
-  body: { data?: Record<string, any> | null; errors?: Array<{ message: string; path?: string[]; locations?: unknown; extensions?: Record<string, any> }> };
+  body: {
+    data?: Record<string, any> | null;
+    errors?: Array<{ message: string; path?: string[]; locations?: unknown; extensions?: Record<string, any> }>;
+  };
   /** The first error's extensions.code, if any. */
   code: string | undefined;
   details: Record<string, unknown> | undefined;
@@ -157,11 +181,21 @@ export async function post(
   options: { variables?: Record<string, unknown>; operationName?: string; actor?: Actor | null; headers?: Record<string, string> } = {},
 ): Promise<SmallResponse> {
   const actor = options.actor === undefined ? ACTORS.viewer : options.actor;
-  const response = await yoga.fetch('http://test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...options.headers },
-    body: JSON.stringify({ query, variables: options.variables ?? {}, operationName: options.operationName }),
-  }, { actor });
+  const response = await yoga.fetch(
+    'http://test/graphql',
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...options.headers },
+      body: JSON.stringify({ query, variables: options.variables ?? {}, operationName: options.operationName }),
+    },
+    { actor },
+  );
   const body = (await response.json()) as SmallResponse['body'];
-  return { status: response.status, headers: response.headers, body, code: body.errors?.[0]?.extensions?.code, details: body.errors?.[0]?.extensions?.details };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body,
+    code: body.errors?.[0]?.extensions?.code,
+    details: body.errors?.[0]?.extensions?.details,
+  };
 }

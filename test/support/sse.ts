@@ -57,7 +57,9 @@ export async function subscribe<T = Record<string, any>>(
           if (predicate(subscription.messages[seen]!)) return subscription.messages[seen]!;
         }
         if (subscription.ended || Date.now() > deadline) {
-          throw new Error(`no matching message (${subscription.ended ? 'stream ended' : 'timed out'}); got ${JSON.stringify(subscription.messages)}`);
+          throw new Error(
+            `no matching message (${subscription.ended ? 'stream ended' : 'timed out'}); got ${JSON.stringify(subscription.messages)}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -74,8 +76,14 @@ export async function subscribe<T = Record<string, any>>(
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const lines = block.split('\n');
-          const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
-          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          const event = lines
+            .find((l) => l.startsWith('event:'))
+            ?.slice(6)
+            .trim();
+          const data = lines
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n');
           if (event === 'next' || (!event && data)) {
             subscription.messages.push(JSON.parse(data));
             subscription.arrivals.push(performance.now());

@@ -17,7 +17,12 @@ export function workerConfig(api: TestApi, receiver: Pick<Receiver, 'url'>, over
     ...api.config,
     nifi: { ...api.config.nifi, receiverUrl: receiver.url, timeoutSeconds: 5, ...overrides.nifi },
     dispatch: {
-      ...api.config.dispatch, maxAttempts: 3, backoffMin: 5_000, backoffMax: 60_000, pollInterval: 60_000, ...overrides.dispatch,
+      ...api.config.dispatch,
+      maxAttempts: 3,
+      backoffMin: 5_000,
+      backoffMax: 60_000,
+      pollInterval: 60_000,
+      ...overrides.dispatch,
     },
     recovery: { ...api.config.recovery, ...overrides.recovery },
   };
@@ -42,7 +47,12 @@ export function testWorker(api: TestApi, config: Config, options: { ownPool?: bo
   const dispatcher = createDispatcher({ config, db, log: quietLog, metrics });
   const sweeper = createSweeper({ config, db, log: quietLog, metrics });
   return {
-    config, db, registry, metrics, dispatcher, sweeper,
+    config,
+    db,
+    registry,
+    metrics,
+    dispatcher,
+    sweeper,
     async close() {
       await dispatcher.stop();
       await sweeper.stop();
@@ -55,20 +65,26 @@ export function testWorker(api: TestApi, config: Config, options: { ownPool?: bo
 export async function makeDue(api: TestApi, runId: string): Promise<void> {
   await api.sql.query(
     `UPDATE nifi_ops.load_dispatch SET next_attempt_at = clock_timestamp() - interval '1 second'
-      WHERE run_id = $1 AND status = 'PENDING'`, [runId]);
+      WHERE run_id = $1 AND status = 'PENDING'`,
+    [runId],
+  );
 }
 
 export async function dispatchRow(api: TestApi, dispatchId: string) {
   const { rows } = await api.sql.query(
     `SELECT status, attempt_count, last_http_status, last_error, sent_at, acked_at, dead_at, cancelled_at,
             next_attempt_at > clock_timestamp() AS deferred
-       FROM nifi_ops.load_dispatch WHERE dispatch_id = $1`, [dispatchId]);
+       FROM nifi_ops.load_dispatch WHERE dispatch_id = $1`,
+    [dispatchId],
+  );
   return rows[0];
 }
 
 export async function eventsNamed(api: TestApi, runId: string, name: string) {
   const { rows } = await api.sql.query(
     `SELECT event_level, partition_id, error_code, message, details, actor FROM nifi_ops.load_event
-      WHERE run_id = $1 AND event_name = $2 ORDER BY event_time`, [runId, name]);
+      WHERE run_id = $1 AND event_name = $2 ORDER BY event_time`,
+    [runId, name],
+  );
   return rows;
 }

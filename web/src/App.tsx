@@ -16,7 +16,9 @@ function Page({ path }: { path: string }) {
   return (
     <>
       <h1 tabIndex={-1}>Page not found</h1>
-      <p><Link to="/">Go to the dashboard</Link>.</p>
+      <p>
+        <Link to="/">Go to the dashboard</Link>.
+      </p>
     </>
   );
 }
@@ -42,16 +44,30 @@ export function App() {
   if (!session) return <SignIn />;
   return (
     <Announcer>
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header className="top">
-        <Link to="/" className="brand">Load Control</Link>
+        <Link to="/" className="brand">
+          Load Control
+        </Link>
         <nav aria-label="Main">
           <ul>
-            <li><Link to="/" aria-current={path === '/' ? 'page' : undefined}>Dashboard</Link></li>
-            <li><Link to="/readiness" aria-current={path === '/readiness' ? 'page' : undefined}>Readiness</Link></li>
+            <li>
+              <Link to="/" aria-current={path === '/' ? 'page' : undefined}>
+                Dashboard
+              </Link>
+            </li>
+            <li>
+              <Link to="/readiness" aria-current={path === '/readiness' ? 'page' : undefined}>
+                Readiness
+              </Link>
+            </li>
           </ul>
         </nav>
-        <button type="button" className="signout" onClick={() => session.signOut()}>Sign out</button>
+        <button type="button" className="signout" onClick={() => session.signOut()}>
+          Sign out
+        </button>
       </header>
       <main id="main" ref={main} tabIndex={-1}>
         <Page path={path} />

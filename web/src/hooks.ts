@@ -37,8 +37,11 @@ export function useSubscription<T>(query: string, variables: Record<string, unkn
       {
         next(result) {
           if (!active) return;
-          const first = result.errors?.[0] as { message: string; extensions?: { code?: string; details?: Record<string, unknown> } } | undefined;
-          if (first) latest.current.onError?.(new ApiError(first.extensions?.code ?? 'ERROR', first.message, 200, first.extensions?.details));
+          const first = result.errors?.[0] as
+            | { message: string; extensions?: { code?: string; details?: Record<string, unknown> } }
+            | undefined;
+          if (first)
+            latest.current.onError?.(new ApiError(first.extensions?.code ?? 'ERROR', first.message, 200, first.extensions?.details));
           else if (result.data) latest.current.onData(result.data);
         },
         error() {

@@ -23,10 +23,14 @@ describe('claimPartition', () => {
     const replay = await claim(api, run.runId, '0000', first.claimToken, 'nifi-01');
     expect(replay.result).toEqual({ claimed: true, runStatus: 'EXTRACTING', partitionStatus: 'RUNNING', attempt: 1 });
     const { rows } = await api.sql.query(
-      `SELECT attempt_count, worker_node, claimed_by FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0000'`, [run.runId]);
+      `SELECT attempt_count, worker_node, claimed_by FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0000'`,
+      [run.runId],
+    );
     expect(rows[0]).toEqual({ attempt_count: 1, worker_node: 'nifi-01', claimed_by: 'nifi-cluster' });
     const { rows: events } = await api.sql.query(
-      `SELECT details, actor FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PARTITION_STARTED'`, [run.runId]);
+      `SELECT details, actor FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PARTITION_STARTED'`,
+      [run.runId],
+    );
     expect(events).toEqual([{ details: { workerNode: 'nifi-01', attempt: 1 }, actor: 'nifi-cluster' }]);
   });
 
@@ -38,7 +42,9 @@ describe('claimPartition', () => {
     expect([unknownRun.status, unknownRun.code]).toEqual([404, 'RUN_NOT_FOUND']);
     const malformed = await api.gql(CLAIM, { input: { runId: run.runId, partitionId: 'abc', claimToken: randomUUID(), workerNode: 'n' } });
     expect([malformed.status, malformed.code]).toEqual([422, 'INVALID_INPUT']);
-    const longNode = await api.gql(CLAIM, { input: { runId: run.runId, partitionId: '0000', claimToken: randomUUID(), workerNode: 'n'.repeat(201) } });
+    const longNode = await api.gql(CLAIM, {
+      input: { runId: run.runId, partitionId: '0000', claimToken: randomUUID(), workerNode: 'n'.repeat(201) },
+    });
     expect([longNode.status, longNode.code]).toEqual([422, 'INVALID_INPUT']);
   });
 
@@ -46,7 +52,14 @@ describe('claimPartition', () => {
     const run = await startRun(api, [3, 4]);
     const owner = await claim(api, run.runId, '0000');
     await api.gql(FAIL_PARTITION, {
-      input: { runId: run.runId, partitionId: '0000', claimToken: owner.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL', errorCode: 'ORA-00942' },
+      input: {
+        runId: run.runId,
+        partitionId: '0000',
+        claimToken: owner.claimToken,
+        errorStage: 'EXTRACT',
+        errorClass: 'SQL',
+        errorCode: 'ORA-00942',
+      },
     });
     const late = await claim(api, run.runId, '0001');
     expect(late.result).toEqual({ claimed: false, runStatus: 'FAILED_EXTRACT', partitionStatus: 'PENDING', attempt: 0 });
@@ -59,27 +72,57 @@ describe('reportChunk', () => {
     const p0 = await claim(api, run.runId, '0000');
     const p1 = await claim(api, run.runId, '0001');
     const first = await report(api, chunkInput(run, '0000', p0.claimToken, 0, 2, 4));
-    expect(first.result).toEqual({ recorded: true, partitionStatus: 'RUNNING', runStatus: 'EXTRACTING', receivedChunks: 1, chunkCount: 2, validationScheduled: false });
+    expect(first.result).toEqual({
+      recorded: true,
+      partitionStatus: 'RUNNING',
+      runStatus: 'EXTRACTING',
+      receivedChunks: 1,
+      chunkCount: 2,
+      validationScheduled: false,
+    });
     const second = await report(api, chunkInput(run, '0000', p0.claimToken, 1, 2, 6));
     expect(second.result).toMatchObject({ partitionStatus: 'SUCCESS', runStatus: 'EXTRACTING', receivedChunks: 2 });
     const last = await report(api, chunkInput(run, '0001', p1.claimToken, 0, 1, 7));
-    expect(last.result).toEqual({ recorded: true, partitionStatus: 'SUCCESS', runStatus: 'EXTRACTED_VALIDATED', receivedChunks: 1, chunkCount: 1, validationScheduled: true });
+    expect(last.result).toEqual({
+      recorded: true,
+      partitionStatus: 'SUCCESS',
+      runStatus: 'EXTRACTED_VALIDATED',
+      receivedChunks: 1,
+      chunkCount: 1,
+      validationScheduled: true,
+    });
     const { rows } = await api.sql.query(
-      `SELECT extracted_count::int, success_partition_count, extract_completed_at FROM nifi_ops.load_run WHERE run_id = $1`, [run.runId]);
+      `SELECT extracted_count::int, success_partition_count, extract_completed_at FROM nifi_ops.load_run WHERE run_id = $1`,
+      [run.runId],
+    );
     expect(rows[0]).toMatchObject({ extracted_count: 17, success_partition_count: 3 });
     expect(rows[0].extract_completed_at).toBeInstanceOf(Date);
-    const { rows: dispatches } = await api.sql.query(`SELECT dispatch_type, status FROM nifi_ops.load_dispatch WHERE run_id = $1`, [run.runId]);
+    const { rows: dispatches } = await api.sql.query(`SELECT dispatch_type, status FROM nifi_ops.load_dispatch WHERE run_id = $1`, [
+      run.runId,
+    ]);
     expect(dispatches).toEqual([{ dispatch_type: 'VALIDATE_RUN', status: 'PENDING' }]);
     const detail = await api.gql(RUN, { runId: run.runId });
     const events = detail.body.data!.run.events.map((e: { name: string }) => e.name);
     expect(events.filter((n: string) => n === 'PARTITION_SUCCESS')).toHaveLength(2);
     expect(events.at(-1)).toBe('EXTRACT_VALIDATED');
     expect(detail.body.data!.run.partitionCounts).toEqual([{ status: 'SUCCESS', count: 3 }]);
-    expect(detail.body.data!.run.partitions.find((p: { partitionId: string }) => p.partitionId === '0000'))
-      .toMatchObject({ status: 'SUCCESS', expectedRowCount: 10, actualRowCount: 10, fileCount: 2, attemptCount: 1 });
+    expect(detail.body.data!.run.partitions.find((p: { partitionId: string }) => p.partitionId === '0000')).toMatchObject({
+      status: 'SUCCESS',
+      expectedRowCount: 10,
+      actualRowCount: 10,
+      fileCount: 2,
+      attemptCount: 1,
+    });
 
     const replay = await report(api, chunkInput(run, '0001', p1.claimToken, 0, 1, 7));
-    expect(replay.result).toEqual({ recorded: true, partitionStatus: 'SUCCESS', runStatus: 'EXTRACTED_VALIDATED', receivedChunks: 1, chunkCount: 1, validationScheduled: false });
+    expect(replay.result).toEqual({
+      recorded: true,
+      partitionStatus: 'SUCCESS',
+      runStatus: 'EXTRACTED_VALIDATED',
+      receivedChunks: 1,
+      chunkCount: 1,
+      validationScheduled: false,
+    });
     expect(await dispatchCount(run.runId)).toBe(1);
   });
 
@@ -92,33 +135,63 @@ describe('reportChunk', () => {
     // 0001: reissued after chunk 0, so chunk 0's row exists (invalidated) when the second owner reports it last
     const first = await claim(api, run.runId, '0001');
     await report(api, chunkInput(run, '0001', first.claimToken, 0, 2, 4));
-    const reissued = await api.gql(`mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus } }`,
-      { input: { runId: run.runId, partitionId: '0001', reason: 'node lost' } }, { token: 'operator' });
+    const reissued = await api.gql(
+      `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus } }`,
+      { input: { runId: run.runId, partitionId: '0001', reason: 'node lost' } },
+      { token: 'operator' },
+    );
     expect(reissued.body.data?.reissuePartition).toEqual({ partitionStatus: 'RETRY' });
     const second = await claim(api, run.runId, '0001');
     await report(api, chunkInput(run, '0001', second.claimToken, 1, 2, 6));
     const replacedDone = await report(api, chunkInput(run, '0001', second.claimToken, 0, 2, 4));
 
-    expect(freshDone.result).toMatchObject({ partitionStatus: 'SUCCESS', runStatus: 'EXTRACTING', receivedChunks: 2, validationScheduled: false });
-    expect(replacedDone.result).toMatchObject({ partitionStatus: 'SUCCESS', runStatus: 'EXTRACTED_VALIDATED', receivedChunks: 2, validationScheduled: true });
+    expect(freshDone.result).toMatchObject({
+      partitionStatus: 'SUCCESS',
+      runStatus: 'EXTRACTING',
+      receivedChunks: 2,
+      validationScheduled: false,
+    });
+    expect(replacedDone.result).toMatchObject({
+      partitionStatus: 'SUCCESS',
+      runStatus: 'EXTRACTED_VALIDATED',
+      receivedChunks: 2,
+      validationScheduled: true,
+    });
     const { rows } = await api.sql.query(
       `SELECT partition_id, status, actual_row_count::int, file_count, fragment_count, byte_count::int, received_chunks,
               received_rows::int, received_bytes::int, reported_chunk_count, chunk_count_mismatches, completed_at IS NOT NULL AS completed
-         FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`, [run.runId]);
+         FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`,
+      [run.runId],
+    );
     const decided = {
-      status: 'SUCCESS', actual_row_count: 10, file_count: 2, fragment_count: 2, byte_count: 100, received_chunks: 2,
-      received_rows: 10, received_bytes: 100, reported_chunk_count: 2, chunk_count_mismatches: 0, completed: true,
+      status: 'SUCCESS',
+      actual_row_count: 10,
+      file_count: 2,
+      fragment_count: 2,
+      byte_count: 100,
+      received_chunks: 2,
+      received_rows: 10,
+      received_bytes: 100,
+      reported_chunk_count: 2,
+      chunk_count_mismatches: 0,
+      completed: true,
     };
-    expect(rows).toEqual([{ partition_id: '0000', ...decided }, { partition_id: '0001', ...decided }]);
+    expect(rows).toEqual([
+      { partition_id: '0000', ...decided },
+      { partition_id: '0001', ...decided },
+    ]);
     const { rows: events } = await api.sql.query(
       `SELECT partition_id, row_count::int, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PARTITION_SUCCESS' ORDER BY partition_id`,
-      [run.runId]);
+      [run.runId],
+    );
     expect(events).toEqual([
       { partition_id: '0000', row_count: 10, details: { files: 2, bytes: 100 } },
       { partition_id: '0001', row_count: 10, details: { files: 2, bytes: 100 } },
     ]);
     const { rows: validations } = await api.sql.query(
-      `SELECT count(*)::int AS n FROM nifi_ops.load_dispatch WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`, [run.runId]);
+      `SELECT count(*)::int AS n FROM nifi_ops.load_dispatch WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`,
+      [run.runId],
+    );
     expect(validations[0].n).toBe(1);
   });
 
@@ -159,9 +232,20 @@ describe('reportChunk', () => {
     const res = await report(api, chunkInput(run, '0000', p.claimToken, 0, 1, 9));
     expect(res.status).toBe(200);
     expect(res.result).toMatchObject({ partitionStatus: 'FAILED', runStatus: 'FAILED_EXTRACT', validationScheduled: false });
-    const { rows } = await api.sql.query(`SELECT status, error_stage, error_code, failed_partition_count FROM nifi_ops.load_run WHERE run_id = $1`, [run.runId]);
-    expect(rows[0]).toEqual({ status: 'FAILED_EXTRACT', error_stage: 'PARTITION_GATE', error_code: 'ROW_COUNT_MISMATCH', failed_partition_count: 1 });
-    const { rows: part } = await api.sql.query(`SELECT error_code, error_message FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0000'`, [run.runId]);
+    const { rows } = await api.sql.query(
+      `SELECT status, error_stage, error_code, failed_partition_count FROM nifi_ops.load_run WHERE run_id = $1`,
+      [run.runId],
+    );
+    expect(rows[0]).toEqual({
+      status: 'FAILED_EXTRACT',
+      error_stage: 'PARTITION_GATE',
+      error_code: 'ROW_COUNT_MISMATCH',
+      failed_partition_count: 1,
+    });
+    const { rows: part } = await api.sql.query(
+      `SELECT error_code, error_message FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0000'`,
+      [run.runId],
+    );
     expect(part[0].error_code).toBe('ROW_COUNT_MISMATCH');
     expect(part[0].error_message).toBe('files=1 chunkCount=1 chunkCountMismatches=0 rows=9 expected=10');
     expect(await dispatchCount(run.runId)).toBe(0);
@@ -189,12 +273,25 @@ describe('reportChunk', () => {
     const p0 = await claim(api, run.runId, '0000');
     const p1 = await claim(api, run.runId, '0001');
     const fail = await api.gql(FAIL_PARTITION, {
-      input: { runId: run.runId, partitionId: '0000', claimToken: p0.claimToken, errorStage: 'EXTRACT', errorClass: 'IO', errorCode: 'HDFS_WRITE', attempt: '3' },
+      input: {
+        runId: run.runId,
+        partitionId: '0000',
+        claimToken: p0.claimToken,
+        errorStage: 'EXTRACT',
+        errorClass: 'IO',
+        errorCode: 'HDFS_WRITE',
+        attempt: '3',
+      },
     });
     expect(fail.body.data!.failPartition).toEqual({ partitionStatus: 'FAILED', runStatus: 'FAILED_EXTRACT', changed: true });
     const late = await report(api, chunkInput(run, '0001', p1.claimToken, 0, 1, 4));
     expect(late.status).toBe(200);
-    expect(late.result).toMatchObject({ recorded: true, runStatus: 'FAILED_EXTRACT', partitionStatus: 'RUNNING', validationScheduled: false });
+    expect(late.result).toMatchObject({
+      recorded: true,
+      runStatus: 'FAILED_EXTRACT',
+      partitionStatus: 'RUNNING',
+      validationScheduled: false,
+    });
     const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_file WHERE run_id = $1`, [run.runId]);
     expect(rows[0].n).toBe(1);
     expect(await dispatchCount(run.runId)).toBe(0);
@@ -205,7 +302,10 @@ describe('reportChunk', () => {
     const p = await claim(api, run.runId, '0000');
     const outside = await report(api, { ...chunkInput(run, '0000', p.claimToken, 0, 1, 10), hdfsPath: '/data/other/part-0.parquet' });
     expect([outside.status, outside.code]).toEqual([422, 'HDFS_PATH_OUTSIDE_RUN']);
-    const traversal = await report(api, { ...chunkInput(run, '0000', p.claimToken, 0, 1, 10), hdfsPath: `${run.hdfsRunPath}/../x.parquet` });
+    const traversal = await report(api, {
+      ...chunkInput(run, '0000', p.claimToken, 0, 1, 10),
+      hdfsPath: `${run.hdfsRunPath}/../x.parquet`,
+    });
     expect([traversal.status, traversal.code]).toEqual([422, 'HDFS_PATH_OUTSIDE_RUN']);
     const sibling = await report(api, { ...chunkInput(run, '0000', p.claimToken, 0, 1, 10), hdfsPath: `${run.hdfsRunPath}x/part.parquet` });
     expect(sibling.code).toBe('HDFS_PATH_OUTSIDE_RUN');
@@ -253,7 +353,14 @@ describe('reportChunk', () => {
 
 describe('failPartition', () => {
   const failInput = (runId: string, claimToken: string, overrides: Record<string, unknown> = {}) => ({
-    runId, partitionId: '0000', claimToken, errorStage: 'EXTRACT', errorClass: 'SQL', errorCode: 'ORA-00942', message: 'table missing', ...overrides,
+    runId,
+    partitionId: '0000',
+    claimToken,
+    errorStage: 'EXTRACT',
+    errorClass: 'SQL',
+    errorCode: 'ORA-00942',
+    message: 'table missing',
+    ...overrides,
   });
 
   it('marks a snapshot error FAILED_SNAPSHOT_EXPIRED and replays as changed=false', async () => {

@@ -56,13 +56,23 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCo
   checkChunkReport(cmd);
   let row: ChunkReportRow | undefined;
   try {
-    ({ rows: [row] } = await sql.query<ChunkReportRow>({
+    ({
+      rows: [row],
+    } = await sql.query<ChunkReportRow>({
       // named: prepared once per connection instead of parsed and planned on every report
       name: 'lc_report_chunk',
       text: 'SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
       values: [
-        cmd.runId, cmd.partitionId, cmd.claimToken, cmd.chunkIndex, cmd.chunkCount, cmd.fragmentIdentifier,
-        cmd.hdfsPath, cmd.recordCount.toString(), cmd.byteCount?.toString() ?? null, cmd.actor,
+        cmd.runId,
+        cmd.partitionId,
+        cmd.claimToken,
+        cmd.chunkIndex,
+        cmd.chunkCount,
+        cmd.fragmentIdentifier,
+        cmd.hdfsPath,
+        cmd.recordCount.toString(),
+        cmd.byteCount?.toString() ?? null,
+        cmd.actor,
       ],
     }));
   } catch (error) {
@@ -91,15 +101,26 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCo
  * this batch committed. When the batch fails as a whole (a chunk's path taken by another chunk, say), it
  * recorded none of its reports.
  */
-export async function reportChunks(sql: pg.Pool, cmds: ReportChunkCommand[], afterCommit: AfterCommit): Promise<Array<ReportChunkResult | null>> {
+export async function reportChunks(
+  sql: pg.Pool,
+  cmds: ReportChunkCommand[],
+  afterCommit: AfterCommit,
+): Promise<Array<ReportChunkResult | null>> {
   const column = <T>(pick: (cmd: ReportChunkCommand) => T) => cmds.map(pick);
   const { rows } = await sql.query<ChunkReportRow & { ordinal: number }>({
     name: 'lc_report_chunks',
     text: 'SELECT * FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
     values: [
-      column((c) => c.runId), column((c) => c.partitionId), column((c) => c.claimToken), column((c) => c.chunkIndex),
-      column((c) => c.chunkCount), column((c) => c.fragmentIdentifier), column((c) => c.hdfsPath),
-      column((c) => c.recordCount.toString()), column((c) => c.byteCount?.toString() ?? null), column((c) => c.actor),
+      column((c) => c.runId),
+      column((c) => c.partitionId),
+      column((c) => c.claimToken),
+      column((c) => c.chunkIndex),
+      column((c) => c.chunkCount),
+      column((c) => c.fragmentIdentifier),
+      column((c) => c.hdfsPath),
+      column((c) => c.recordCount.toString()),
+      column((c) => c.byteCount?.toString() ?? null),
+      column((c) => c.actor),
     ],
   });
   // row n answers report n (ordinal n + 1)
@@ -134,11 +155,16 @@ async function recordChunkConflict(sql: pg.Pool, cmd: ReportChunkCommand): Promi
     `SELECT nifi_ops.record_api_event('WARN', 'CHUNK_CONFLICT', $1::uuid, $2, $3,
         p_error_code => 'CHUNK_CONFLICT', p_message => $4, p_details => $5::jsonb)`,
     [
-      cmd.runId, cmd.partitionId, cmd.actor,
+      cmd.runId,
+      cmd.partitionId,
+      cmd.actor,
       `chunk ${cmd.chunkIndex} of partition ${cmd.partitionId} changed after the partition succeeded`,
       JSON.stringify({
-        chunkIndex: cmd.chunkIndex, chunkCount: cmd.chunkCount, hdfsPath: cmd.hdfsPath,
-        recordCount: cmd.recordCount.toString(), byteCount: cmd.byteCount?.toString() ?? null,
+        chunkIndex: cmd.chunkIndex,
+        chunkCount: cmd.chunkCount,
+        hdfsPath: cmd.hdfsPath,
+        recordCount: cmd.recordCount.toString(),
+        byteCount: cmd.byteCount?.toString() ?? null,
       }),
     ],
   );

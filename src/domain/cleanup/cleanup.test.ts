@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, type TokenName } from '../../../test/support/api.js';
 import {
-  CLAIM_PUBLISH, FAIL_RUN, MARK_SUCCESS, REPORT_PUBLISH_RESULT, createRun, metric, recordMetrics, toPublished, toStageValidating,
+  CLAIM_PUBLISH,
+  FAIL_RUN,
+  MARK_SUCCESS,
+  REPORT_PUBLISH_RESULT,
+  createRun,
+  metric,
+  recordMetrics,
+  toPublished,
+  toStageValidating,
   toStagingValidated,
 } from '../../../test/support/fixtures.js';
 
@@ -28,7 +36,9 @@ async function endedDaysAgo(runId: string, days: number): Promise<void> {
   await api.sql.query(
     `UPDATE nifi_ops.load_run SET completed_at = CASE WHEN completed_at IS NULL THEN NULL ELSE clock_timestamp() - $2 * interval '1 day' END,
             heartbeat_at = clock_timestamp() - $2 * interval '1 day', started_at = clock_timestamp() - $2 * interval '1 day'
-      WHERE run_id = $1`, [runId, days]);
+      WHERE run_id = $1`,
+    [runId, days],
+  );
 }
 
 async function succeeded(jobKey: string) {
@@ -40,14 +50,22 @@ async function succeeded(jobKey: string) {
 
 async function failedManifest(jobKey: string) {
   const run = await createRun(api, { jobKey });
-  await api.gql(FAIL_RUN, { input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'E' } });
+  await api.gql(FAIL_RUN, {
+    input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'E' },
+  });
   return run;
 }
 
 async function failedStageValidation(jobKey: string) {
   const run = await toStageValidating(api, [3, 4], { create: { jobKey } });
   await api.gql(FAIL_RUN, {
-    input: { runId: run.runId, expectedStatus: 'STAGE_VALIDATING', failStatus: 'FAILED_STAGE_VALIDATION', errorStage: 'STAGING', errorCode: 'E' },
+    input: {
+      runId: run.runId,
+      expectedStatus: 'STAGE_VALIDATING',
+      failStatus: 'FAILED_STAGE_VALIDATION',
+      errorStage: 'STAGING',
+      errorCode: 'E',
+    },
   });
   return run;
 }
@@ -87,8 +105,13 @@ describe('cleanupCandidates', () => {
     const list = res.body.data!.cleanupCandidates;
     expect(list.map((c: { runId: string }) => c.runId)).toEqual([failed20d.runId, cancelled15d.runId, success4d.runId]);
     expect(list[2]).toEqual({
-      runId: success4d.runId, jobKey: job, businessKey: success4d.businessKey, status: 'SUCCESS',
-      hdfsRunPath: success4d.hdfsRunPath, stageTable: success4d.stageTable, completedAt: expect.any(String),
+      runId: success4d.runId,
+      jobKey: job,
+      businessKey: success4d.businessKey,
+      status: 'SUCCESS',
+      hdfsRunPath: success4d.hdfsRunPath,
+      stageTable: success4d.stageTable,
+      completedAt: expect.any(String),
     });
     expect(Date.now() - Date.parse(list[2].completedAt)).toBeGreaterThan(4 * 86_400_000 - 60_000);
 
@@ -96,7 +119,9 @@ describe('cleanupCandidates', () => {
     expect((await candidates('OTHER_JOB')).body.data!.cleanupCandidates).toEqual([]);
     expect((await candidates(job, 50, 'operator')).body.data!.cleanupCandidates).toHaveLength(3);
     expect((await candidates(job, 50, 'viewer')).body.data!.cleanupCandidates).toHaveLength(3);
-    expect(list.some((c: { runId: string }) => [active.runId, unknown.runId, success1d.runId, failed5d.runId].includes(c.runId))).toBe(false);
+    expect(list.some((c: { runId: string }) => [active.runId, unknown.runId, success1d.runId, failed5d.runId].includes(c.runId))).toBe(
+      false,
+    );
   });
 
   it.each([
@@ -119,14 +144,22 @@ describe('recordCleanup', () => {
     const details = { droppedTable: run.stageTable, deletedPath: run.hdfsRunPath };
     const res = await recordCleanup(run.runId, details);
     expect(res.body.data!.recordCleanup).toEqual({ runStatus: 'FAILED_STAGE_VALIDATION', changed: true });
-    expect((await recordCleanup(run.runId, details)).body.data!.recordCleanup).toEqual({ runStatus: 'FAILED_STAGE_VALIDATION', changed: false });
-    expect((await recordCleanup(run.runId, {}, 'operator')).body.data!.recordCleanup).toEqual({ runStatus: 'FAILED_STAGE_VALIDATION', changed: false });
+    expect((await recordCleanup(run.runId, details)).body.data!.recordCleanup).toEqual({
+      runStatus: 'FAILED_STAGE_VALIDATION',
+      changed: false,
+    });
+    expect((await recordCleanup(run.runId, {}, 'operator')).body.data!.recordCleanup).toEqual({
+      runStatus: 'FAILED_STAGE_VALIDATION',
+      changed: false,
+    });
 
     const { rows } = await api.sql.query('SELECT status, cleaned_at FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(rows[0].status).toBe('FAILED_STAGE_VALIDATION');
     expect(rows[0].cleaned_at).toBeInstanceOf(Date);
     const events = await api.sql.query(
-      `SELECT event_level, actor, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`, [run.runId]);
+      `SELECT event_level, actor, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`,
+      [run.runId],
+    );
     expect(events.rows).toEqual([{ event_level: 'INFO', actor: 'nifi-cluster', details }]);
     expect((await candidates(job)).body.data!.cleanupCandidates).toEqual([]);
   });
@@ -135,7 +168,9 @@ describe('recordCleanup', () => {
     const run = await cancelled(newJob());
     await endedDaysAgo(run.runId, 15);
     expect((await recordCleanup(run.runId, {}, 'operator')).body.data!.recordCleanup).toEqual({ runStatus: 'CANCELLED', changed: true });
-    const { rows } = await api.sql.query(`SELECT actor FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`, [run.runId]);
+    const { rows } = await api.sql.query(`SELECT actor FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`, [
+      run.runId,
+    ]);
     expect(rows).toEqual([{ actor: 'alice-operator' }]);
   });
 
@@ -164,7 +199,9 @@ describe('recordCleanup', () => {
     }
     expect((await recordCleanup(recent.runId, {}, 'viewer')).status).toBe(403);
     expect((await recordCleanup(recent.runId, {}, null)).status).toBe(401);
-    const { rows } = await api.sql.query('SELECT cleaned_at FROM nifi_ops.load_run WHERE run_id = ANY($1)', [[published.runId, recent.runId]]);
+    const { rows } = await api.sql.query('SELECT cleaned_at FROM nifi_ops.load_run WHERE run_id = ANY($1)', [
+      [published.runId, recent.runId],
+    ]);
     expect(rows.map((r) => r.cleaned_at)).toEqual([null, null]);
   });
 
@@ -173,11 +210,16 @@ describe('recordCleanup', () => {
       const run = await failedManifest(newJob());
       await endedDaysAgo(run.runId, 15);
       const results = await Promise.all(
-        (['nifi', 'operator', 'nifi', 'operator'] as const).map((token) => recordCleanup(run.runId, { deletedPath: run.hdfsRunPath }, token)),
+        (['nifi', 'operator', 'nifi', 'operator'] as const).map((token) =>
+          recordCleanup(run.runId, { deletedPath: run.hdfsRunPath }, token),
+        ),
       );
       expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
       expect(results.filter((r) => r.body.data!.recordCleanup.changed)).toHaveLength(1);
-      const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`, [run.runId]);
+      const { rows } = await api.sql.query(
+        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`,
+        [run.runId],
+      );
       expect(rows[0].n).toBe(1);
     }
   });
@@ -193,8 +235,12 @@ describe('cleanup.maxBatch', () => {
   it('caps the candidate list and the monitor count of due runs', async () => {
     for (let i = 0; i < 3; i++) {
       const run = await createRun(small);
-      await small.gql(FAIL_RUN, { input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' } });
-      await small.sql.query(`UPDATE nifi_ops.load_run SET completed_at = clock_timestamp() - interval '20 days' WHERE run_id = $1`, [run.runId]);
+      await small.gql(FAIL_RUN, {
+        input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' },
+      });
+      await small.sql.query(`UPDATE nifi_ops.load_run SET completed_at = clock_timestamp() - interval '20 days' WHERE run_id = $1`, [
+        run.runId,
+      ]);
     }
     const list = await small.gql(CANDIDATES, { limit: 500 });
     expect(list.body.data!.cleanupCandidates).toHaveLength(2);

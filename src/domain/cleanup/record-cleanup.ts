@@ -33,7 +33,10 @@ export async function recordCleanup(tx: Tx, cmd: RecordCleanupCommand): Promise<
   await tx.$executeRaw`
     UPDATE nifi_ops.load_run SET cleaned_at = clock_timestamp() WHERE run_id = ${cmd.runId}::uuid AND cleaned_at IS NULL`;
   await recordApiEvent(tx, {
-    level: 'INFO', name: 'RUN_CLEANED', runId: cmd.runId, actor: cmd.actor,
+    level: 'INFO',
+    name: 'RUN_CLEANED',
+    runId: cmd.runId,
+    actor: cmd.actor,
     details: { droppedTable: cmd.droppedTable, deletedPath: cmd.deletedPath },
   });
   return { runStatus, changed: true };

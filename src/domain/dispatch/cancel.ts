@@ -8,8 +8,14 @@ import { transitionDispatch } from '../transitions.js';
  * Dispatch rows come last in the lock order; the caller holds the run's partition and run rows.
  */
 export async function cancelUndeliveredDispatches(tx: Tx, runId: string, reason: string): Promise<string[]> {
-  const rows = await transitionDispatch(tx, { runId }, {
-    from: UNDELIVERED_DISPATCH_STATUSES, to: 'CANCELLED', set: Prisma.sql`last_error = left(${reason}, 2000)`,
-  });
+  const rows = await transitionDispatch(
+    tx,
+    { runId },
+    {
+      from: UNDELIVERED_DISPATCH_STATUSES,
+      to: 'CANCELLED',
+      set: Prisma.sql`last_error = left(${reason}, 2000)`,
+    },
+  );
   return rows.map((r) => r.dispatch_id);
 }

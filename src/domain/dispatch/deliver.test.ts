@@ -14,18 +14,34 @@ describe('decideDelivery (ref §5.1, §4.4)', () => {
   });
 
   it.each([301, 307, 408, 425, 429, 500, 502, 503])('retries %i after the backoff of its attempt', (status) => {
-    expect(decideDelivery(response(status), 2, policy)).toEqual({ action: 'RETRY', httpStatus: status, error: `HTTP ${status}`, delayMs: 10_000 });
+    expect(decideDelivery(response(status), 2, policy)).toEqual({
+      action: 'RETRY',
+      httpStatus: status,
+      error: `HTTP ${status}`,
+      delayMs: 10_000,
+    });
   });
 
   it('retries a call that got no response', () => {
-    expect(decideDelivery({ httpStatus: null, error: 'TypeError: fetch failed: connect ECONNREFUSED' }, 1, policy))
-      .toEqual({ action: 'RETRY', httpStatus: null, error: 'TypeError: fetch failed: connect ECONNREFUSED', delayMs: 5_000 });
+    expect(decideDelivery({ httpStatus: null, error: 'TypeError: fetch failed: connect ECONNREFUSED' }, 1, policy)).toEqual({
+      action: 'RETRY',
+      httpStatus: null,
+      error: 'TypeError: fetch failed: connect ECONNREFUSED',
+      delayMs: 5_000,
+    });
   });
 
   it('gives up on a transient failure once the attempts are used up', () => {
-    expect(decideDelivery(response(503, 'busy'), 3, policy)).toEqual({ action: 'DEAD', httpStatus: 503, error: 'max attempts reached: busy' });
-    expect(decideDelivery({ httpStatus: null, error: 'timeout' }, 4, policy))
-      .toEqual({ action: 'DEAD', httpStatus: null, error: 'max attempts reached: timeout' });
+    expect(decideDelivery(response(503, 'busy'), 3, policy)).toEqual({
+      action: 'DEAD',
+      httpStatus: 503,
+      error: 'max attempts reached: busy',
+    });
+    expect(decideDelivery({ httpStatus: null, error: 'timeout' }, 4, policy)).toEqual({
+      action: 'DEAD',
+      httpStatus: null,
+      error: 'max attempts reached: timeout',
+    });
   });
 
   it('still counts a 2xx on the last attempt as received', () => {

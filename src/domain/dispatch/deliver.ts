@@ -42,16 +42,22 @@ export function decideDelivery(attempt: DeliveryAttempt, attemptCount: number, p
  * an ACK that beat this bookkeeping stays ACKED (ref §12.1.3). Returns the ids that changed.
  */
 export async function markSent(sql: pg.Pool, sent: Array<{ dispatchId: string; httpStatus: number }>): Promise<Set<string>> {
-  const rows = await transitionDispatch(sql, {
-    picked: Prisma.sql`SELECT * FROM unnest(${sent.map((s) => s.dispatchId)}::uuid[], ${sent.map((s) => s.httpStatus)}::integer[])
+  const rows = await transitionDispatch(
+    sql,
+    {
+      picked: Prisma.sql`SELECT * FROM unnest(${sent.map((s) => s.dispatchId)}::uuid[], ${sent.map((s) => s.httpStatus)}::integer[])
                          AS s(dispatch_id, http_status)`,
-  }, { from: ['PENDING'], to: 'SENT', set: Prisma.sql`last_http_status = picked.http_status, last_error = NULL` });
+    },
+    { from: ['PENDING'], to: 'SENT', set: Prisma.sql`last_http_status = picked.http_status, last_error = NULL` },
+  );
   return new Set(rows.map((r) => r.dispatch_id));
 }
 
 /** Stays PENDING, due again after the backoff; the failure is kept for operators. */
 export async function deferDispatch(
-  sql: pg.Pool, dispatchId: string, failure: { httpStatus: number | null; error: string; delayMs: number },
+  sql: pg.Pool,
+  dispatchId: string,
+  failure: { httpStatus: number | null; error: string; delayMs: number },
 ): Promise<boolean> {
   const { rowCount } = await sql.query(
     `UPDATE nifi_ops.load_dispatch
@@ -76,14 +82,23 @@ export interface DeadDispatch {
 
 /** PENDING → DEAD, dated (deviation 11); DISPATCH_DEAD is written only if this call changed the row. */
 export async function markDead(tx: Tx, dead: DeadDispatch): Promise<boolean> {
-  const changed = await transitionDispatch(tx, { dispatchId: dead.dispatchId }, {
-    from: ['PENDING'], to: 'DEAD',
-    set: Prisma.sql`last_http_status = ${dead.httpStatus}::integer, last_error = left(${dead.error}, 2000)`,
-    event: {
-      level: 'ERROR', name: 'DISPATCH_DEAD', runId: dead.runId, partitionId: dead.partitionId, actor: dead.actor,
-      message: dead.error,
-      details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt },
+  const changed = await transitionDispatch(
+    tx,
+    { dispatchId: dead.dispatchId },
+    {
+      from: ['PENDING'],
+      to: 'DEAD',
+      set: Prisma.sql`last_http_status = ${dead.httpStatus}::integer, last_error = left(${dead.error}, 2000)`,
+      event: {
+        level: 'ERROR',
+        name: 'DISPATCH_DEAD',
+        runId: dead.runId,
+        partitionId: dead.partitionId,
+        actor: dead.actor,
+        message: dead.error,
+        details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt },
+      },
     },
-  });
+  );
   return changed.length > 0;
 }

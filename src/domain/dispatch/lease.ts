@@ -94,23 +94,25 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
       FROM picked WHERE NOT wanted`;
   const { rows } = await sql.query<LeaseRow>(query.text, query.values);
   return {
-    leased: rows.filter((row) => row.leased).map((l) => ({
-      dispatchId: l.dispatch_id,
-      runId: l.run_id,
-      dispatchType: l.dispatch_type,
-      partitionId: l.partition_id,
-      attempt: l.attempt_count,
-      leasedUntil: l.leased_until,
-      jobKey: l.job_key,
-      businessKey: l.business_key,
-      snapshotScn: l.snapshot_scn,
-      hdfsRunPath: l.hdfs_run_path,
-      lowerBound: l.lower_bound,
-      upperBound: l.upper_bound,
-      upperInclusive: l.upper_inclusive,
-      isNullPartition: l.is_null_partition,
-      expectedRowCount: l.expected_row_count,
-    })),
+    leased: rows
+      .filter((row) => row.leased)
+      .map((l) => ({
+        dispatchId: l.dispatch_id,
+        runId: l.run_id,
+        dispatchType: l.dispatch_type,
+        partitionId: l.partition_id,
+        attempt: l.attempt_count,
+        leasedUntil: l.leased_until,
+        jobKey: l.job_key,
+        businessKey: l.business_key,
+        snapshotScn: l.snapshot_scn,
+        hdfsRunPath: l.hdfs_run_path,
+        lowerBound: l.lower_bound,
+        upperBound: l.upper_bound,
+        upperInclusive: l.upper_inclusive,
+        isNullPartition: l.is_null_partition,
+        expectedRowCount: l.expected_row_count,
+      })),
     unwanted: rows.filter((row) => !row.leased).map((row) => row.dispatch_id),
   };
 }
@@ -121,7 +123,9 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
  * time (a lease that expired and was taken again moved both). Returns how many were released.
  */
 export async function releaseLeases(
-  sql: pg.Pool, leases: Array<Pick<LeasedDispatch, 'runId' | 'dispatchId' | 'attempt' | 'leasedUntil'>>, afterCommit: AfterCommit,
+  sql: pg.Pool,
+  leases: Array<Pick<LeasedDispatch, 'runId' | 'dispatchId' | 'attempt' | 'leasedUntil'>>,
+  afterCommit: AfterCommit,
 ): Promise<number> {
   const { rowCount } = await sql.query(
     `UPDATE nifi_ops.load_dispatch AS t
@@ -147,9 +151,15 @@ export interface CancelledDispatch {
 /** PENDING calls whose run no longer waits for them → CANCELLED, never sent (deviation 6). */
 export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], actor: string): Promise<CancelledDispatch[]> {
   const cancelled = await transitionDispatch<{
-    dispatch_id: string; run_id: string; dispatch_type: DispatchType; partition_id: string | null; reason: string;
-  }>(tx, {
-    picked: Prisma.sql`SELECT d.dispatch_id,
+    dispatch_id: string;
+    run_id: string;
+    dispatch_type: DispatchType;
+    partition_id: string | null;
+    reason: string;
+  }>(
+    tx,
+    {
+      picked: Prisma.sql`SELECT d.dispatch_id,
                    'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') AS reason
               FROM nifi_ops.load_dispatch d
               JOIN nifi_ops.load_run r ON r.run_id = d.run_id
@@ -157,16 +167,28 @@ export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], ac
              WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${STILL_WAITING}
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`,
-  }, {
-    from: ['PENDING'], to: 'CANCELLED',
-    set: Prisma.sql`last_error = picked.reason`,
-    returning: Prisma.sql`t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, picked.reason`,
-    event: (c) => ({
-      level: 'INFO', name: 'DISPATCH_CANCELLED', runId: c.run_id, partitionId: c.partition_id, actor,
-      message: c.reason, details: { dispatchId: c.dispatch_id, type: c.dispatch_type },
-    }),
-  });
+    },
+    {
+      from: ['PENDING'],
+      to: 'CANCELLED',
+      set: Prisma.sql`last_error = picked.reason`,
+      returning: Prisma.sql`t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, picked.reason`,
+      event: (c) => ({
+        level: 'INFO',
+        name: 'DISPATCH_CANCELLED',
+        runId: c.run_id,
+        partitionId: c.partition_id,
+        actor,
+        message: c.reason,
+        details: { dispatchId: c.dispatch_id, type: c.dispatch_type },
+      }),
+    },
+  );
   return cancelled.map((c) => ({
-    dispatchId: c.dispatch_id, runId: c.run_id, dispatchType: c.dispatch_type, partitionId: c.partition_id, reason: c.reason,
+    dispatchId: c.dispatch_id,
+    runId: c.run_id,
+    dispatchType: c.dispatch_type,
+    partitionId: c.partition_id,
+    reason: c.reason,
   }));
 }

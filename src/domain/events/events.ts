@@ -85,13 +85,39 @@ export interface EventRow {
   actor: string | null;
 }
 
-type EventColumns = Pick<LoadEvent, 'eventId' | 'eventTime' | 'eventLevel' | 'eventName' | 'partitionId' | 'chunkIndex'
-  | 'processGroup' | 'processorName' | 'nodeId' | 'errorClass' | 'errorCode' | 'message' | 'details' | 'actor'>;
+type EventColumns = Pick<
+  LoadEvent,
+  | 'eventId'
+  | 'eventTime'
+  | 'eventLevel'
+  | 'eventName'
+  | 'partitionId'
+  | 'chunkIndex'
+  | 'processGroup'
+  | 'processorName'
+  | 'nodeId'
+  | 'errorClass'
+  | 'errorCode'
+  | 'message'
+  | 'details'
+  | 'actor'
+>;
 
 const toEventRow = (e: EventColumns): EventRow => ({
-  eventId: e.eventId, eventTime: e.eventTime, level: e.eventLevel, name: e.eventName, partitionId: e.partitionId,
-  chunkIndex: e.chunkIndex, processGroup: e.processGroup, processorName: e.processorName, nodeId: e.nodeId,
-  errorClass: e.errorClass, errorCode: e.errorCode, message: e.message, details: e.details, actor: e.actor,
+  eventId: e.eventId,
+  eventTime: e.eventTime,
+  level: e.eventLevel,
+  name: e.eventName,
+  partitionId: e.partitionId,
+  chunkIndex: e.chunkIndex,
+  processGroup: e.processGroup,
+  processorName: e.processorName,
+  nodeId: e.nodeId,
+  errorClass: e.errorClass,
+  errorCode: e.errorCode,
+  message: e.message,
+  details: e.details,
+  actor: e.actor,
 });
 
 /**
@@ -102,7 +128,11 @@ const toEventRow = (e: EventColumns): EventRow => ({
  */
 export async function listRunsEvents(tx: Tx, runIds: readonly string[], last: number): Promise<EventRow[][]> {
   if (runIds.length === 1) {
-    const rows = await tx.loadEvent.findMany({ where: { runId: runIds[0] }, orderBy: [{ eventTime: 'desc' }, { eventId: 'desc' }], take: last });
+    const rows = await tx.loadEvent.findMany({
+      where: { runId: runIds[0] },
+      orderBy: [{ eventTime: 'desc' }, { eventId: 'desc' }],
+      take: last,
+    });
     return [rows.reverse().map(toEventRow)];
   }
   const rows = await tx.$queryRaw<Array<EventColumns & { runId: string }>>`

@@ -27,10 +27,19 @@ describe('defineGate', () => {
       gate: { consumer, requiredJobs: ['dim_customer', 'dim_product'], boundJobKey: null, definedBy: 'alice-operator' },
     });
     expect(await gateEvents(consumer)).toEqual([
-      { event_level: 'INFO', actor: 'alice-operator', details: expect.objectContaining({ consumer, requiredJobs: ['dim_customer', 'dim_product'], previous: null }) },
+      {
+        event_level: 'INFO',
+        actor: 'alice-operator',
+        details: expect.objectContaining({ consumer, requiredJobs: ['dim_customer', 'dim_product'], previous: null }),
+      },
     ]);
     const listed = await api.gql(GATES, {}, { token: 'viewer' });
-    expect(listed.body.data!.gates).toContainEqual({ consumer, requiredJobs: ['dim_customer', 'dim_product'], boundJobKey: null, definedBy: 'alice-operator' });
+    expect(listed.body.data!.gates).toContainEqual({
+      consumer,
+      requiredJobs: ['dim_customer', 'dim_product'],
+      boundJobKey: null,
+      definedBy: 'alice-operator',
+    });
   });
 
   it('answers the same definition again with changed=false, and replaces the set on a new definition', async () => {
@@ -50,8 +59,13 @@ describe('defineGate', () => {
     const second = unique('consumer_b');
     expect((await defineGate(api, first, ['x'], jobKey)).gate.boundJobKey).toBe(jobKey);
     expect((await defineGate(api, second, ['y'], jobKey)).gate.boundJobKey).toBe(jobKey);
-    const { rows } = await api.sql.query('SELECT consumer, bound_job_key FROM nifi_ops.gate WHERE consumer = ANY($1) ORDER BY consumer', [[first, second]]);
-    expect(rows).toEqual([{ consumer: first, bound_job_key: null }, { consumer: second, bound_job_key: jobKey }]);
+    const { rows } = await api.sql.query('SELECT consumer, bound_job_key FROM nifi_ops.gate WHERE consumer = ANY($1) ORDER BY consumer', [
+      [first, second],
+    ]);
+    expect(rows).toEqual([
+      { consumer: first, bound_job_key: null },
+      { consumer: second, bound_job_key: jobKey },
+    ]);
     expect((await gateEvents(second))[0].details.boundJobKeyMovedFrom).toBe(first);
   });
 
@@ -60,7 +74,9 @@ describe('defineGate', () => {
       const jobKey = unique('RACE').toUpperCase();
       const consumers = [unique('c1'), unique('c2'), unique('c3')];
       const results = await Promise.all(
-        consumers.map((consumer) => api.gql(DEFINE_GATE, { input: { consumer, requiredJobs: ['x'], boundJobKey: jobKey } }, { token: 'operator' })),
+        consumers.map((consumer) =>
+          api.gql(DEFINE_GATE, { input: { consumer, requiredJobs: ['x'], boundJobKey: jobKey } }, { token: 'operator' }),
+        ),
       );
       expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
       const { rows } = await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.gate WHERE bound_job_key = $1', [jobKey]);

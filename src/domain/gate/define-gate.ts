@@ -65,7 +65,10 @@ export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<Define
     return { gate: previous, changed: false };
   }
 
-  const unbound = cmd.boundJobKey === null ? [] : await tx.$queryRaw<Array<{ consumer: string }>>`
+  const unbound =
+    cmd.boundJobKey === null
+      ? []
+      : await tx.$queryRaw<Array<{ consumer: string }>>`
     UPDATE nifi_ops.gate SET bound_job_key = NULL
      WHERE bound_job_key = ${cmd.boundJobKey} AND consumer <> ${cmd.consumer}
      RETURNING consumer`;

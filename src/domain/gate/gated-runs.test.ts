@@ -50,16 +50,27 @@ describe('createRun of a job bound to a gate', () => {
     expect(res.status).toBe(409);
     expect(res.code).toBe('DEPENDENCIES_NOT_READY');
     expect(res.details).toEqual({
-      jobKey, businessKey: D, consumer, businessDate: D, gateDefined: true,
+      jobKey,
+      businessKey: D,
+      consumer,
+      businessDate: D,
+      gateDefined: true,
       blocking: [
         { jobId: upstream[0], reason: 'FAILED', attempt: 1, runId: `run-${upstream[0]}-${D}-1` },
         { jobId: upstream[1], reason: 'MISSING', attempt: null, runId: null },
       ],
     });
     expect(await runCount(jobKey)).toBe(0);
-    expect(await notReadyEvents(jobKey)).toEqual([{
-      event_level: 'WARN', run_id: null, business_key: D, actor: 'nifi-cluster', error_code: 'DEPENDENCIES_NOT_READY', details: res.details,
-    }]);
+    expect(await notReadyEvents(jobKey)).toEqual([
+      {
+        event_level: 'WARN',
+        run_id: null,
+        business_key: D,
+        actor: 'nifi-cluster',
+        error_code: 'DEPENDENCIES_NOT_READY',
+        details: res.details,
+      },
+    ]);
   });
 
   it('creates the run once the gate is ready for the run’s business date', async () => {
@@ -114,8 +125,12 @@ describe('claimPublish of a run bound to a gate', () => {
     const claimed = await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
     expect(claimed.body.data!.claimPublish).toEqual({ claimed: true, runStatus: 'PUBLISHING' });
 
-    const detail = await api.gql(`query($runId: UUID!) { run(runId: $runId) {
-      evidence { jobId attempt runId consumer businessDate publishToken } } }`, { runId: run.runId }, { token: 'viewer' });
+    const detail = await api.gql(
+      `query($runId: UUID!) { run(runId: $runId) {
+      evidence { jobId attempt runId consumer businessDate publishToken } } }`,
+      { runId: run.runId },
+      { token: 'viewer' },
+    );
     expect(detail.body.data!.run.evidence).toEqual([
       expect.objectContaining({ jobId: upstream[0], attempt: 2, runId: `run-${upstream[0]}-${D}-2`, businessDate: D, publishToken }),
       expect.objectContaining({ jobId: upstream[1], attempt: 1, runId: `run-${upstream[1]}-${D}-1`, businessDate: D, publishToken }),
@@ -123,7 +138,9 @@ describe('claimPublish of a run bound to a gate', () => {
     // the replay of the claim is answered by the claim, not by a second check
     const replay = await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
     expect(replay.body.data!.claimPublish.claimed).toBe(true);
-    const stored = await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.gate_publish_claim_evidence WHERE run_id = $1', [run.runId]);
+    const stored = await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.gate_publish_claim_evidence WHERE run_id = $1', [
+      run.runId,
+    ]);
     expect(stored.rows[0].n).toBe(2);
   });
 
@@ -133,11 +150,15 @@ describe('claimPublish of a run bound to a gate', () => {
       await ready();
       const run = await toStagingValidated(api, [3, 4], { create: { jobKey, businessKey: D } });
       const tokens = Array.from({ length: 6 }, () => randomUUID());
-      const results = await Promise.all(tokens.map((publishToken) => api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } })));
+      const results = await Promise.all(
+        tokens.map((publishToken) => api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } })),
+      );
       const winners = tokens.filter((_, i) => results[i]!.body.data?.claimPublish?.claimed);
       expect(winners).toHaveLength(1);
       const { rows } = await api.sql.query(
-        'SELECT DISTINCT publish_token::text, count(*) OVER ()::int AS n FROM nifi_ops.gate_publish_claim_evidence WHERE run_id = $1', [run.runId]);
+        'SELECT DISTINCT publish_token::text, count(*) OVER ()::int AS n FROM nifi_ops.gate_publish_claim_evidence WHERE run_id = $1',
+        [run.runId],
+      );
       expect(rows).toEqual([{ publish_token: winners[0], n: 2 }]);
     }
   });
@@ -148,7 +169,9 @@ describe('claimPublish of a run bound to a gate', () => {
     expect(claimed.body.data!.claimPublish.claimed).toBe(true);
     const detail = await api.gql(RUN, { runId: run.runId });
     expect(detail.body.errors).toBeUndefined();
-    const stored = await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.gate_publish_claim_evidence WHERE run_id = $1', [run.runId]);
+    const stored = await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.gate_publish_claim_evidence WHERE run_id = $1', [
+      run.runId,
+    ]);
     expect(stored.rows[0].n).toBe(0);
   });
 

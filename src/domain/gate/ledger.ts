@@ -70,7 +70,14 @@ function attemptsOf(jobIds: Prisma.Sql, businessDate: string): Prisma.Sql {
 
 function toAttempt(row: AttemptRow): LedgerAttempt | null {
   if (row.attempt === null) return null;
-  return { jobId: row.job_id, attempt: row.attempt, runId: row.run_id!, state: row.state!, source: row.source!, startedAt: row.started_at! };
+  return {
+    jobId: row.job_id,
+    attempt: row.attempt,
+    runId: row.run_id!,
+    state: row.state!,
+    source: row.source!,
+    startedAt: row.started_at!,
+  };
 }
 
 /** All attempts of one job for one business date, oldest attempt first. */

@@ -57,7 +57,10 @@ export async function authorisePublishClaim(tx: Tx, claim: PublishClaim): Promis
  * the order of runIds: one statement for a page of runs.
  */
 export async function listPublishClaimEvidence(tx: Tx, runIds: readonly string[]): Promise<PublishClaimEvidence[][]> {
-  const rows = await tx.gatePublishClaimEvidence.findMany({ where: { runId: { in: [...runIds] } }, orderBy: [{ runId: 'asc' }, { jobId: 'asc' }] });
+  const rows = await tx.gatePublishClaimEvidence.findMany({
+    where: { runId: { in: [...runIds] } },
+    orderBy: [{ runId: 'asc' }, { jobId: 'asc' }],
+  });
   const byRun = new Map<string, PublishClaimEvidence[]>(runIds.map((id) => [id, []]));
   for (const row of rows) {
     byRun.get(row.runId)?.push({

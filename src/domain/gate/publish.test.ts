@@ -14,9 +14,14 @@ afterAll(async () => api?.close());
 const D = '2026-10-23';
 
 async function storedPublications(consumer: string) {
-  const publications = await api.sql.query('SELECT business_date::text, output, published_by FROM nifi_ops.gate_publication WHERE consumer = $1', [consumer]);
+  const publications = await api.sql.query(
+    'SELECT business_date::text, output, published_by FROM nifi_ops.gate_publication WHERE consumer = $1',
+    [consumer],
+  );
   const evidence = await api.sql.query(
-    'SELECT job_id, attempt, run_id FROM nifi_ops.gate_publication_evidence WHERE consumer = $1 ORDER BY job_id', [consumer]);
+    'SELECT job_id, attempt, run_id FROM nifi_ops.gate_publication_evidence WHERE consumer = $1 ORDER BY job_id',
+    [consumer],
+  );
   return { publications: publications.rows, evidence: evidence.rows };
 }
 
@@ -28,13 +33,20 @@ describe('publish', () => {
     const { published, publication } = res.body.data!.publish;
     expect(published).toBe(true);
     expect(publication).toMatchObject({
-      consumer, businessDate: D, output: { totalCents: 17_500 }, publishedBy: 'nifi-cluster',
+      consumer,
+      businessDate: D,
+      output: { totalCents: 17_500 },
+      publishedBy: 'nifi-cluster',
       evidence: jobs.map((jobId) => ({ jobId, attempt: 1, runId: `run-${jobId}-${D}-1` })),
     });
     expect(publication.outputHash).toMatch(/^[0-9a-f]{64}$/);
     const read = await api.gql(PUBLICATION, { consumer, businessDate: D }, { token: 'viewer' });
     expect(read.body.data!.publication).toEqual({
-      consumer, businessDate: D, output: publication.output, outputHash: publication.outputHash, publishedBy: 'nifi-cluster',
+      consumer,
+      businessDate: D,
+      output: publication.output,
+      outputHash: publication.outputHash,
+      publishedBy: 'nifi-cluster',
       evidence: publication.evidence,
     });
   });
@@ -78,7 +90,9 @@ describe('publish', () => {
     expect(res.status).toBe(409);
     expect(res.code).toBe('DEPENDENCIES_NOT_READY');
     expect(res.details).toEqual({
-      consumer, businessDate: D, gateDefined: true,
+      consumer,
+      businessDate: D,
+      gateDefined: true,
       blocking: [
         { jobId: jobs[1], reason: 'RUNNING', attempt: 1, runId: `run-${jobs[1]}-${D}-1` },
         { jobId: jobs[2], reason: 'MISSING', attempt: null, runId: null },

@@ -50,7 +50,10 @@ export async function getPublication(tx: Tx, consumer: string, businessDate: str
 }
 
 const evidenceKey = (evidence: Evidence[]): string =>
-  evidence.map((e) => `${e.jobId}\u0000${e.attempt}\u0000${e.runId}`).sort().join('\u0001');
+  evidence
+    .map((e) => `${e.jobId}\u0000${e.attempt}\u0000${e.runId}`)
+    .sort()
+    .join('\u0001');
 
 /**
  * publish: re-checks readiness and writes the publication with its evidence (the exact upstream attempts)
@@ -72,7 +75,13 @@ export async function publish(tx: Tx, cmd: PublishCommand): Promise<PublishResul
   if (existing && existing.outputHash !== outputHash) {
     throw new DomainError(
       'PUBLICATION_CONFLICT',
-      { consumer: cmd.consumer, businessDate: cmd.businessDate, reason: 'OUTPUT_DIFFERS', publishedOutputHash: existing.outputHash, outputHash },
+      {
+        consumer: cmd.consumer,
+        businessDate: cmd.businessDate,
+        reason: 'OUTPUT_DIFFERS',
+        publishedOutputHash: existing.outputHash,
+        outputHash,
+      },
       `${cmd.consumer} already published ${cmd.businessDate} with another output`,
     );
   }

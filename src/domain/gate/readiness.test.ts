@@ -18,7 +18,8 @@ describe('readiness', () => {
     const jobs = [unique('dim_customer'), unique('dim_product')];
     await defineGate(api, consumer, jobs);
     // both dimension jobs completed at 07:00 UTC on October 23 — as backfills for October 16
-    for (const jobId of jobs) await observed(api, { jobId, businessDate: '2026-10-16', state: 'SUCCEEDED', startedAt: '2026-10-23T07:00:00Z' });
+    for (const jobId of jobs)
+      await observed(api, { jobId, businessDate: '2026-10-16', state: 'SUCCEEDED', startedAt: '2026-10-23T07:00:00Z' });
     const today = await readinessOf(api, consumer, D);
     expect(today.ready).toBe(false);
     expect(today.jobs.map((j) => j.reason)).toEqual(['MISSING', 'MISSING']);
@@ -110,7 +111,9 @@ describe('readiness', () => {
 
 describe('Load Control runs as observations', () => {
   const failRun = (runId: string) =>
-    api.gql(FAIL_RUN, { input: { runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'E' } });
+    api.gql(FAIL_RUN, {
+      input: { runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'E' },
+    });
 
   it('counts a job’s runs for a business key that is a calendar date as its attempts, in start order', async () => {
     const jobKey = unique('LOAD').toUpperCase();
@@ -118,7 +121,12 @@ describe('Load Control runs as observations', () => {
     await defineGate(api, consumer, [jobKey]);
 
     const first = await createRun(api, { jobKey, businessKey: D });
-    expect((await readinessOf(api, consumer, D)).jobs[0]).toMatchObject({ reason: 'RUNNING', attempt: 1, runId: first.runId, latest: { source: 'LOAD_CONTROL' } });
+    expect((await readinessOf(api, consumer, D)).jobs[0]).toMatchObject({
+      reason: 'RUNNING',
+      attempt: 1,
+      runId: first.runId,
+      latest: { source: 'LOAD_CONTROL' },
+    });
     await failRun(first.runId);
     expect((await readinessOf(api, consumer, D)).jobs[0]).toMatchObject({ reason: 'FAILED', attempt: 1, state: 'FAILED' });
 

@@ -22,11 +22,26 @@ async function storedObservations(jobId: string) {
 describe('recordObservation', () => {
   it('records an attempt with its business date, offset-carrying start time (returned in UTC) and reporter', async () => {
     const jobId = unique('dim_customer');
-    const res = await observe(api, { jobId, businessDate: D, attempt: 1, runId: 'db-run-881', state: 'RUNNING', startedAt: '2026-10-23T23:30:00+09:00' });
+    const res = await observe(api, {
+      jobId,
+      businessDate: D,
+      attempt: 1,
+      runId: 'db-run-881',
+      state: 'RUNNING',
+      startedAt: '2026-10-23T23:30:00+09:00',
+    });
     expect(res.status).toBe(200);
     expect(res.body.data!.recordObservation).toMatchObject({
       changed: true,
-      observation: { jobId, businessDate: D, attempt: 1, runId: 'db-run-881', state: 'RUNNING', startedAt: '2026-10-23T14:30:00.000Z', observedBy: 'nifi-cluster' },
+      observation: {
+        jobId,
+        businessDate: D,
+        attempt: 1,
+        runId: 'db-run-881',
+        state: 'RUNNING',
+        startedAt: '2026-10-23T14:30:00.000Z',
+        observedBy: 'nifi-cluster',
+      },
     });
   });
 
@@ -44,7 +59,10 @@ describe('recordObservation', () => {
     const jobId = unique('job');
     await observed(api, { jobId, businessDate: D, state: 'RUNNING' });
     expect((await observed(api, { jobId, businessDate: D, state: 'FAILED' })).changed).toBe(true);
-    expect(await observed(api, { jobId, businessDate: D, state: 'FAILED' })).toMatchObject({ changed: false, observation: { state: 'FAILED' } });
+    expect(await observed(api, { jobId, businessDate: D, state: 'FAILED' })).toMatchObject({
+      changed: false,
+      observation: { state: 'FAILED' },
+    });
   });
 
   it('accepts a first report that is already final, and a replayed RUNNING as changed=false', async () => {
@@ -65,17 +83,20 @@ describe('recordObservation', () => {
   it.each([
     ['SUCCEEDED', 'FAILED'],
     ['FAILED', 'SUCCEEDED'],
-  ] as const)('refuses to change a final %s into %s with 409 OBSERVATION_CONFLICT (a repair needs a new attempt)', async (first, second) => {
-    const jobId = unique('job');
-    await observed(api, { jobId, businessDate: D, state: first });
-    const res = await observe(api, { jobId, businessDate: D, state: second });
-    expect(res.status).toBe(409);
-    expect(res.code).toBe('OBSERVATION_CONFLICT');
-    expect(res.details).toMatchObject({ jobId, businessDate: D, attempt: 1, recorded: { state: first } });
-    expect((await storedObservations(jobId)).map((r) => r.state)).toEqual([first]);
-    // the repair: a new attempt
-    expect((await observed(api, { jobId, businessDate: D, attempt: 2, state: second })).changed).toBe(true);
-  });
+  ] as const)(
+    'refuses to change a final %s into %s with 409 OBSERVATION_CONFLICT (a repair needs a new attempt)',
+    async (first, second) => {
+      const jobId = unique('job');
+      await observed(api, { jobId, businessDate: D, state: first });
+      const res = await observe(api, { jobId, businessDate: D, state: second });
+      expect(res.status).toBe(409);
+      expect(res.code).toBe('OBSERVATION_CONFLICT');
+      expect(res.details).toMatchObject({ jobId, businessDate: D, attempt: 1, recorded: { state: first } });
+      expect((await storedObservations(jobId)).map((r) => r.state)).toEqual([first]);
+      // the repair: a new attempt
+      expect((await observed(api, { jobId, businessDate: D, attempt: 2, state: second })).changed).toBe(true);
+    },
+  );
 
   it.each([
     ['another run id', { runId: 'someone-else' }],
@@ -83,7 +104,14 @@ describe('recordObservation', () => {
   ])('refuses the same attempt with %s with 409 OBSERVATION_CONFLICT', async (_what, change) => {
     const jobId = unique('job');
     await observed(api, { jobId, businessDate: D, state: 'RUNNING', runId: 'r1', startedAt: '2026-10-23T06:00:00Z' });
-    const res = await observe(api, { jobId, businessDate: D, state: 'SUCCEEDED', runId: 'r1', startedAt: '2026-10-23T06:00:00Z', ...change });
+    const res = await observe(api, {
+      jobId,
+      businessDate: D,
+      state: 'SUCCEEDED',
+      runId: 'r1',
+      startedAt: '2026-10-23T06:00:00Z',
+      ...change,
+    });
     expect(res.status).toBe(409);
     expect(res.code).toBe('OBSERVATION_CONFLICT');
     expect((await storedObservations(jobId))[0]).toMatchObject({ run_id: 'r1', state: 'RUNNING' });
@@ -101,7 +129,10 @@ describe('recordObservation', () => {
     await observed(api, { jobId, businessDate: D, attempt: 2, state: 'SUCCEEDED' });
     await observed(api, { jobId, businessDate: D, attempt: 1, state: 'RUNNING' });
     await observed(api, { jobId, businessDate: D, attempt: 1, state: 'FAILED' });
-    expect((await storedObservations(jobId)).map((r) => [r.attempt, r.state])).toEqual([[1, 'FAILED'], [2, 'SUCCEEDED']]);
+    expect((await storedObservations(jobId)).map((r) => [r.attempt, r.state])).toEqual([
+      [1, 'FAILED'],
+      [2, 'SUCCEEDED'],
+    ]);
   });
 
   it('refuses a Load Control job id with 409 OBSERVATION_CONFLICT: its runs are its observations', async () => {

@@ -22,7 +22,11 @@ export class GatedStepNotReady extends DomainError {
     readonly step: GatedStep,
     readonly notReady: Readiness,
   ) {
-    super('DEPENDENCIES_NOT_READY', { jobKey: step.jobKey, businessKey: step.businessKey, ...notReadyDetails(notReady) }, notReadyMessage(notReady));
+    super(
+      'DEPENDENCIES_NOT_READY',
+      { jobKey: step.jobKey, businessKey: step.businessKey, ...notReadyDetails(notReady) },
+      notReadyMessage(notReady),
+    );
   }
 }
 

@@ -55,7 +55,9 @@ export function manifestViolations(plan: ManifestPlan, allowEmptySource: boolean
       ranges.push({ ...p, lower: BigInt(p.lowerBound), upper: BigInt(p.upperBound) });
     }
   }
-  ranges.sort((a, b) => (a.lower < b.lower ? -1 : a.lower > b.lower ? 1 : a.partitionId < b.partitionId ? -1 : a.partitionId > b.partitionId ? 1 : 0));
+  ranges.sort((a, b) =>
+    a.lower < b.lower ? -1 : a.lower > b.lower ? 1 : a.partitionId < b.partitionId ? -1 : a.partitionId > b.partitionId ? 1 : 0,
+  );
   ranges.forEach((p, i) => {
     const isLast = i === ranges.length - 1;
     if (p.upperInclusive !== isLast) violations.push(`UPPER_INCLUSIVE_INVALID ${p.partitionId}`);

@@ -12,7 +12,9 @@ afterAll(async () => api?.close());
 async function runRow(runId: string) {
   const { rows } = await api.sql.query(
     `SELECT status, source_count::text, expected_partition_count, success_partition_count, snapshot_scn::text,
-            error_code, error_message, completed_at FROM nifi_ops.load_run WHERE run_id = $1`, [runId]);
+            error_code, error_message, completed_at FROM nifi_ops.load_run WHERE run_id = $1`,
+    [runId],
+  );
   return rows[0];
 }
 
@@ -33,25 +35,52 @@ describe('registerManifest', () => {
     expect(payload.status).toBe('EXTRACTING');
     expect(payload.emptyPartitionCount).toBe(1);
     expect(payload.validationScheduled).toBe(false);
-    expect(payload.dispatchPartitions.map((p: { partitionId: string }) => p.partitionId)).toEqual(['0000', '0001', '0003', '0004', '0005', '0006', '0007']);
+    expect(payload.dispatchPartitions.map((p: { partitionId: string }) => p.partitionId)).toEqual([
+      '0000',
+      '0001',
+      '0003',
+      '0004',
+      '0005',
+      '0006',
+      '0007',
+    ]);
     expect(payload.dispatchPartitions[0]).toEqual({
-      partitionId: '0000', lowerBound: '1', upperBound: '1001', upperInclusive: false, isNullPartition: false, expectedRowCount: 15000,
+      partitionId: '0000',
+      lowerBound: '1',
+      upperBound: '1001',
+      upperInclusive: false,
+      isNullPartition: false,
+      expectedRowCount: 15000,
     });
     expect(await runRow(run.runId)).toMatchObject({
-      status: 'EXTRACTING', source_count: '105000', expected_partition_count: 8, success_partition_count: 1, snapshot_scn: '1234567890',
+      status: 'EXTRACTING',
+      source_count: '105000',
+      expected_partition_count: 8,
+      success_partition_count: 1,
+      snapshot_scn: '1234567890',
     });
     const { rows: empty } = await api.sql.query(
-      `SELECT status, actual_row_count::int, file_count, completed_at FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0002'`, [run.runId]);
+      `SELECT status, actual_row_count::int, file_count, completed_at FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0002'`,
+      [run.runId],
+    );
     expect(empty[0]).toMatchObject({ status: 'SUCCESS', actual_row_count: 0, file_count: 0 });
     const { rows: metrics } = await api.sql.query(
-      `SELECT metric_name, actual_value, result, query_version FROM nifi_ops.load_validation WHERE run_id = $1 ORDER BY metric_name`, [run.runId]);
+      `SELECT metric_name, actual_value, result, query_version FROM nifi_ops.load_validation WHERE run_id = $1 ORDER BY metric_name`,
+      [run.runId],
+    );
     expect(metrics).toEqual([
       { metric_name: 'AMOUNT_SUM', actual_value: '123.45', result: 'PASS', query_version: 'v1' },
       { metric_name: 'SOURCE_COUNT', actual_value: '105000', result: 'PASS', query_version: 'v1' },
     ]);
     const { rows: events } = await api.sql.query(
-      `SELECT event_name, row_count::int, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'MANIFEST_CREATED'`, [run.runId]);
-    expect(events[0]).toEqual({ event_name: 'MANIFEST_CREATED', row_count: 105000, details: { partitions: 8, empty: 1, snapshotScn: '1234567890' } });
+      `SELECT event_name, row_count::int, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'MANIFEST_CREATED'`,
+      [run.runId],
+    );
+    expect(events[0]).toEqual({
+      event_name: 'MANIFEST_CREATED',
+      row_count: 105000,
+      details: { partitions: 8, empty: 1, snapshotScn: '1234567890' },
+    });
   });
 
   it('answers an identical replay with the stored plan and validationScheduled=false', async () => {
@@ -68,7 +97,10 @@ describe('registerManifest', () => {
     const run = await createRun(api);
     const input = manifestInput(run.runId, [5, 6]);
     const partitions = (input.partitions as Array<Record<string, unknown>>).map((p) => ({
-      ...p, lowerBound: Number(p.lowerBound), upperBound: Number(p.upperBound), expectedRowCount: Number(p.expectedRowCount),
+      ...p,
+      lowerBound: Number(p.lowerBound),
+      upperBound: Number(p.upperBound),
+      expectedRowCount: Number(p.expectedRowCount),
     }));
     const res = await api.gql(REGISTER_MANIFEST, { input: { ...input, partitions, sourceCount: 11, plannedPartitionCount: 2 } });
     expect(res.body.data!.registerManifest.status).toBe('EXTRACTING');
@@ -85,7 +117,10 @@ describe('registerManifest', () => {
     const run = await createRun(api, { allowEmptySource: true });
     const res = await api.gql(REGISTER_MANIFEST, { input: manifestInput(run.runId, [0, 0]) });
     expect(res.body.data!.registerManifest).toMatchObject({
-      status: 'EXTRACTED_VALIDATED', validationScheduled: true, dispatchPartitions: [], emptyPartitionCount: 2,
+      status: 'EXTRACTED_VALIDATED',
+      validationScheduled: true,
+      dispatchPartitions: [],
+      emptyPartitionCount: 2,
     });
     const { rows } = await api.sql.query(`SELECT dispatch_type, status FROM nifi_ops.load_dispatch WHERE run_id = $1`, [run.runId]);
     expect(rows).toEqual([{ dispatch_type: 'VALIDATE_RUN', status: 'PENDING' }]);
@@ -100,23 +135,99 @@ describe('registerManifest', () => {
   };
 
   it.each([
-    ['DUPLICATE_PARTITION_ID', invalid((i) => { i.partitions[1].partitionId = '0000'; })],
-    ['PARTITION_COUNT_MISMATCH planned=3 actual=2', invalid((i) => { i.plannedPartitionCount = '3'; })],
-    ['EXPECTED_SUM_MISMATCH sum=7 source=8', invalid((i) => { i.sourceCount = '8'; })],
+    [
+      'DUPLICATE_PARTITION_ID',
+      invalid((i) => {
+        i.partitions[1].partitionId = '0000';
+      }),
+    ],
+    [
+      'PARTITION_COUNT_MISMATCH planned=3 actual=2',
+      invalid((i) => {
+        i.plannedPartitionCount = '3';
+      }),
+    ],
+    [
+      'EXPECTED_SUM_MISMATCH sum=7 source=8',
+      invalid((i) => {
+        i.sourceCount = '8';
+      }),
+    ],
     ['EMPTY_SOURCE_BLOCKED', invalid(() => undefined, [0, 0])],
-    ['MULTIPLE_NULL_PARTITIONS', invalid((i) => {
-      i.partitions.push({ ...i.partitions[2], partitionId: 'NULL' });
-      i.plannedPartitionCount = '4';
-    }, [3, 4], { nullCount: 0 })],
-    ['INVALID_NULL_PARTITION NULL', invalid((i) => { i.partitions[2].lowerBound = '5'; }, [3, 4], { nullCount: 2 })],
-    ['NULL_COUNT_MISMATCH expected=2 source=3', invalid((i) => { i.sourceNullSplitCount = '3'; i.sourceCount = '9'; }, [3, 4], { nullCount: 2 })],
-    ['NULL_ROWS_WITHOUT_NULL_PARTITION', invalid((i) => { i.sourceNullSplitCount = '1'; })],
-    ['INVALID_BOUNDS 0000', invalid((i) => { i.partitions[0].lowerBound = '5000'; })],
-    ['INVALID_BOUNDS 0001', invalid((i) => { i.partitions[1].upperBound = null; })],
-    ['UPPER_INCLUSIVE_INVALID 0001', invalid((i) => { i.partitions[1].upperInclusive = false; })],
-    ['RANGE_GAP_OR_OVERLAP 0000->0001', invalid((i) => { i.partitions[1].lowerBound = '1002'; })],
-    ['MIN_SPLIT_MISMATCH', invalid((i) => { i.sourceMinSplit = '0'; })],
-    ['MAX_SPLIT_MISMATCH', invalid((i) => { i.sourceMaxSplit = '9999'; })],
+    [
+      'MULTIPLE_NULL_PARTITIONS',
+      invalid(
+        (i) => {
+          i.partitions.push({ ...i.partitions[2], partitionId: 'NULL' });
+          i.plannedPartitionCount = '4';
+        },
+        [3, 4],
+        { nullCount: 0 },
+      ),
+    ],
+    [
+      'INVALID_NULL_PARTITION NULL',
+      invalid(
+        (i) => {
+          i.partitions[2].lowerBound = '5';
+        },
+        [3, 4],
+        { nullCount: 2 },
+      ),
+    ],
+    [
+      'NULL_COUNT_MISMATCH expected=2 source=3',
+      invalid(
+        (i) => {
+          i.sourceNullSplitCount = '3';
+          i.sourceCount = '9';
+        },
+        [3, 4],
+        { nullCount: 2 },
+      ),
+    ],
+    [
+      'NULL_ROWS_WITHOUT_NULL_PARTITION',
+      invalid((i) => {
+        i.sourceNullSplitCount = '1';
+      }),
+    ],
+    [
+      'INVALID_BOUNDS 0000',
+      invalid((i) => {
+        i.partitions[0].lowerBound = '5000';
+      }),
+    ],
+    [
+      'INVALID_BOUNDS 0001',
+      invalid((i) => {
+        i.partitions[1].upperBound = null;
+      }),
+    ],
+    [
+      'UPPER_INCLUSIVE_INVALID 0001',
+      invalid((i) => {
+        i.partitions[1].upperInclusive = false;
+      }),
+    ],
+    [
+      'RANGE_GAP_OR_OVERLAP 0000->0001',
+      invalid((i) => {
+        i.partitions[1].lowerBound = '1002';
+      }),
+    ],
+    [
+      'MIN_SPLIT_MISMATCH',
+      invalid((i) => {
+        i.sourceMinSplit = '0';
+      }),
+    ],
+    [
+      'MAX_SPLIT_MISMATCH',
+      invalid((i) => {
+        i.sourceMaxSplit = '9999';
+      }),
+    ],
   ])('commits FAILED_MANIFEST and answers 422 MANIFEST_INVALID naming %s', async (violation, build) => {
     const run = await createRun(api);
     const res = await api.gql(REGISTER_MANIFEST, { input: build(run.runId) });
@@ -130,7 +241,10 @@ describe('registerManifest', () => {
     expect(row.error_message).toContain(violation);
     expect(row.completed_at).toBeInstanceOf(Date);
     expect(await partitionCount(run.runId)).toBe(0);
-    const { rows } = await api.sql.query(`SELECT event_name FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'MANIFEST_INVALID'`, [run.runId]);
+    const { rows } = await api.sql.query(
+      `SELECT event_name FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'MANIFEST_INVALID'`,
+      [run.runId],
+    );
     expect(rows).toHaveLength(1);
   });
 
@@ -167,14 +281,54 @@ describe('registerManifest', () => {
   });
 
   it.each([
-    ['partitions.0.partitionId', (i: Record<string, any>) => { i.partitions[0].partitionId = 'abc'; }],
-    ['snapshotScn', (i: Record<string, any>) => { i.snapshotScn = '1'.repeat(39); }],
-    ['plannedPartitionCount', (i: Record<string, any>) => { i.plannedPartitionCount = '10001'; }],
-    ['sourceMetricsVersion', (i: Record<string, any>) => { i.sourceMetricsVersion = 'v'.repeat(51); }],
-    ['sourceMetrics', (i: Record<string, any>) => { i.sourceMetrics = { ['M'.repeat(151)]: '1' }; }],
-    ['sourceMetrics', (i: Record<string, any>) => { i.sourceMetrics = Object.fromEntries(Array.from({ length: 201 }, (_, n) => [`M${n}`, '1'])); }],
-    ['sourceCount', (i: Record<string, any>) => { i.sourceCount = '-1'; }],
-    ['partitions', (i: Record<string, any>) => { i.partitions = []; }],
+    [
+      'partitions.0.partitionId',
+      (i: Record<string, any>) => {
+        i.partitions[0].partitionId = 'abc';
+      },
+    ],
+    [
+      'snapshotScn',
+      (i: Record<string, any>) => {
+        i.snapshotScn = '1'.repeat(39);
+      },
+    ],
+    [
+      'plannedPartitionCount',
+      (i: Record<string, any>) => {
+        i.plannedPartitionCount = '10001';
+      },
+    ],
+    [
+      'sourceMetricsVersion',
+      (i: Record<string, any>) => {
+        i.sourceMetricsVersion = 'v'.repeat(51);
+      },
+    ],
+    [
+      'sourceMetrics',
+      (i: Record<string, any>) => {
+        i.sourceMetrics = { ['M'.repeat(151)]: '1' };
+      },
+    ],
+    [
+      'sourceMetrics',
+      (i: Record<string, any>) => {
+        i.sourceMetrics = Object.fromEntries(Array.from({ length: 201 }, (_, n) => [`M${n}`, '1']));
+      },
+    ],
+    [
+      'sourceCount',
+      (i: Record<string, any>) => {
+        i.sourceCount = '-1';
+      },
+    ],
+    [
+      'partitions',
+      (i: Record<string, any>) => {
+        i.partitions = [];
+      },
+    ],
   ])('refuses malformed %s with 422 INVALID_INPUT before touching the run', async (_field, mutate) => {
     const run = await createRun(api);
     const input = manifestInput(run.runId, [3, 4]) as Record<string, any>;

@@ -37,10 +37,15 @@ const sameDecimal = (a: string | null, b: string | null) => (a === null || b ===
 
 /** Deviation 9: a replay must match the whole stored plan, not only the partition ids. */
 async function replayOfStoredPlan(tx: Tx, cmd: RegisterManifestCommand, runStatus: RunStatus): Promise<RegisterManifestResult> {
-  const [run] = await tx.$queryRaw<Array<{
-    snapshot_scn: string | null; source_count: bigint | null; source_null_split_count: bigint | null;
-    source_min_split: string | null; source_max_split: string | null;
-  }>>`
+  const [run] = await tx.$queryRaw<
+    Array<{
+      snapshot_scn: string | null;
+      source_count: bigint | null;
+      source_null_split_count: bigint | null;
+      source_min_split: string | null;
+      source_max_split: string | null;
+    }>
+  >`
     SELECT snapshot_scn::text, source_count, source_null_split_count, source_min_split::text, source_max_split::text
       FROM nifi_ops.load_run WHERE run_id = ${cmd.runId}::uuid`;
   const stored = await tx.$queryRaw<StoredPartition[]>`
@@ -59,9 +64,14 @@ async function replayOfStoredPlan(tx: Tx, cmd: RegisterManifestCommand, runStatu
     stored.length === requested.length &&
     stored.every((s, i) => {
       const r = requested[i]!;
-      return s.partition_id === r.partitionId && sameDecimal(s.lower_bound, r.lowerBound) && sameDecimal(s.upper_bound, r.upperBound)
-        && s.upper_inclusive === r.upperInclusive && s.is_null_partition === r.isNullPartition
-        && s.expected_row_count === r.expectedRowCount;
+      return (
+        s.partition_id === r.partitionId &&
+        sameDecimal(s.lower_bound, r.lowerBound) &&
+        sameDecimal(s.upper_bound, r.upperBound) &&
+        s.upper_inclusive === r.upperInclusive &&
+        s.is_null_partition === r.isNullPartition &&
+        s.expected_row_count === r.expectedRowCount
+      );
     }) &&
     sameDecimal(run.snapshot_scn, cmd.snapshotScn) &&
     run.source_count === cmd.sourceCount &&
@@ -92,14 +102,24 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand, aft
   const violations = manifestViolations(cmd, run.parameters.allowEmptySource === true);
   if (violations.length > 0) {
     const message = violations.join('; ').slice(0, 2000);
-    await transitionRun(tx, { runId: cmd.runId }, {
-      from: ['CREATED'], to: 'FAILED_MANIFEST',
-      set: Prisma.sql`error_stage = 'MANIFEST', error_code = 'MANIFEST_INVALID', error_message = ${message}`,
-      event: {
-        level: 'ERROR', name: 'MANIFEST_INVALID', runId: cmd.runId, actor: cmd.actor,
-        errorCode: 'MANIFEST_INVALID', message, details: { violations },
+    await transitionRun(
+      tx,
+      { runId: cmd.runId },
+      {
+        from: ['CREATED'],
+        to: 'FAILED_MANIFEST',
+        set: Prisma.sql`error_stage = 'MANIFEST', error_code = 'MANIFEST_INVALID', error_message = ${message}`,
+        event: {
+          level: 'ERROR',
+          name: 'MANIFEST_INVALID',
+          runId: cmd.runId,
+          actor: cmd.actor,
+          errorCode: 'MANIFEST_INVALID',
+          message,
+          details: { violations },
+        },
       },
-    });
+    );
     afterCommit.raise(new DomainError('MANIFEST_INVALID', { violations }, violations.join('; ')));
   }
 
@@ -118,13 +138,18 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand, aft
            AS p(id, lower, upper, inclusive, is_null, expected)`;
 
   const emptyPartitionCount = ps.filter((p) => p.expectedRowCount === 0n).length;
-  await transitionRun(tx, { runId: cmd.runId }, {
-    from: ['CREATED'], to: 'EXTRACTING',
-    set: Prisma.sql`snapshot_scn = ${cmd.snapshotScn}::numeric, source_count = ${cmd.sourceCount},
+  await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: ['CREATED'],
+      to: 'EXTRACTING',
+      set: Prisma.sql`snapshot_scn = ${cmd.snapshotScn}::numeric, source_count = ${cmd.sourceCount},
            source_null_split_count = ${cmd.sourceNullSplitCount}, source_min_split = ${cmd.sourceMinSplit}::numeric,
            source_max_split = ${cmd.sourceMaxSplit}::numeric, expected_partition_count = ${ps.length},
            success_partition_count = ${emptyPartitionCount}, extracted_count = 0`,
-  });
+    },
+  );
 
   // one row per name (a single upsert may not touch a row twice): a SOURCE_COUNT entry of sourceMetrics
   // replaces the API's own, as the reference's one-by-one upserts did
@@ -136,7 +161,11 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand, aft
     ON CONFLICT (run_id, stage, metric_name, query_version)
     DO UPDATE SET actual_value = EXCLUDED.actual_value, result = 'PASS', measured_at = clock_timestamp()`;
   await recordApiEvent(tx, {
-    level: 'INFO', name: 'MANIFEST_CREATED', runId: cmd.runId, actor: cmd.actor, rowCount: cmd.sourceCount,
+    level: 'INFO',
+    name: 'MANIFEST_CREATED',
+    runId: cmd.runId,
+    actor: cmd.actor,
+    rowCount: cmd.sourceCount,
     details: { partitions: ps.length, empty: emptyPartitionCount, snapshotScn: cmd.snapshotScn },
   });
 

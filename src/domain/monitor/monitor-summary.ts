@@ -2,12 +2,23 @@ import type { Tx } from '../../db/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
 import { runMovedAt, staleThresholds, type StaleThresholds } from '../runs/stale-runs.js';
 import {
-  ACTIVE_RUN_STATUSES, BACKLOG_DISPATCH_STATUSES, FAILED_RUN_STATUSES, RUN_STATUSES, parseRunStatus, type DispatchStatus,
+  ACTIVE_RUN_STATUSES,
+  BACKLOG_DISPATCH_STATUSES,
+  FAILED_RUN_STATUSES,
+  RUN_STATUSES,
+  parseRunStatus,
+  type DispatchStatus,
   type RunStatus,
 } from '../states.js';
 
 export const ALERT_KINDS = [
-  'PUBLISH_UNKNOWN', 'DISPATCH_DEAD', 'RUN_FAILED', 'RUN_STALE', 'CLEANUP_FAILED', 'DEPENDENCIES_NOT_READY', 'CHUNK_CONFLICT',
+  'PUBLISH_UNKNOWN',
+  'DISPATCH_DEAD',
+  'RUN_FAILED',
+  'RUN_STALE',
+  'CLEANUP_FAILED',
+  'DEPENDENCIES_NOT_READY',
+  'CHUNK_CONFLICT',
 ] as const;
 type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
@@ -58,7 +69,8 @@ export interface MonitorSummary {
 }
 
 const runStatusCounts = (rows: Array<{ status: string; count: number }>): StatusCount<RunStatus>[] =>
-  rows.map((r) => ({ status: parseRunStatus(r.status), count: r.count }))
+  rows
+    .map((r) => ({ status: parseRunStatus(r.status), count: r.count }))
     .sort((a, b) => RUN_STATUSES.indexOf(a.status) - RUN_STATUSES.indexOf(b.status));
 
 /** monitorSummary (ref §3.19): what is running, what ended lately, the outbox backlog and what needs a person. */

@@ -3,9 +3,7 @@ import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import {
-  canTransitionRun, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES, type RunStatus,
-} from '../states.js';
+import { canTransitionRun, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES, type RunStatus } from '../states.js';
 import { transitionDispatch, transitionPartition, transitionRun } from '../transitions.js';
 
 export interface CancelRunCommand {
@@ -39,16 +37,36 @@ export async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRu
   if (run.status === 'CANCELLED') return { runStatus: run.status, changed: false, abandonedPartitions: 0, cancelledDispatches: 0 };
   if (!canTransitionRun(run.status, 'CANCELLED')) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
-  await transitionRun(tx, { runId: cmd.runId }, {
-    from: [run.status], to: 'CANCELLED',
-    set: Prisma.sql`error_stage = 'OPERATOR', error_code = 'RUN_CANCELLED', error_message = ${cmd.reason}`,
-  });
-  const abandonedPartitions = (await transitionPartition(tx, { runId: cmd.runId }, {
-    from: UNFINISHED_PARTITION_STATUSES, to: 'ABANDONED', set: Prisma.sql`error_code = 'RUN_CANCELLED'`,
-  })).length;
-  const cancelledDispatches = (await transitionDispatch(tx, { runId: cmd.runId }, {
-    from: UNDELIVERED_DISPATCH_STATUSES, to: 'CANCELLED',
-  })).length;
+  await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: [run.status],
+      to: 'CANCELLED',
+      set: Prisma.sql`error_stage = 'OPERATOR', error_code = 'RUN_CANCELLED', error_message = ${cmd.reason}`,
+    },
+  );
+  const abandonedPartitions = (
+    await transitionPartition(
+      tx,
+      { runId: cmd.runId },
+      {
+        from: UNFINISHED_PARTITION_STATUSES,
+        to: 'ABANDONED',
+        set: Prisma.sql`error_code = 'RUN_CANCELLED'`,
+      },
+    )
+  ).length;
+  const cancelledDispatches = (
+    await transitionDispatch(
+      tx,
+      { runId: cmd.runId },
+      {
+        from: UNDELIVERED_DISPATCH_STATUSES,
+        to: 'CANCELLED',
+      },
+    )
+  ).length;
 
   const publishedThenCancelled = run.status === 'PUBLISHED';
   await recordApiEvent(tx, {

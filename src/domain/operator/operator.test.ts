@@ -2,8 +2,25 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, type TokenName } from '../../../test/support/api.js';
 import {
-  CLAIM, CLAIM_PUBLISH, CREATE_RUN, FAIL_PARTITION, HDFS_ROOT, JOB, MARK_SUCCESS, REPORT_PUBLISH_RESULT, START_VALIDATION,
-  chunkInput, claim, completeRun, createRun, metric, recordMetrics, report, startRun, toPublished, toStageValidating,
+  CLAIM,
+  CLAIM_PUBLISH,
+  CREATE_RUN,
+  FAIL_PARTITION,
+  HDFS_ROOT,
+  JOB,
+  MARK_SUCCESS,
+  REPORT_PUBLISH_RESULT,
+  START_VALIDATION,
+  chunkInput,
+  claim,
+  completeRun,
+  createRun,
+  metric,
+  recordMetrics,
+  report,
+  startRun,
+  toPublished,
+  toStageValidating,
   toStagingValidated,
 } from '../../../test/support/fixtures.js';
 
@@ -28,14 +45,18 @@ const cancel = (runId: string, reason = 'business date loaded twice', token: Tok
 async function runRow(runId: string) {
   const { rows } = await api.sql.query(
     `SELECT status, published_at, completed_at, error_stage, error_code, error_message, publish_token::text
-       FROM nifi_ops.load_run WHERE run_id = $1`, [runId]);
+       FROM nifi_ops.load_run WHERE run_id = $1`,
+    [runId],
+  );
   return rows[0];
 }
 
 async function lastEvent(runId: string, name: string) {
   const { rows } = await api.sql.query(
     `SELECT event_level, actor, message, details FROM nifi_ops.load_event
-      WHERE run_id = $1 AND event_name = $2 ORDER BY event_time DESC LIMIT 1`, [runId, name]);
+      WHERE run_id = $1 AND event_name = $2 ORDER BY event_time DESC LIMIT 1`,
+    [runId, name],
+  );
   return rows[0];
 }
 
@@ -71,7 +92,10 @@ describe('resolveUnknown', () => {
     expect(row).toMatchObject({ status: 'PUBLISHED', error_stage: null, error_code: null, error_message: null, completed_at: null });
     expect(row.published_at).toBeInstanceOf(Date);
     expect(await lastEvent(run.runId, 'PUBLISH_UNKNOWN_RESOLVED')).toEqual({
-      event_level: 'WARN', actor: 'alice-operator', message: REASON, details: { resolution: 'PUBLISHED', reason: REASON },
+      event_level: 'WARN',
+      actor: 'alice-operator',
+      message: REASON,
+      details: { resolution: 'PUBLISHED', reason: REASON },
     });
 
     // target validation is still required after an operator's PUBLISHED
@@ -87,7 +111,10 @@ describe('resolveUnknown', () => {
     expect(res.body.data!.resolveUnknown).toEqual({ runStatus: 'FAILED_PUBLISH', changed: true });
     const row = await runRow(run.runId);
     expect(row).toMatchObject({
-      status: 'FAILED_PUBLISH', error_stage: 'PUBLISH', error_code: 'PUBLISH_UNKNOWN_RESOLVED', error_message: 'target partition was not replaced',
+      status: 'FAILED_PUBLISH',
+      error_stage: 'PUBLISH',
+      error_code: 'PUBLISH_UNKNOWN_RESOLVED',
+      error_message: 'target partition was not replaced',
     });
     expect(row.completed_at).toBeInstanceOf(Date);
     expect((await resolve(run.runId, 'FAILED_PUBLISH')).body.data!.resolveUnknown).toEqual({ runStatus: 'FAILED_PUBLISH', changed: false });
@@ -107,7 +134,9 @@ describe('resolveUnknown', () => {
       expect(loser.details).toEqual({ runStatus: winner.body.data!.resolveUnknown.runStatus });
       expect((await runRow(run.runId)).status).toBe(winner.body.data!.resolveUnknown.runStatus);
       const { rows } = await api.sql.query(
-        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN_RESOLVED'`, [run.runId]);
+        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN_RESOLVED'`,
+        [run.runId],
+      );
       expect(rows[0].n).toBe(1);
     }
   });
@@ -129,7 +158,9 @@ describe('resendDispatch', () => {
     await api.sql.query(
       `UPDATE nifi_ops.load_dispatch SET status = 'DEAD', attempt_count = 20, last_error = 'max attempts reached: 503',
               dead_at = clock_timestamp(), next_attempt_at = clock_timestamp() + interval '1 hour'
-        WHERE dispatch_id = $1`, [run.dispatchId]);
+        WHERE dispatch_id = $1`,
+      [run.dispatchId],
+    );
     return run;
   }
 
@@ -141,10 +172,14 @@ describe('resendDispatch', () => {
     expect(res.body.data!.resendDispatch).toEqual({ dispatchId: run.dispatchId, status: 'PENDING' });
     const { rows } = await api.sql.query(
       `SELECT status, attempt_count, last_error, dead_at, next_attempt_at <= clock_timestamp() AS due
-         FROM nifi_ops.load_dispatch WHERE dispatch_id = $1`, [run.dispatchId]);
+         FROM nifi_ops.load_dispatch WHERE dispatch_id = $1`,
+      [run.dispatchId],
+    );
     expect(rows[0]).toEqual({ status: 'PENDING', attempt_count: 0, last_error: null, dead_at: null, due: true });
     expect(await lastEvent(run.runId, 'DISPATCH_RESENT')).toEqual({
-      event_level: 'WARN', actor: 'alice-operator', message: 'NiFi receiver is back',
+      event_level: 'WARN',
+      actor: 'alice-operator',
+      message: 'NiFi receiver is back',
       details: { dispatchId: run.dispatchId, dispatchType: 'VALIDATE_RUN', previousStatus: 'DEAD', reason: 'NiFi receiver is back' },
     });
 
@@ -156,7 +191,10 @@ describe('resendDispatch', () => {
 
   it('resends an unacknowledged SENT dispatch, refuses an ACKED one, and wakes the dispatcher after commit', async () => {
     const run = await completeRun(api);
-    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'SENT', sent_at = clock_timestamp(), attempt_count = 3 WHERE dispatch_id = $1`, [run.dispatchId]);
+    await api.sql.query(
+      `UPDATE nifi_ops.load_dispatch SET status = 'SENT', sent_at = clock_timestamp(), attempt_count = 3 WHERE dispatch_id = $1`,
+      [run.dispatchId],
+    );
     const listener = await api.sql.connect();
     const woken: string[] = [];
     listener.on('notification', (n) => woken.push(n.payload ?? ''));
@@ -169,7 +207,10 @@ describe('resendDispatch', () => {
       await listener.query('UNLISTEN load_dispatch');
       listener.release();
     }
-    expect(await lastEvent(run.runId, 'DISPATCH_RESENT')).toMatchObject({ message: null, details: expect.objectContaining({ previousStatus: 'SENT' }) });
+    expect(await lastEvent(run.runId, 'DISPATCH_RESENT')).toMatchObject({
+      message: null,
+      details: expect.objectContaining({ previousStatus: 'SENT' }),
+    });
 
     await api.gql(START_VALIDATION, { input: { runId: run.runId, dispatchId: run.dispatchId } });
     const acked = await resend(run.runId, run.dispatchId);
@@ -187,7 +228,9 @@ describe('resendDispatch', () => {
         expect(r.details).toEqual({ status: 'PENDING' });
       }
       const { rows } = await api.sql.query(
-        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'DISPATCH_RESENT'`, [run.runId]);
+        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'DISPATCH_RESENT'`,
+        [run.runId],
+      );
       expect(rows[0].n).toBe(1);
     }
   });
@@ -203,7 +246,9 @@ describe('resendDispatch', () => {
     const short = await resend(a.runId, a.dispatchId, { reason: 'go' });
     expect(short.status).toBe(422);
     expect(short.details).toMatchObject({ field: 'input.reason' });
-    const { rows } = await api.sql.query('SELECT status FROM nifi_ops.load_dispatch WHERE dispatch_id = ANY($1)', [[a.dispatchId, b.dispatchId]]);
+    const { rows } = await api.sql.query('SELECT status FROM nifi_ops.load_dispatch WHERE dispatch_id = ANY($1)', [
+      [a.dispatchId, b.dispatchId],
+    ]);
     expect(rows.map((r) => r.status)).toEqual(['DEAD', 'DEAD']);
   });
 });
@@ -226,7 +271,10 @@ describe('cancelRun', () => {
     expect(event.message).toBe('business date loaded twice');
     expect(event.details.publishedThenCancelled).toBe(false);
     expect((await cancel(run.runId, 'another reason')).body.data!.cancelRun).toEqual({
-      runStatus: 'CANCELLED', changed: false, abandonedPartitions: 0, cancelledDispatches: 0,
+      runStatus: 'CANCELLED',
+      changed: false,
+      abandonedPartitions: 0,
+      cancelledDispatches: 0,
     });
     const next = await api.gql(CREATE_RUN, {
       input: { jobKey: JOB, businessKey: run.businessKey, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_INSP_DTL_' },
@@ -244,14 +292,18 @@ describe('cancelRun', () => {
     await api.sql.query(
       `INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type, partition_id, status)
        VALUES (gen_random_uuid(), $1, 'REISSUE_PARTITION', '0004', 'PENDING'), (gen_random_uuid(), $1, 'REISSUE_PARTITION', '0004', 'SENT'),
-              (gen_random_uuid(), $1, 'REISSUE_PARTITION', '0004', 'ACKED')`, [run.runId]);
+              (gen_random_uuid(), $1, 'REISSUE_PARTITION', '0004', 'ACKED')`,
+      [run.runId],
+    );
 
     const res = await cancel(run.runId);
     expect(res.body.data!.cancelRun).toEqual({ runStatus: 'CANCELLED', changed: true, abandonedPartitions: 3, cancelledDispatches: 2 });
     await expectCancelled(run.runId, 'EXTRACTING');
     const partitions = await api.sql.query(
       `SELECT partition_id, status, error_code, completed_at IS NOT NULL AS completed FROM nifi_ops.load_partition
-        WHERE run_id = $1 ORDER BY partition_id`, [run.runId]);
+        WHERE run_id = $1 ORDER BY partition_id`,
+      [run.runId],
+    );
     expect(partitions.rows).toEqual([
       { partition_id: '0000', status: 'ABANDONED', error_code: 'RUN_CANCELLED', completed: true },
       { partition_id: '0001', status: 'SUCCESS', error_code: null, completed: true },
@@ -260,18 +312,31 @@ describe('cancelRun', () => {
       { partition_id: '0004', status: 'ABANDONED', error_code: 'RUN_CANCELLED', completed: true },
     ]);
     const dispatches = await api.sql.query(
-      `SELECT status, cancelled_at IS NOT NULL AS cancelled FROM nifi_ops.load_dispatch WHERE run_id = $1 ORDER BY status`, [run.runId]);
+      `SELECT status, cancelled_at IS NOT NULL AS cancelled FROM nifi_ops.load_dispatch WHERE run_id = $1 ORDER BY status`,
+      [run.runId],
+    );
     expect(dispatches.rows).toEqual([
-      { status: 'ACKED', cancelled: false }, { status: 'CANCELLED', cancelled: true }, { status: 'CANCELLED', cancelled: true },
+      { status: 'ACKED', cancelled: false },
+      { status: 'CANCELLED', cancelled: true },
+      { status: 'CANCELLED', cancelled: true },
     ]);
 
     // the owner's late chunk is still recorded and told the run ended; nobody can claim any more
     const late = await report(api, chunkInput(run, '0000', running.claimToken, 0, 1, 3));
     expect(late.result).toMatchObject({ recorded: true, partitionStatus: 'ABANDONED', runStatus: 'CANCELLED', validationScheduled: false });
-    const reclaim = await api.gql(CLAIM, { input: { runId: run.runId, partitionId: '0003', claimToken: randomUUID(), workerNode: 'nifi-02' } });
+    const reclaim = await api.gql(CLAIM, {
+      input: { runId: run.runId, partitionId: '0003', claimToken: randomUUID(), workerNode: 'nifi-02' },
+    });
     expect(reclaim.body.data!.claimPartition).toMatchObject({ claimed: false, runStatus: 'CANCELLED', partitionStatus: 'ABANDONED' });
     const failLate = await api.gql(FAIL_PARTITION, {
-      input: { runId: run.runId, partitionId: '0000', claimToken: running.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL', errorCode: 'E' },
+      input: {
+        runId: run.runId,
+        partitionId: '0000',
+        claimToken: running.claimToken,
+        errorStage: 'EXTRACT',
+        errorClass: 'SQL',
+        errorCode: 'E',
+      },
     });
     expect(failLate.status).toBe(409);
     expect(failLate.details).toEqual({ partitionStatus: 'ABANDONED' });
@@ -314,7 +379,11 @@ describe('cancelRun', () => {
     const failed = await startRun(api, [3]);
     const owner = await claim(api, failed.runId, '0000');
     await report(api, chunkInput(failed, '0000', owner.claimToken, 0, 1, 2));
-    for (const [run, status] of [[publishing, 'PUBLISHING'], [unknown, 'PUBLISH_UNKNOWN'], [failed, 'FAILED_EXTRACT']] as const) {
+    for (const [run, status] of [
+      [publishing, 'PUBLISHING'],
+      [unknown, 'PUBLISH_UNKNOWN'],
+      [failed, 'FAILED_EXTRACT'],
+    ] as const) {
       const res = await cancel(run.runId);
       expect(res.status).toBe(409);
       expect(res.code).toBe('RUN_STATUS_MISMATCH');
@@ -351,7 +420,9 @@ describe('cancelRun', () => {
       expect(changed).toHaveLength(1);
       expect(changed[0]!.body.data!.cancelRun.abandonedPartitions).toBe(2);
       const { rows } = await api.sql.query(
-        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CANCELLED'`, [run.runId]);
+        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CANCELLED'`,
+        [run.runId],
+      );
       expect(rows[0].n).toBe(1);
     }
   });
@@ -380,7 +451,9 @@ describe('cancelRun', () => {
       const { rows } = await api.sql.query(
         `SELECT count(*) FILTER (WHERE event_name = 'RUN_CANCELLED')::int AS cancels,
                 count(*) FILTER (WHERE event_name = 'PUBLISH_STARTED')::int AS claims
-           FROM nifi_ops.load_event WHERE run_id = $1`, [run.runId]);
+           FROM nifi_ops.load_event WHERE run_id = $1`,
+        [run.runId],
+      );
       expect(rows[0].cancels + rows[0].claims).toBe(1);
     }
     expect(outcomes.cancelled + outcomes.claimed).toBe(12);
@@ -392,17 +465,16 @@ describe('cancelRun', () => {
       const first = await claim(api, run.runId, '0000');
       await report(api, chunkInput(run, '0000', first.claimToken, 0, 1, 2));
       const last = await claim(api, run.runId, '0001');
-      const [cancelled, reported] = await Promise.all([
-        cancel(run.runId),
-        report(api, chunkInput(run, '0001', last.claimToken, 0, 1, 3)),
-      ]);
+      const [cancelled, reported] = await Promise.all([cancel(run.runId), report(api, chunkInput(run, '0001', last.claimToken, 0, 1, 3))]);
       expect(cancelled.body.data!.cancelRun).toMatchObject({ runStatus: 'CANCELLED', changed: true });
       expect(reported.status).toBe(200);
       const { rows } = await api.sql.query(
         `SELECT (SELECT status FROM nifi_ops.load_run WHERE run_id = $1) AS run_status,
                 (SELECT count(*)::int FROM nifi_ops.load_partition WHERE run_id = $1 AND status IN ('PENDING', 'RUNNING', 'RETRY')) AS unfinished,
                 (SELECT count(*)::int FROM nifi_ops.load_dispatch WHERE run_id = $1 AND status IN ('PENDING', 'SENT')) AS undelivered,
-                (SELECT status FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0001') AS last_partition`, [run.runId]);
+                (SELECT status FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0001') AS last_partition`,
+        [run.runId],
+      );
       expect(rows[0]).toMatchObject({ run_status: 'CANCELLED', unfinished: 0, undelivered: 0 });
       // either the report completed extraction first (and the cancel took its validation call), or it came too late
       if (reported.result!.validationScheduled) {

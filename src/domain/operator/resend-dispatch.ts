@@ -34,15 +34,24 @@ export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand, afterCo
     throw new DomainError('DISPATCH_STATUS_MISMATCH', { status: previousStatus });
   }
 
-  await transitionDispatch(tx, { dispatchId: cmd.dispatchId }, {
-    from: [previousStatus], to: 'PENDING',
-    set: Prisma.sql`attempt_count = 0, last_error = NULL`,
-    event: {
-      level: 'WARN', name: 'DISPATCH_RESENT', runId: cmd.runId, partitionId: dispatch.partition_id, actor: cmd.actor,
-      message: cmd.reason,
-      details: { dispatchId: cmd.dispatchId, dispatchType: dispatch.dispatch_type, previousStatus, reason: cmd.reason },
+  await transitionDispatch(
+    tx,
+    { dispatchId: cmd.dispatchId },
+    {
+      from: [previousStatus],
+      to: 'PENDING',
+      set: Prisma.sql`attempt_count = 0, last_error = NULL`,
+      event: {
+        level: 'WARN',
+        name: 'DISPATCH_RESENT',
+        runId: cmd.runId,
+        partitionId: dispatch.partition_id,
+        actor: cmd.actor,
+        message: cmd.reason,
+        details: { dispatchId: cmd.dispatchId, dispatchType: dispatch.dispatch_type, previousStatus, reason: cmd.reason },
+      },
     },
-  });
+  );
   afterCommit.wakeDispatcher(cmd.runId);
   return { runId: cmd.runId, dispatchId: cmd.dispatchId, status: 'PENDING' };
 }

@@ -29,15 +29,25 @@ export async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promis
   if (run.status === cmd.resolution) return { runStatus: run.status, changed: false };
   if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
-  await transitionRun(tx, { runId: cmd.runId }, {
-    from: ['PUBLISH_UNKNOWN'], to: cmd.resolution,
-    set: cmd.resolution === 'PUBLISHED'
-      ? Prisma.sql`error_stage = NULL, error_code = NULL, error_message = NULL`
-      : Prisma.sql`error_code = 'PUBLISH_UNKNOWN_RESOLVED', error_message = ${cmd.reason}`,
-    event: {
-      level: 'WARN', name: 'PUBLISH_UNKNOWN_RESOLVED', runId: cmd.runId, actor: cmd.actor, message: cmd.reason,
-      details: { resolution: cmd.resolution, reason: cmd.reason },
+  await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: ['PUBLISH_UNKNOWN'],
+      to: cmd.resolution,
+      set:
+        cmd.resolution === 'PUBLISHED'
+          ? Prisma.sql`error_stage = NULL, error_code = NULL, error_message = NULL`
+          : Prisma.sql`error_code = 'PUBLISH_UNKNOWN_RESOLVED', error_message = ${cmd.reason}`,
+      event: {
+        level: 'WARN',
+        name: 'PUBLISH_UNKNOWN_RESOLVED',
+        runId: cmd.runId,
+        actor: cmd.actor,
+        message: cmd.reason,
+        details: { resolution: cmd.resolution, reason: cmd.reason },
+      },
     },
-  });
+  );
   return { runStatus: cmd.resolution, changed: true };
 }

@@ -24,7 +24,11 @@ export interface ClaimPartitionResult {
  */
 export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand, afterCommit: AfterCommit): Promise<ClaimPartitionResult> {
   const { rows } = await sql.query<{
-    outcome: string; claimed: boolean; run_status: string; partition_status: string; attempt: number;
+    outcome: string;
+    claimed: boolean;
+    run_status: string;
+    partition_status: string;
+    attempt: number;
   }>({
     // named: prepared once per connection instead of parsed and planned on every claim
     name: 'lc_claim_partition',
@@ -36,7 +40,9 @@ export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand, a
   if (row.outcome === 'PARTITION_NOT_FOUND') throw new DomainError('PARTITION_NOT_FOUND', { partitionId: cmd.partitionId });
   if (row.claimed) afterCommit.runProgressed(cmd.runId);
   return {
-    claimed: row.claimed, runStatus: parseRunStatus(row.run_status), partitionStatus: parsePartitionStatus(row.partition_status),
+    claimed: row.claimed,
+    runStatus: parseRunStatus(row.run_status),
+    partitionStatus: parsePartitionStatus(row.partition_status),
     attempt: row.attempt,
   };
 }

@@ -42,29 +42,50 @@ export async function failPartition(tx: Tx, cmd: FailPartitionCommand): Promise<
   if (partitionStatus === 'FAILED') return { partitionStatus, runStatus, changed: false };
   if (partitionStatus !== 'RUNNING') throw new DomainError('PARTITION_STATUS_MISMATCH', { partitionStatus });
 
-  await transitionPartition(tx, { runId: cmd.runId, partitionId: cmd.partitionId }, {
-    from: ['RUNNING'], to: 'FAILED',
-    set: Prisma.sql`error_code = ${cmd.errorCode}, error_message = NULLIF(${cmd.message}, '')`,
-    event: {
-      level: 'ERROR', name: 'PARTITION_FAILED', runId: cmd.runId, partitionId: cmd.partitionId, actor: cmd.actor,
-      errorClass: cmd.errorClass, errorCode: cmd.errorCode, message: cmd.message,
-      details: { stage: cmd.errorStage, attempt: cmd.attempt },
+  await transitionPartition(
+    tx,
+    { runId: cmd.runId, partitionId: cmd.partitionId },
+    {
+      from: ['RUNNING'],
+      to: 'FAILED',
+      set: Prisma.sql`error_code = ${cmd.errorCode}, error_message = NULLIF(${cmd.message}, '')`,
+      event: {
+        level: 'ERROR',
+        name: 'PARTITION_FAILED',
+        runId: cmd.runId,
+        partitionId: cmd.partitionId,
+        actor: cmd.actor,
+        errorClass: cmd.errorClass,
+        errorCode: cmd.errorCode,
+        message: cmd.message,
+        details: { stage: cmd.errorStage, attempt: cmd.attempt },
+      },
     },
-  });
+  );
 
   if (runStatus === 'EXTRACTING') {
     runStatus = isSnapshotError(cmd) ? 'FAILED_SNAPSHOT_EXPIRED' : 'FAILED_EXTRACT';
     const runMessage = `partition ${cmd.partitionId}: ${cmd.message}`.slice(0, 2000);
-    await transitionRun(tx, { runId: cmd.runId }, {
-      from: ['EXTRACTING'], to: runStatus,
-      set: Prisma.sql`failed_partition_count = t.failed_partition_count + 1, error_stage = ${cmd.errorStage},
+    await transitionRun(
+      tx,
+      { runId: cmd.runId },
+      {
+        from: ['EXTRACTING'],
+        to: runStatus,
+        set: Prisma.sql`failed_partition_count = t.failed_partition_count + 1, error_stage = ${cmd.errorStage},
              error_code = ${cmd.errorCode}, error_message = ${runMessage}`,
-      event: {
-        level: 'ERROR', name: 'RUN_FAILED', runId: cmd.runId, partitionId: cmd.partitionId, actor: cmd.actor,
-        errorCode: cmd.errorCode, message: runMessage,
-        details: { stage: cmd.errorStage, from: 'EXTRACTING', to: runStatus },
+        event: {
+          level: 'ERROR',
+          name: 'RUN_FAILED',
+          runId: cmd.runId,
+          partitionId: cmd.partitionId,
+          actor: cmd.actor,
+          errorCode: cmd.errorCode,
+          message: runMessage,
+          details: { stage: cmd.errorStage, from: 'EXTRACTING', to: runStatus },
+        },
       },
-    });
+    );
   } else {
     await tx.$executeRaw`
       UPDATE nifi_ops.load_run SET failed_partition_count = failed_partition_count + 1 WHERE run_id = ${cmd.runId}::uuid`;

@@ -21,7 +21,9 @@ async function snapshot(runId: string) {
                FROM nifi_ops.load_partition WHERE run_id = $1) p) AS partitions,
             (SELECT count(*)::int FROM nifi_ops.load_dispatch WHERE run_id = $1) AS dispatches,
             (SELECT count(*)::int FROM nifi_ops.load_event WHERE run_id = $1) AS events,
-            (SELECT count(*)::int FROM nifi_ops.load_file WHERE run_id = $1 AND status = 'WRITTEN') AS written`, [runId]);
+            (SELECT count(*)::int FROM nifi_ops.load_file WHERE run_id = $1 AND status = 'WRITTEN') AS written`,
+    [runId],
+  );
   return rows[0];
 }
 
@@ -35,23 +37,39 @@ describe('reissuePartition', () => {
     expect(res.status).toBe(200);
     const { partitionStatus, dispatchId } = res.body.data!.reissuePartition;
     expect(partitionStatus).toBe('RETRY');
-    const { rows: [partition] } = await api.sql.query(
+    const {
+      rows: [partition],
+    } = await api.sql.query(
       `SELECT status, claim_token, worker_node, error_code, error_message, received_chunks FROM nifi_ops.load_partition
-        WHERE run_id = $1 AND partition_id = '0000'`, [run.runId]);
+        WHERE run_id = $1 AND partition_id = '0000'`,
+      [run.runId],
+    );
     expect(partition).toEqual({
-      status: 'RETRY', claim_token: null, worker_node: null, error_code: 'OPERATOR_REISSUE',
-      error_message: 'worker node nifi-01 is gone', received_chunks: 0,
+      status: 'RETRY',
+      claim_token: null,
+      worker_node: null,
+      error_code: 'OPERATOR_REISSUE',
+      error_message: 'worker node nifi-01 is gone',
+      received_chunks: 0,
     });
-    const { rows: [dispatch] } = await api.sql.query(
-      `SELECT dispatch_type, partition_id, status FROM nifi_ops.load_dispatch WHERE dispatch_id = $1`, [dispatchId]);
+    const {
+      rows: [dispatch],
+    } = await api.sql.query(`SELECT dispatch_type, partition_id, status FROM nifi_ops.load_dispatch WHERE dispatch_id = $1`, [dispatchId]);
     expect(dispatch).toEqual({ dispatch_type: 'REISSUE_PARTITION', partition_id: '0000', status: 'PENDING' });
     const { rows: events } = await api.sql.query(
       `SELECT event_level, partition_id, actor, message, details FROM nifi_ops.load_event
-        WHERE run_id = $1 AND event_name = 'RECOVERY_REISSUED'`, [run.runId]);
-    expect(events).toEqual([{
-      event_level: 'WARN', partition_id: '0000', actor: 'alice-operator', message: 'worker node nifi-01 is gone',
-      details: { from: 'RUNNING', attempt: 1, invalidatedFiles: 1, dispatchId },
-    }]);
+        WHERE run_id = $1 AND event_name = 'RECOVERY_REISSUED'`,
+      [run.runId],
+    );
+    expect(events).toEqual([
+      {
+        event_level: 'WARN',
+        partition_id: '0000',
+        actor: 'alice-operator',
+        message: 'worker node nifi-01 is gone',
+        details: { from: 'RUNNING', attempt: 1, invalidatedFiles: 1, dispatchId },
+      },
+    ]);
     const late = await report(api, chunkInput(run, '0000', owner.claimToken, 1, 2, 1));
     expect(late.code).toBe('CLAIM_MISMATCH');
   });
@@ -70,7 +88,10 @@ describe('reissuePartition', () => {
     await report(api, chunkInput(run, '0000', done.claimToken, 0, 1, 3));
     await reissue({ runId: run.runId, partitionId: '0001' });
     const before = await snapshot(run.runId);
-    for (const [partitionId, partitionStatus] of [['0000', 'SUCCESS'], ['0001', 'RETRY']]) {
+    for (const [partitionId, partitionStatus] of [
+      ['0000', 'SUCCESS'],
+      ['0001', 'RETRY'],
+    ]) {
       const res = await reissue({ runId: run.runId, partitionId });
       expect(res.status).toBe(409);
       expect(res.code).toBe('PARTITION_STATUS_MISMATCH');
@@ -130,7 +151,8 @@ describe('reissuePartition', () => {
       const run = await startRun(api, [3]);
       await claim(api, run.runId, '0000');
       const results = await Promise.all([
-        reissue({ runId: run.runId, partitionId: '0000' }), reissue({ runId: run.runId, partitionId: '0000' }),
+        reissue({ runId: run.runId, partitionId: '0000' }),
+        reissue({ runId: run.runId, partitionId: '0000' }),
       ]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
       expect(results.find((r) => r.status === 409)!.details).toEqual({ partitionStatus: 'RETRY' });
@@ -147,7 +169,9 @@ describe('reissuePartition', () => {
         report(api, chunkInput(run, '0000', owner.claimToken, 0, 1, 3)),
       ]);
       const state = await snapshot(run.runId);
-      const { rows: [row] } = await api.sql.query('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
+      const {
+        rows: [row],
+      } = await api.sql.query('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
       if (reissued.status === 200) {
         // the reissue came first: the owner's report is refused and nothing was extracted
         expect(reported.code).toBe('CLAIM_MISMATCH');

@@ -4,7 +4,10 @@ import { DomainError } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import {
-  DISPATCH_WAITING_RUN_STATUS, REISSUABLE_PARTITION_STATUSES, REISSUE_WAITING_PARTITION_STATUS, parsePartitionStatus,
+  DISPATCH_WAITING_RUN_STATUS,
+  REISSUABLE_PARTITION_STATUSES,
+  REISSUE_WAITING_PARTITION_STATUS,
+  parsePartitionStatus,
   type PartitionStatus,
 } from '../states.js';
 import { transitionPartition } from '../transitions.js';
@@ -48,13 +51,18 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand, aft
     throw new DomainError('PARTITION_STATUS_MISMATCH', { partitionStatus });
   }
 
-  await transitionPartition(tx, { runId: cmd.runId, partitionId: cmd.partitionId }, {
-    from: [partitionStatus], to: REISSUE_WAITING_PARTITION_STATUS,
-    set: Prisma.sql`claim_token = NULL, worker_node = NULL, claimed_by = NULL,
+  await transitionPartition(
+    tx,
+    { runId: cmd.runId, partitionId: cmd.partitionId },
+    {
+      from: [partitionStatus],
+      to: REISSUE_WAITING_PARTITION_STATUS,
+      set: Prisma.sql`claim_token = NULL, worker_node = NULL, claimed_by = NULL,
            error_code = ${cmd.errorCode}, error_message = left(${cmd.reason}, 2000),
            received_chunks = 0, received_rows = 0, received_bytes = 0, reported_chunk_count = NULL,
            chunk_count_mismatches = 0`,
-  });
+    },
+  );
   const invalidatedFiles = await tx.$executeRaw`
     UPDATE nifi_ops.load_file SET status = 'FAILED', updated_at = clock_timestamp()
      WHERE run_id = ${cmd.runId}::uuid AND partition_id = ${cmd.partitionId} AND status = 'WRITTEN'`;
@@ -63,10 +71,18 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand, aft
     VALUES (gen_random_uuid(), ${cmd.runId}::uuid, 'REISSUE_PARTITION', ${cmd.partitionId})
     RETURNING dispatch_id::text`;
   await recordApiEvent(tx, {
-    level: 'WARN', name: 'RECOVERY_REISSUED', runId: cmd.runId, partitionId: cmd.partitionId, actor: cmd.actor,
-    errorCode: cmd.errorCode, message: cmd.reason,
+    level: 'WARN',
+    name: 'RECOVERY_REISSUED',
+    runId: cmd.runId,
+    partitionId: cmd.partitionId,
+    actor: cmd.actor,
+    errorCode: cmd.errorCode,
+    message: cmd.reason,
     details: {
-      from: partition.status, attempt: partition.attempt_count, invalidatedFiles, dispatchId: dispatch!.dispatch_id,
+      from: partition.status,
+      attempt: partition.attempt_count,
+      invalidatedFiles,
+      dispatchId: dispatch!.dispatch_id,
     },
   });
   afterCommit.wakeDispatcher(cmd.runId);

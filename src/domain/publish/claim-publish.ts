@@ -33,17 +33,31 @@ async function claimRun(tx: Tx, cmd: ClaimPublishCommand): Promise<ClaimPublishR
   const run = await lockRun(tx, cmd.runId);
   if (run.status === 'PUBLISHING') return { claimed: run.publishToken === cmd.publishToken, runStatus: run.status };
 
-  const claimed = await transitionRun(tx, { runId: cmd.runId }, {
-    from: ['STAGING_VALIDATED'], to: 'PUBLISHING', set: Prisma.sql`publish_token = ${cmd.publishToken}::uuid`,
-  });
+  const claimed = await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: ['STAGING_VALIDATED'],
+      to: 'PUBLISHING',
+      set: Prisma.sql`publish_token = ${cmd.publishToken}::uuid`,
+    },
+  );
   if (claimed.length === 0) return { claimed: false, runStatus: run.status };
   // a gated job publishes only on ready upstream runs, whose evidence is stored with the claim (or all rolls back)
   await authorisePublishClaim(tx, {
-    runId: cmd.runId, jobKey: run.jobKey, businessKey: run.businessKey, publishToken: cmd.publishToken, actor: cmd.actor,
+    runId: cmd.runId,
+    jobKey: run.jobKey,
+    businessKey: run.businessKey,
+    publishToken: cmd.publishToken,
+    actor: cmd.actor,
   });
 
   await recordApiEvent(tx, {
-    level: 'INFO', name: 'PUBLISH_STARTED', runId: cmd.runId, actor: cmd.actor, details: { publishToken: cmd.publishToken },
+    level: 'INFO',
+    name: 'PUBLISH_STARTED',
+    runId: cmd.runId,
+    actor: cmd.actor,
+    details: { publishToken: cmd.publishToken },
   });
   return { claimed: true, runStatus: 'PUBLISHING' };
 }

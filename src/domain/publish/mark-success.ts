@@ -40,9 +40,15 @@ export async function markSuccess(tx: Tx, cmd: MarkSuccessCommand): Promise<Mark
   if (reasons.length > 0) return { success: false, runStatus: run.status, reasons, targetCount: null };
 
   const targetCount = cmd.targetCount ?? verdict.count;
-  await transitionRun(tx, { runId: cmd.runId }, {
-    from: ['PUBLISHED'], to: 'SUCCESS', set: Prisma.sql`target_count = ${targetCount}`,
-    event: { level: 'INFO', name: 'RUN_SUCCESS', runId: cmd.runId, actor: cmd.actor, rowCount: targetCount },
-  });
+  await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: ['PUBLISHED'],
+      to: 'SUCCESS',
+      set: Prisma.sql`target_count = ${targetCount}`,
+      event: { level: 'INFO', name: 'RUN_SUCCESS', runId: cmd.runId, actor: cmd.actor, rowCount: targetCount },
+    },
+  );
   return { success: true, runStatus: 'SUCCESS', reasons: [], targetCount };
 }

@@ -2,8 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import {
-  CLAIM_PUBLISH, CREATE_RUN, FAIL_RUN, HDFS_ROOT, JOB, MARK_STAGE_VALIDATED, MARK_SUCCESS, REPORT_PUBLISH_RESULT, metric,
-  recordMetrics, toPublished, toStageValidating, toStagingValidated,
+  CLAIM_PUBLISH,
+  CREATE_RUN,
+  FAIL_RUN,
+  HDFS_ROOT,
+  JOB,
+  MARK_STAGE_VALIDATED,
+  MARK_SUCCESS,
+  REPORT_PUBLISH_RESULT,
+  metric,
+  recordMetrics,
+  toPublished,
+  toStageValidating,
+  toStagingValidated,
 } from '../../../test/support/fixtures.js';
 
 let api: TestApi;
@@ -23,7 +34,9 @@ async function runRow(runId: string) {
   const { rows } = await api.sql.query(
     `SELECT status, staging_count, target_count, publish_token::text, publish_started_at, published_at, completed_at,
             error_stage, error_code, error_message
-       FROM nifi_ops.load_run WHERE run_id = $1`, [runId]);
+       FROM nifi_ops.load_run WHERE run_id = $1`,
+    [runId],
+  );
   return rows[0];
 }
 
@@ -48,10 +61,14 @@ describe('the lifecycle after extraction', () => {
     expect(row.published_at).toBeInstanceOf(Date);
     expect(row.completed_at).toBeInstanceOf(Date);
     expect((await eventNames(run.runId)).slice(-6)).toEqual([
-      'EXTRACT_VALIDATED', 'STAGE_VALIDATION_STARTED', 'STAGE_VALIDATED', 'PUBLISH_STARTED', 'PUBLISH_FINISHED', 'RUN_SUCCESS',
+      'EXTRACT_VALIDATED',
+      'STAGE_VALIDATION_STARTED',
+      'STAGE_VALIDATED',
+      'PUBLISH_STARTED',
+      'PUBLISH_FINISHED',
+      'RUN_SUCCESS',
     ]);
-    const { rows } = await api.sql.query(
-      `SELECT DISTINCT actor FROM nifi_ops.load_event WHERE run_id = $1`, [run.runId]);
+    const { rows } = await api.sql.query(`SELECT DISTINCT actor FROM nifi_ops.load_event WHERE run_id = $1`, [run.runId]);
     expect(rows).toEqual([{ actor: 'nifi-cluster' }]);
 
     const next = await api.gql(CREATE_RUN, {
@@ -66,19 +83,27 @@ describe('claimPublish', () => {
     const run = await toStagingValidated(api);
     const [first, second] = [randomUUID(), randomUUID()];
     expect((await claimPublish(run.runId, first)).body.data!.claimPublish).toEqual({ claimed: true, runStatus: 'PUBLISHING' });
-    expect((await claimPublish(run.runId, first.toUpperCase())).body.data!.claimPublish).toEqual({ claimed: true, runStatus: 'PUBLISHING' });
+    expect((await claimPublish(run.runId, first.toUpperCase())).body.data!.claimPublish).toEqual({
+      claimed: true,
+      runStatus: 'PUBLISHING',
+    });
     expect((await claimPublish(run.runId, second)).body.data!.claimPublish).toEqual({ claimed: false, runStatus: 'PUBLISHING' });
     const row = await runRow(run.runId);
     expect(row).toMatchObject({ status: 'PUBLISHING', publish_token: first });
     expect(row.publish_started_at).toBeInstanceOf(Date);
     const { rows } = await api.sql.query(
-      `SELECT actor, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_STARTED'`, [run.runId]);
+      `SELECT actor, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_STARTED'`,
+      [run.runId],
+    );
     expect(rows).toEqual([{ actor: 'nifi-cluster', details: { publishToken: first } }]);
   });
 
   it('refuses a run that is not STAGING_VALIDATED with claimed=false and its status', async () => {
     const run = await toStageValidating(api);
-    expect((await claimPublish(run.runId, randomUUID())).body.data!.claimPublish).toEqual({ claimed: false, runStatus: 'STAGE_VALIDATING' });
+    expect((await claimPublish(run.runId, randomUUID())).body.data!.claimPublish).toEqual({
+      claimed: false,
+      runStatus: 'STAGE_VALIDATING',
+    });
     expect((await runRow(run.runId)).publish_token).toBeNull();
   });
 
@@ -131,11 +156,17 @@ describe('reportPublishResult', () => {
     expect(late.details).toEqual({ runStatus: 'PUBLISH_UNKNOWN' });
 
     expect(await runRow(run.runId)).toMatchObject({
-      status: 'PUBLISH_UNKNOWN', error_stage: 'PUBLISH', error_code: 'PUBLISH_UNKNOWN', error_message: 'HiveServer2 connection lost',
-      completed_at: null, published_at: null,
+      status: 'PUBLISH_UNKNOWN',
+      error_stage: 'PUBLISH',
+      error_code: 'PUBLISH_UNKNOWN',
+      error_message: 'HiveServer2 connection lost',
+      completed_at: null,
+      published_at: null,
     });
     const { rows } = await api.sql.query(
-      `SELECT event_level, actor, message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN'`, [run.runId]);
+      `SELECT event_level, actor, message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN'`,
+      [run.runId],
+    );
     expect(rows).toEqual([{ event_level: 'ERROR', actor: 'nifi-cluster', message: 'HiveServer2 connection lost' }]);
   });
 
@@ -204,16 +235,27 @@ describe('markSuccess', () => {
   it('refuses without TARGET metrics or with a FAIL (NiFi then fails the target validation)', async () => {
     const run = await toPublished(api);
     expect((await markSuccess(run.runId, '7')).body.data!.markSuccess).toEqual({
-      success: false, runStatus: 'PUBLISHED', reasons: ['NO_METRICS'], targetCount: null,
+      success: false,
+      runStatus: 'PUBLISHED',
+      reasons: ['NO_METRICS'],
+      targetCount: null,
     });
     await recordMetrics(api, run.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '7'), metric('AMOUNT_SUM', 'FAIL')]);
     expect((await markSuccess(run.runId, '7')).body.data!.markSuccess.reasons).toEqual(['FAIL AMOUNT_SUM']);
     const { rows } = await api.sql.query(
-      `SELECT event_level, actor, message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'TARGET_METRIC_FAILED'`, [run.runId]);
+      `SELECT event_level, actor, message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'TARGET_METRIC_FAILED'`,
+      [run.runId],
+    );
     expect(rows).toEqual([{ event_level: 'WARN', actor: 'nifi-cluster', message: 'AMOUNT_SUM' }]);
     expect((await runRow(run.runId)).status).toBe('PUBLISHED');
     const fail = await api.gql(FAIL_RUN, {
-      input: { runId: run.runId, expectedStatus: 'PUBLISHED', failStatus: 'FAILED_TARGET_VALIDATION', errorStage: 'TARGET', errorCode: 'TARGET_VALIDATION_FAILED' },
+      input: {
+        runId: run.runId,
+        expectedStatus: 'PUBLISHED',
+        failStatus: 'FAILED_TARGET_VALIDATION',
+        errorStage: 'TARGET',
+        errorCode: 'TARGET_VALIDATION_FAILED',
+      },
     });
     expect(fail.body.data!.failRun).toMatchObject({ runStatus: 'FAILED_TARGET_VALIDATION', changed: true });
   });
@@ -221,7 +263,10 @@ describe('markSuccess', () => {
   it('answers RUN_STATUS before publication and 404 for an unknown run', async () => {
     const run = await toStagingValidated(api);
     expect((await markSuccess(run.runId)).body.data!.markSuccess).toEqual({
-      success: false, runStatus: 'STAGING_VALIDATED', reasons: ['RUN_STATUS STAGING_VALIDATED'], targetCount: null,
+      success: false,
+      runStatus: 'STAGING_VALIDATED',
+      reasons: ['RUN_STATUS STAGING_VALIDATED'],
+      targetCount: null,
     });
     const missing = await markSuccess(randomUUID());
     expect(missing.status).toBe(404);
@@ -233,15 +278,24 @@ describe('markSuccess', () => {
     await recordMetrics(api, run.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '6')]);
     expect((await markSuccess(run.runId)).body.data!.markSuccess.reasons).toEqual(['COUNT_MISMATCH TARGET_COUNT=6 expected=7']);
     expect((await markSuccess(run.runId, 8)).body.data!.markSuccess.reasons).toEqual([
-      'COUNT_MISMATCH TARGET_COUNT=6 expected=7', 'COUNT_MISMATCH targetCount=8 expected=7',
+      'COUNT_MISMATCH TARGET_COUNT=6 expected=7',
+      'COUNT_MISMATCH targetCount=8 expected=7',
     ]);
     await recordMetrics(api, run.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '7')]);
     expect((await markSuccess(run.runId, 8)).body.data!.markSuccess).toEqual({
-      success: false, runStatus: 'PUBLISHED', reasons: ['COUNT_MISMATCH targetCount=8 expected=7'], targetCount: null,
+      success: false,
+      runStatus: 'PUBLISHED',
+      reasons: ['COUNT_MISMATCH targetCount=8 expected=7'],
+      targetCount: null,
     });
     expect((await runRow(run.runId)).status).toBe('PUBLISHED');
     // without targetCount the TARGET_COUNT metric is the target count
-    expect((await markSuccess(run.runId)).body.data!.markSuccess).toEqual({ success: true, runStatus: 'SUCCESS', reasons: [], targetCount: 7 });
+    expect((await markSuccess(run.runId)).body.data!.markSuccess).toEqual({
+      success: true,
+      runStatus: 'SUCCESS',
+      reasons: [],
+      targetCount: 7,
+    });
     expect((await runRow(run.runId)).target_count).toBe('7');
   });
 
@@ -262,7 +316,8 @@ describe('markSuccess', () => {
       const run = await toPublished(api, [2]);
       await recordMetrics(api, run.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '2')]);
       const results = await Promise.all(Array.from({ length: 6 }, () => markSuccess(run.runId)));
-      for (const r of results) expect(r.body.data!.markSuccess).toEqual({ success: true, runStatus: 'SUCCESS', reasons: [], targetCount: 2 });
+      for (const r of results)
+        expect(r.body.data!.markSuccess).toEqual({ success: true, runStatus: 'SUCCESS', reasons: [], targetCount: 2 });
       expect((await eventNames(run.runId)).filter((n) => n === 'RUN_SUCCESS')).toHaveLength(1);
     }
   });

@@ -41,19 +41,25 @@ export async function reportPublishResult(tx: Tx, cmd: ReportPublishResultComman
   if (run.status !== 'PUBLISHING') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
   const errorCode = cmd.errorCode ?? cmd.outcome;
-  await transitionRun(tx, { runId: cmd.runId }, {
-    from: ['PUBLISHING'], to: cmd.outcome,
-    set: cmd.outcome === 'PUBLISHED'
-      ? undefined
-      : Prisma.sql`error_stage = 'PUBLISH', error_code = ${errorCode}, error_message = NULLIF(${cmd.message}, '')`,
-    event: {
-      ...OUTCOME_EVENT[cmd.outcome],
-      runId: cmd.runId,
-      actor: cmd.actor,
-      errorCode: cmd.outcome === 'PUBLISHED' ? null : errorCode,
-      message: cmd.message,
-      details: { stage: 'PUBLISH', from: 'PUBLISHING', to: cmd.outcome },
+  await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: ['PUBLISHING'],
+      to: cmd.outcome,
+      set:
+        cmd.outcome === 'PUBLISHED'
+          ? undefined
+          : Prisma.sql`error_stage = 'PUBLISH', error_code = ${errorCode}, error_message = NULLIF(${cmd.message}, '')`,
+      event: {
+        ...OUTCOME_EVENT[cmd.outcome],
+        runId: cmd.runId,
+        actor: cmd.actor,
+        errorCode: cmd.outcome === 'PUBLISHED' ? null : errorCode,
+        message: cmd.message,
+        details: { stage: 'PUBLISH', from: 'PUBLISHING', to: cmd.outcome },
+      },
     },
-  });
+  );
   return { runStatus: cmd.outcome, changed: true };
 }

@@ -3,9 +3,27 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import {
-  CLAIM_PUBLISH, FAIL_RUN, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, report, startRun, toPublished, toStagingValidated,
+  CLAIM_PUBLISH,
+  FAIL_RUN,
+  REPORT_PUBLISH_RESULT,
+  chunkInput,
+  claim,
+  completeRun,
+  report,
+  startRun,
+  toPublished,
+  toStagingValidated,
 } from '../../../test/support/fixtures.js';
-import { defineGate, observed, readinessOf, toSuccess, unique, OBSERVATIONS, PUBLISH, publishInput } from '../../../test/support/gate-fixtures.js';
+import {
+  defineGate,
+  observed,
+  readinessOf,
+  toSuccess,
+  unique,
+  OBSERVATIONS,
+  PUBLISH,
+  publishInput,
+} from '../../../test/support/gate-fixtures.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
 import { testWorker, workerConfig } from '../../../test/support/worker.js';
 import { createDb, type Db } from '../../db/client.js';
@@ -33,7 +51,9 @@ async function endedDaysAgo(runId: string, days: number): Promise<void> {
   await api.sql.query(
     `UPDATE nifi_ops.load_run SET completed_at = completed_at - $2 * interval '1 day',
             heartbeat_at = heartbeat_at - $2 * interval '1 day', started_at = started_at - $2 * interval '1 day'
-      WHERE run_id = $1`, [runId, days]);
+      WHERE run_id = $1`,
+    [runId, days],
+  );
 }
 
 async function detailRows(runId: string): Promise<RowCounts> {
@@ -54,7 +74,13 @@ const sum = (counts: RowCounts[]): RowCounts => {
 /** Everything a purge could change, row for row: every ledger and gate table. */
 async function everything(): Promise<Record<string, unknown[]>> {
   const tables = [
-    'load_run', ...PURGED_TABLES, 'gate', 'gate_required_job', 'gate_observation', 'gate_publication', 'gate_publication_evidence',
+    'load_run',
+    ...PURGED_TABLES,
+    'gate',
+    'gate_required_job',
+    'gate_observation',
+    'gate_publication',
+    'gate_publication_evidence',
     'gate_publish_claim_evidence',
   ];
   const snapshot: Record<string, unknown[]> = {};
@@ -81,7 +107,10 @@ async function failedPublish(create: Record<string, unknown> = {}) {
   const first = await claim(api, run.runId, '0000');
   await report(api, chunkInput(run, '0000', first.claimToken, 0, 2, 1));
   await report(api, chunkInput(run, '0000', first.claimToken, 1, 2, 2));
-  for (const [pid, rows] of [['0001', 4], ['0002', 5]] as const) {
+  for (const [pid, rows] of [
+    ['0001', 4],
+    ['0002', 5],
+  ] as const) {
     const { claimToken } = await claim(api, run.runId, pid);
     await report(api, chunkInput(run, pid, claimToken, 0, 1, rows));
   }
@@ -90,13 +119,25 @@ async function failedPublish(create: Record<string, unknown> = {}) {
 
 async function toStagingValidatedFrom<T extends { runId: string }>(run: T): Promise<T> {
   const { rows } = await api.sql.query(
-    `SELECT dispatch_id::text, extracted_count::text FROM nifi_ops.load_dispatch JOIN nifi_ops.load_run USING (run_id) WHERE run_id = $1`, [run.runId]);
-  await api.gql(`mutation($input: StartValidationInput!) { startValidation(input: $input) { started } }`,
-    { input: { runId: run.runId, dispatchId: rows[0].dispatch_id, node: 'nifi-01' } });
-  await api.gql(`mutation($input: RecordMetricsInput!) { recordMetrics(input: $input) { recorded } }`, {
-    input: { runId: run.runId, stage: 'STAGING', queryVersion: 'v1', metrics: [{ metricName: 'STAGE_COUNT', result: 'PASS', actualValue: rows[0].extracted_count, expectedValue: rows[0].extracted_count }] },
+    `SELECT dispatch_id::text, extracted_count::text FROM nifi_ops.load_dispatch JOIN nifi_ops.load_run USING (run_id) WHERE run_id = $1`,
+    [run.runId],
+  );
+  await api.gql(`mutation($input: StartValidationInput!) { startValidation(input: $input) { started } }`, {
+    input: { runId: run.runId, dispatchId: rows[0].dispatch_id, node: 'nifi-01' },
   });
-  const res = await api.gql(`mutation($input: MarkStageValidatedInput!) { markStageValidated(input: $input) { stageValidated } }`, { input: { runId: run.runId } });
+  await api.gql(`mutation($input: RecordMetricsInput!) { recordMetrics(input: $input) { recorded } }`, {
+    input: {
+      runId: run.runId,
+      stage: 'STAGING',
+      queryVersion: 'v1',
+      metrics: [
+        { metricName: 'STAGE_COUNT', result: 'PASS', actualValue: rows[0].extracted_count, expectedValue: rows[0].extracted_count },
+      ],
+    },
+  });
+  const res = await api.gql(`mutation($input: MarkStageValidatedInput!) { markStageValidated(input: $input) { stageValidated } }`, {
+    input: { runId: run.runId },
+  });
   expect(res.body.data!.markStageValidated.stageValidated).toBe(true);
   return run;
 }
@@ -144,8 +185,11 @@ describe('purgeLedger', () => {
     await endedDaysAgo(success.runId, 120);
     await cleanedUp(success.runId);
     const cancelled = await startRun(api, [3]);
-    await api.gql(`mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus } }`,
-      { input: { runId: cancelled.runId, reason: 'not needed' } }, { token: 'operator' });
+    await api.gql(
+      `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus } }`,
+      { input: { runId: cancelled.runId, reason: 'not needed' } },
+      { token: 'operator' },
+    );
     await endedDaysAgo(cancelled.runId, 95);
     const before = {
       failed: [await runRow(failed.runId), await detailRows(failed.runId)],
@@ -162,7 +206,11 @@ describe('purgeLedger', () => {
     expect(summary.complete).toBe(true);
     expect(summary.purgedRuns.map((r) => r.runId)).toEqual([success.runId, failed.runId, cancelled.runId]);
     expect(summary.deleted).toEqual(sum(Object.values(before).map(([, rows]) => rows)));
-    for (const [id, [row]] of [[failed.runId, before.failed], [success.runId, before.success], [cancelled.runId, before.cancelled]] as const) {
+    for (const [id, [row]] of [
+      [failed.runId, before.failed],
+      [success.runId, before.success],
+      [cancelled.runId, before.cancelled],
+    ] as const) {
       expect(await detailRows(id)).toEqual(noRows());
       const after = await runRow(id);
       expect(after.purged_at).toBeInstanceOf(Date);
@@ -223,8 +271,10 @@ describe('purgeLedger', () => {
     expect(await readinessOf(api, downstream, D)).toEqual(readinessBefore);
     const attemptsAfter = await api.gql(OBSERVATIONS, { jobId: jobKey, businessDate: D });
     expect(attemptsAfter.body).toEqual(attemptsBefore.body);
-    expect(attemptsAfter.body.data!.observations.map((o: { attempt: number; runId: string }) => [o.attempt, o.runId]))
-      .toEqual([[1, first.runId], [2, second.runId]]);
+    expect(attemptsAfter.body.data!.observations.map((o: { attempt: number; runId: string }) => [o.attempt, o.runId])).toEqual([
+      [1, first.runId],
+      [2, second.runId],
+    ]);
     const next = await api.gql(`mutation($input: CreateRunInput!) { createRun(input: $input) { runId } }`, {
       input: { jobKey, businessKey: D, hdfsRoot: '/data/nifi/stage', stageTablePrefix: 'TMP_GATED_' },
     });
@@ -277,7 +327,9 @@ describe('purgeLedger', () => {
       await tx.$executeRaw`SET LOCAL enable_seqscan = off`;
       return tx.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN (COSTS OFF) ${nextDueRun(cutoff())}`);
     });
-    expect(plan.map((line) => line['QUERY PLAN']).join('\n')).toMatch(/Index Scan using ix_load_run_purge on load_run r\n\s+Index Cond: \(completed_at < /);
+    expect(plan.map((line) => line['QUERY PLAN']).join('\n')).toMatch(
+      /Index Scan using ix_load_run_purge on load_run r\n\s+Index Cond: \(completed_at < /,
+    );
   });
 
   it('starts no batch once its time budget is spent', async () => {
@@ -289,7 +341,14 @@ describe('purgeLedger', () => {
   it('resumes a purge interrupted between batches (the process died) and completes it, counting every row once', async () => {
     const run = await dueRun();
     const died = new Error('killed between batches');
-    await expect(purge({ batchRows: 3, afterBatch: () => { throw died; } })).rejects.toBe(died);
+    await expect(
+      purge({
+        batchRows: 3,
+        afterBatch: () => {
+          throw died;
+        },
+      }),
+    ).rejects.toBe(died);
     const left = await detailRows(run.runId);
     expect(Object.values(left).reduce((a, b) => a + b, 0)).toBe(Object.values(run.rows).reduce((a, b) => a + b, 0) - 3);
     expect((await runRow(run.runId)).purged_at).toBeNull();
@@ -307,7 +366,10 @@ describe('purgeLedger', () => {
     const proxy = await startTcpProxy(server.hostname, Number(server.port || 5432));
     const viaProxy = new URL(api.database.url);
     viaProxy.port = String(proxy.port);
-    const db = createDb(viaProxy.toString(), { poolSize: 2, timeouts: { connectTimeout: 500, acquireTimeout: 1000, statementTimeout: 1500 } });
+    const db = createDb(viaProxy.toString(), {
+      poolSize: 2,
+      timeouts: { connectTimeout: 500, acquireTimeout: 1000, statementTimeout: 1500 },
+    });
     try {
       const cut = purge({ batchRows: 2, afterBatch: () => proxy.cut() }, db);
       await expect(cut).rejects.toSatisfy((e) => e instanceof DomainError && e.code === 'SERVICE_UNAVAILABLE');
@@ -357,8 +419,22 @@ describe('previewPurge', () => {
     const preview = await inTransaction(api.db, (tx) => previewPurge(tx, cutoff()));
 
     expect(preview).toEqual([
-      { runId: older.runId, jobKey: expect.any(String), businessKey: older.businessKey, status: 'FAILED_PUBLISH', completedAt: expect.any(Date), rows: await detailRows(older.runId) },
-      { runId: newer.runId, jobKey: expect.any(String), businessKey: newer.businessKey, status: 'FAILED_PUBLISH', completedAt: expect.any(Date), rows: await detailRows(newer.runId) },
+      {
+        runId: older.runId,
+        jobKey: expect.any(String),
+        businessKey: older.businessKey,
+        status: 'FAILED_PUBLISH',
+        completedAt: expect.any(Date),
+        rows: await detailRows(older.runId),
+      },
+      {
+        runId: newer.runId,
+        jobKey: expect.any(String),
+        businessKey: newer.businessKey,
+        status: 'FAILED_PUBLISH',
+        completedAt: expect.any(Date),
+        rows: await detailRows(newer.runId),
+      },
     ]);
     expect(await everything()).toEqual(snapshot);
   });
@@ -368,7 +444,8 @@ describe('the sweeper', () => {
   async function counters(registry: import('prom-client').Registry) {
     const runs = (await registry.getSingleMetric('lc_ledger_purged_runs_total')!.get()).values.map((v) => v.value);
     const rows = (await registry.getSingleMetric('lc_ledger_purged_rows_total')!.get()).values
-      .map((v) => [v.labels.table, v.value] as const).filter(([, n]) => n > 0);
+      .map((v) => [v.labels.table, v.value] as const)
+      .filter(([, n]) => n > 0);
     return { runs, rows: Object.fromEntries(rows) };
   }
 
@@ -384,7 +461,8 @@ describe('the sweeper', () => {
       expect((await runRow(due.runId)).purged_at).toBeInstanceOf(Date);
       expect(await detailRows(inside.runId)).toEqual(insideRows);
       expect(await counters(worker.registry)).toEqual({
-        runs: [1], rows: Object.fromEntries(Object.entries(due.rows).filter(([, n]) => n > 0)),
+        runs: [1],
+        rows: Object.fromEntries(Object.entries(due.rows).filter(([, n]) => n > 0)),
       });
     } finally {
       await worker.close();
@@ -422,15 +500,23 @@ describe('the API', () => {
     expect(res.status).toBe(200);
     const purgedAt = (await runRow(run.runId)).purged_at as Date;
     expect(res.body.data!.run).toEqual({
-      ...before.body.data!.run, purgedAt: purgedAt.toISOString(),
-      partitionCounts: [], partitions: [], dispatches: [], metrics: [], events: [],
+      ...before.body.data!.run,
+      purgedAt: purgedAt.toISOString(),
+      partitionCounts: [],
+      partitions: [],
+      dispatches: [],
+      metrics: [],
+      events: [],
     });
     const other = await api.gql(RUN_DETAIL, { runId: kept.runId }, { token: 'viewer' });
     expect(other.body.data!.run.purgedAt).toBeNull();
     expect(other.body.data!.run.partitions).toHaveLength(3);
     const listed = await api.gql(`{ runs(first: 10) { nodes { runId purgedAt } } }`, {}, { token: 'viewer' });
-    expect(listed.body.data!.runs.nodes).toEqual(expect.arrayContaining([
-      { runId: run.runId, purgedAt: purgedAt.toISOString() }, { runId: kept.runId, purgedAt: null },
-    ]));
+    expect(listed.body.data!.runs.nodes).toEqual(
+      expect.arrayContaining([
+        { runId: run.runId, purgedAt: purgedAt.toISOString() },
+        { runId: kept.runId, purgedAt: null },
+      ]),
+    );
   });
 });

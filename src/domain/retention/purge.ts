@@ -147,7 +147,8 @@ export interface PurgePreviewRun extends PurgeRun {
 /** What a purge before `before` would delete, run by run, oldest first; changes nothing. */
 export async function previewPurge(tx: Tx, before: Date): Promise<PurgePreviewRun[]> {
   const counts = PURGED_TABLES.map(
-    (table) => Prisma.sql`(SELECT count(*)::int FROM ${Prisma.raw(`nifi_ops.${table}`)} t WHERE t.run_id = r.run_id) AS ${Prisma.raw(`"${table}"`)}`,
+    (table) =>
+      Prisma.sql`(SELECT count(*)::int FROM ${Prisma.raw(`nifi_ops.${table}`)} t WHERE t.run_id = r.run_id) AS ${Prisma.raw(`"${table}"`)}`,
   );
   const rows = await tx.$queryRaw<Array<PurgeRun & RowCounts>>`
     SELECT r.run_id::text AS "runId", r.job_key AS "jobKey", r.business_key AS "businessKey", r.status,
@@ -156,7 +157,11 @@ export async function previewPurge(tx: Tx, before: Date): Promise<PurgePreviewRu
      WHERE ${purgeDue(before)}
      ORDER BY r.completed_at, r.run_id`;
   return rows.map(({ runId, jobKey, businessKey, status, completedAt, ...rows }) => ({
-    runId, jobKey, businessKey, status, completedAt,
+    runId,
+    jobKey,
+    businessKey,
+    status,
+    completedAt,
     rows: Object.fromEntries(PURGED_TABLES.map((table) => [table, rows[table]])) as RowCounts,
   }));
 }

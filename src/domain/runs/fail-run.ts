@@ -31,18 +31,23 @@ export async function failRun(tx: Tx, cmd: FailRunCommand): Promise<FailRunResul
   if (run.status === cmd.failStatus) return { runId: cmd.runId, runStatus: run.status, changed: false };
   if (run.status !== cmd.expectedStatus) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
-  await transitionRun(tx, { runId: cmd.runId }, {
-    from: [cmd.expectedStatus], to: cmd.failStatus,
-    set: Prisma.sql`error_stage = ${cmd.errorStage}, error_code = ${cmd.errorCode}, error_message = NULLIF(${cmd.message}, '')`,
-    event: {
-      level: 'ERROR',
-      name: 'RUN_FAILED',
-      runId: cmd.runId,
-      actor: cmd.actor,
-      errorCode: cmd.errorCode,
-      message: cmd.message,
-      details: { stage: cmd.errorStage, from: cmd.expectedStatus, to: cmd.failStatus },
+  await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: [cmd.expectedStatus],
+      to: cmd.failStatus,
+      set: Prisma.sql`error_stage = ${cmd.errorStage}, error_code = ${cmd.errorCode}, error_message = NULLIF(${cmd.message}, '')`,
+      event: {
+        level: 'ERROR',
+        name: 'RUN_FAILED',
+        runId: cmd.runId,
+        actor: cmd.actor,
+        errorCode: cmd.errorCode,
+        message: cmd.message,
+        details: { stage: cmd.errorStage, from: cmd.expectedStatus, to: cmd.failStatus },
+      },
     },
-  });
+  );
   return { runId: cmd.runId, runStatus: cmd.failStatus, changed: true };
 }

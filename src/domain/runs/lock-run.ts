@@ -15,10 +15,17 @@ export interface LockedRun {
 
 /** Locks the run row for a transition (taken after any partition rows: see the lock order). */
 export async function lockRun(tx: Tx, runId: string): Promise<LockedRun> {
-  const rows = await tx.$queryRaw<Array<{
-    job_key: string; business_key: string; status: string; parameters: Record<string, unknown>;
-    hdfs_run_path: string | null; source_count: bigint | null; publish_token: string | null;
-  }>>`
+  const rows = await tx.$queryRaw<
+    Array<{
+      job_key: string;
+      business_key: string;
+      status: string;
+      parameters: Record<string, unknown>;
+      hdfs_run_path: string | null;
+      source_count: bigint | null;
+      publish_token: string | null;
+    }>
+  >`
     SELECT job_key, business_key, status, parameters, hdfs_run_path, source_count, publish_token::text
       FROM nifi_ops.load_run WHERE run_id = ${runId}::uuid FOR UPDATE`;
   const row = rows[0];

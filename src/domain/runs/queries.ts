@@ -2,8 +2,15 @@ import type { Tx } from '../../db/client.js';
 import type { LoadDispatch, LoadPartition, LoadRun, LoadValidation } from '../../generated/prisma/client.js';
 import { DomainError } from '../errors.js';
 import {
-  ACTIVE_RUN_STATUSES, parseDispatchStatus, parseDispatchType, parsePartitionStatus, parseRunStatus,
-  type DispatchStatus, type DispatchType, type PartitionStatus, type RunStatus,
+  ACTIVE_RUN_STATUSES,
+  parseDispatchStatus,
+  parseDispatchType,
+  parsePartitionStatus,
+  parseRunStatus,
+  type DispatchStatus,
+  type DispatchType,
+  type PartitionStatus,
+  type RunStatus,
 } from '../states.js';
 
 // Prisma types the status columns as strings; the records carry them as the unions of states.ts.
@@ -15,7 +22,9 @@ export type MetricRecord = LoadValidation;
 const runRecord = (run: LoadRun): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
 const partitionRecord = (p: LoadPartition): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
 const dispatchRecord = (d: LoadDispatch): DispatchRecord => ({
-  ...d, status: parseDispatchStatus(d.status), dispatchType: parseDispatchType(d.dispatchType),
+  ...d,
+  status: parseDispatchStatus(d.status),
+  dispatchType: parseDispatchType(d.dispatchType),
 });
 
 export async function getRun(tx: Tx, runId: string): Promise<RunRecord> {
@@ -102,7 +111,10 @@ export async function listPartitions(tx: Tx, runId: string, status: string | nul
  * statement for a page of runs. One run is filtered by equality, which the subscriptions' shared reader
  * (src/realtime/shared-reader.ts) can give all of a run's subscribers at once.
  */
-export async function partitionCounts(tx: Tx, runIds: readonly string[]): Promise<Array<Array<{ status: PartitionStatus; count: number }>>> {
+export async function partitionCounts(
+  tx: Tx,
+  runIds: readonly string[],
+): Promise<Array<Array<{ status: PartitionStatus; count: number }>>> {
   const groups = await tx.loadPartition.groupBy({
     by: ['runId', 'status'],
     where: { runId: runIds.length === 1 ? runIds[0]! : { in: [...runIds] } },

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { CREATE_RUN, FAIL_RUN, HDFS_ROOT, JOB, RUN, chunkInput, claim, createRun, report, startRun } from '../../../test/support/fixtures.js';
+import {
+  CREATE_RUN,
+  FAIL_RUN,
+  HDFS_ROOT,
+  JOB,
+  RUN,
+  chunkInput,
+  claim,
+  createRun,
+  report,
+  startRun,
+} from '../../../test/support/fixtures.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -10,7 +21,11 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const input = (overrides: Record<string, unknown> = {}) => ({
-  jobKey: JOB, businessKey: `BK_${randomUUID().slice(0, 8)}`, hdfsRoot: `${HDFS_ROOT}/`, stageTablePrefix: 'TMP_INSP_DTL_', ...overrides,
+  jobKey: JOB,
+  businessKey: `BK_${randomUUID().slice(0, 8)}`,
+  hdfsRoot: `${HDFS_ROOT}/`,
+  stageTablePrefix: 'TMP_INSP_DTL_',
+  ...overrides,
 });
 
 describe('createRun', () => {
@@ -25,9 +40,7 @@ describe('createRun', () => {
     const { rows } = await api.sql.query('SELECT parameters, created_by FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(rows[0]).toEqual({ parameters: { region: 'KR', allowEmptySource: false }, created_by: 'nifi-cluster' });
     const detail = await api.gql(RUN, { runId: run.runId });
-    expect(detail.body.data!.run.events).toEqual([
-      expect.objectContaining({ name: 'RUN_STARTED', level: 'INFO', actor: 'nifi-cluster' }),
-    ]);
+    expect(detail.body.data!.run.events).toEqual([expect.objectContaining({ name: 'RUN_STARTED', level: 'INFO', actor: 'nifi-cluster' })]);
   });
 
   it('refuses a second active run for the same job and business key with 409 DUPLICATE_ACTIVE_RUN', async () => {
@@ -131,12 +144,22 @@ describe('failRun', () => {
     expect(mismatch.code).toBe('RUN_STATUS_MISMATCH');
     expect(mismatch.details).toEqual({ runStatus: 'CREATED' });
 
-    const failInput = { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'E1', message: 'bad plan' };
+    const failInput = {
+      runId: run.runId,
+      expectedStatus: 'CREATED',
+      failStatus: 'FAILED_MANIFEST',
+      errorStage: 'MANIFEST',
+      errorCode: 'E1',
+      message: 'bad plan',
+    };
     expect((await api.gql(FAIL_RUN, { input: failInput })).body.data!.failRun.changed).toBe(true);
     const replay = await api.gql(FAIL_RUN, { input: failInput });
     expect(replay.status).toBe(200);
     expect(replay.body.data!.failRun).toEqual({ runId: run.runId, runStatus: 'FAILED_MANIFEST', changed: false });
-    const { rows } = await api.sql.query('SELECT status, error_stage, error_code, error_message, completed_at FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
+    const { rows } = await api.sql.query(
+      'SELECT status, error_stage, error_code, error_message, completed_at FROM nifi_ops.load_run WHERE run_id = $1',
+      [run.runId],
+    );
     expect(rows[0]).toMatchObject({ status: 'FAILED_MANIFEST', error_stage: 'MANIFEST', error_code: 'E1', error_message: 'bad plan' });
     expect(rows[0].completed_at).toBeInstanceOf(Date);
   });
@@ -175,7 +198,9 @@ describe('run and runs queries', () => {
     for (let i = 0; i < 5; i++) {
       const run = await createRun(api, { businessKey });
       ids.push(run.runId);
-      await api.gql(FAIL_RUN, { input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' } });
+      await api.gql(FAIL_RUN, {
+        input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' },
+      });
     }
     const active = await createRun(api, { businessKey });
     const query = `query($f: RunFilter, $first: Int, $after: String) { runs(filter: $f, first: $first, after: $after) {
@@ -199,24 +224,37 @@ describe('run and runs queries', () => {
   });
 
   it('answers every partition of a run larger than a read page (1,000) and a list slice (250), in partition order', async () => {
-    const run = await startRun(api, Array.from({ length: 1_203 }, () => 1));
+    const run = await startRun(
+      api,
+      Array.from({ length: 1_203 }, () => 1),
+    );
     const { claimToken } = await claim(api, run.runId, '1100');
     await report(api, chunkInput(run, '1100', claimToken, 0, 1, 1));
-    const res = await api.gql(`query($runId: UUID!) { run(runId: $runId) {
-      partitions { partitionId status } pending: partitions(status: PENDING) { partitionId } partitionCounts { status count } } }`, { runId: run.runId });
+    const res = await api.gql(
+      `query($runId: UUID!) { run(runId: $runId) {
+      partitions { partitionId status } pending: partitions(status: PENDING) { partitionId } partitionCounts { status count } } }`,
+      { runId: run.runId },
+    );
     expect(res.body.errors).toBeUndefined();
     const { partitions, pending, partitionCounts } = res.body.data!.run;
-    expect(partitions.map((p: { partitionId: string }) => p.partitionId)).toEqual(Array.from({ length: 1_203 }, (_, i) => String(i).padStart(4, '0')));
+    expect(partitions.map((p: { partitionId: string }) => p.partitionId)).toEqual(
+      Array.from({ length: 1_203 }, (_, i) => String(i).padStart(4, '0')),
+    );
     expect(partitions[1100]).toEqual({ partitionId: '1100', status: 'SUCCESS' });
     expect(pending).toHaveLength(1_202);
     expect(pending.map((p: { partitionId: string }) => p.partitionId)).not.toContain('1100');
-    expect(partitionCounts).toEqual([{ status: 'PENDING', count: 1_202 }, { status: 'SUCCESS', count: 1 }]);
+    expect(partitionCounts).toEqual([
+      { status: 'PENDING', count: 1_202 },
+      { status: 'SUCCESS', count: 1 },
+    ]);
   });
 
-  it('a page of runs reads each run\'s events, partition counts and evidence as asked, the same as one run at a time', async () => {
+  it("a page of runs reads each run's events, partition counts and evidence as asked, the same as one run at a time", async () => {
     const businessKey = `BATCH_${randomUUID().slice(0, 6)}`;
     const runs = [await startRun(api, [1, 2], { create: { businessKey } })];
-    await api.gql(FAIL_RUN, { input: { runId: runs[0]!.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'X', errorCode: 'E' } });
+    await api.gql(FAIL_RUN, {
+      input: { runId: runs[0]!.runId, expectedStatus: 'EXTRACTING', failStatus: 'FAILED_EXTRACT', errorStage: 'X', errorCode: 'E' },
+    });
     runs.push(await createRun(api, { businessKey }));
     const fields = 'runId partitionCounts { status count } events(last: 2) { name } all: events(last: 50) { name } evidence { jobId }';
     const page = await api.gql(`query($f: RunFilter) { runs(filter: $f, first: 10) { nodes { ${fields} } } }`, { f: { businessKey } });

@@ -23,7 +23,8 @@ async function publishing(heartbeatAge: string) {
   expect(claimed.body.data!.claimPublish.claimed).toBe(true);
   const { rows } = await api.sql.query(
     `UPDATE nifi_ops.load_run SET heartbeat_at = clock_timestamp() - $2::interval WHERE run_id = $1 RETURNING heartbeat_at`,
-    [run.runId, heartbeatAge]);
+    [run.runId, heartbeatAge],
+  );
   return { runId: run.runId, heartbeatAt: rows[0].heartbeat_at as Date };
 }
 
@@ -35,16 +36,22 @@ describe('stale runs', () => {
     const moving = await publishing('30 minutes');
 
     const summary = await monitorSummary(api.db.prisma, {
-      alertLimit: 100, recovery, retention: api.config.cleanup, maxBatch: api.config.cleanup.maxBatch,
+      alertLimit: 100,
+      recovery,
+      retention: api.config.cleanup,
+      maxBatch: api.config.cleanup.maxBatch,
     });
     const stale = summary.alerts.filter((a) => a.kind === 'RUN_STALE');
     expect(stale).toEqual([expect.objectContaining({ runId: stalled.runId, status: 'PUBLISHING', at: stalled.heartbeatAt })]);
 
     const swept = await inTransaction(api.db, (tx, afterCommit) => sweepOnce(tx, { recovery, dispatch: api.config.dispatch }, afterCommit));
     expect(swept!.actions).toEqual({ stale_alert: 1 });
-    expect(await eventsNamed(api, stalled.runId, 'RUN_STALE_ALERT')).toEqual([expect.objectContaining({
-      message: 'no progress in PUBLISHING', details: expect.objectContaining({ status: 'PUBLISHING', thresholdSeconds: 3600 }),
-    })]);
+    expect(await eventsNamed(api, stalled.runId, 'RUN_STALE_ALERT')).toEqual([
+      expect.objectContaining({
+        message: 'no progress in PUBLISHING',
+        details: expect.objectContaining({ status: 'PUBLISHING', thresholdSeconds: 3600 }),
+      }),
+    ]);
     expect(await eventsNamed(api, moving.runId, 'RUN_STALE_ALERT')).toEqual([]);
   });
 });

@@ -12,30 +12,40 @@ import { SWEEPER_ACTOR, type RuleOutcome } from './settings.js';
  * partition rows are locked before the dispatch rows (lock order), skipping rows in use.
  */
 export async function sweepEndedRuns(tx: Tx): Promise<RuleOutcome> {
-  const partitions = await transitionPartition<{ run_id: string; partition_id: string; run_status: string }>(tx, {
-    picked: Prisma.sql`SELECT p.run_id, p.partition_id, r.status AS run_status
+  const partitions = await transitionPartition<{ run_id: string; partition_id: string; run_status: string }>(
+    tx,
+    {
+      picked: Prisma.sql`SELECT p.run_id, p.partition_id, r.status AS run_status
               FROM nifi_ops.load_partition p
               JOIN nifi_ops.load_run r ON r.run_id = p.run_id
              WHERE p.status = ANY(${UNFINISHED_PARTITION_STATUSES}::text[]) AND r.status = ANY(${TERMINAL_RUN_STATUSES}::text[])
              ORDER BY p.run_id, p.partition_id
                FOR UPDATE OF p SKIP LOCKED`,
-  }, {
-    from: UNFINISHED_PARTITION_STATUSES, to: 'ABANDONED',
-    set: Prisma.sql`error_code = 'RUN_ENDED', error_message = 'run ended in ' || picked.run_status`,
-    returning: Prisma.sql`t.run_id::text, t.partition_id, picked.run_status`,
-  });
-  const dispatches = await transitionDispatch<{ run_id: string; dispatch_id: string; run_status: string }>(tx, {
-    picked: Prisma.sql`SELECT d.dispatch_id, r.status AS run_status
+    },
+    {
+      from: UNFINISHED_PARTITION_STATUSES,
+      to: 'ABANDONED',
+      set: Prisma.sql`error_code = 'RUN_ENDED', error_message = 'run ended in ' || picked.run_status`,
+      returning: Prisma.sql`t.run_id::text, t.partition_id, picked.run_status`,
+    },
+  );
+  const dispatches = await transitionDispatch<{ run_id: string; dispatch_id: string; run_status: string }>(
+    tx,
+    {
+      picked: Prisma.sql`SELECT d.dispatch_id, r.status AS run_status
               FROM nifi_ops.load_dispatch d
               JOIN nifi_ops.load_run r ON r.run_id = d.run_id
              WHERE d.status = ANY(${UNDELIVERED_DISPATCH_STATUSES}::text[]) AND r.status = ANY(${TERMINAL_RUN_STATUSES}::text[])
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`,
-  }, {
-    from: UNDELIVERED_DISPATCH_STATUSES, to: 'CANCELLED',
-    set: Prisma.sql`last_error = 'run ended in ' || picked.run_status`,
-    returning: Prisma.sql`t.run_id::text, t.dispatch_id::text, picked.run_status`,
-  });
+    },
+    {
+      from: UNDELIVERED_DISPATCH_STATUSES,
+      to: 'CANCELLED',
+      set: Prisma.sql`last_error = 'run ended in ' || picked.run_status`,
+      returning: Prisma.sql`t.run_id::text, t.dispatch_id::text, picked.run_status`,
+    },
+  );
 
   const byRun = new Map<string, { runStatus: string; abandonedPartitions: string[]; cancelledDispatches: string[] }>();
   const entry = (runId: string, runStatus: string) => {
@@ -47,7 +57,10 @@ export async function sweepEndedRuns(tx: Tx): Promise<RuleOutcome> {
   for (const d of dispatches) entry(d.run_id, d.run_status).cancelledDispatches.push(d.dispatch_id);
   for (const [runId, e] of byRun) {
     await recordApiEvent(tx, {
-      level: 'INFO', name: 'RUN_WORK_ABANDONED', runId, actor: SWEEPER_ACTOR,
+      level: 'INFO',
+      name: 'RUN_WORK_ABANDONED',
+      runId,
+      actor: SWEEPER_ACTOR,
       message: `run ended in ${e.runStatus}: ${e.abandonedPartitions.length} partitions abandoned, ${e.cancelledDispatches.length} calls cancelled`,
       details: { runStatus: e.runStatus, abandonedPartitions: e.abandonedPartitions.sort(), cancelledDispatches: e.cancelledDispatches },
     });

@@ -18,7 +18,11 @@ export async function sweepRunDeadline(tx: Tx, settings: SweeperSettings): Promi
     SELECT run_id::text FROM nifi_ops.load_run
      WHERE status = ANY(${DEADLINE_STATUSES}::text[])
        AND started_at < clock_timestamp() - make_interval(secs => ${seconds(runTimeout)}::float8)`;
-  const runs = await lockRunsWithPartitions(tx, candidates.map((c) => c.run_id), DEADLINE_STATUSES);
+  const runs = await lockRunsWithPartitions(
+    tx,
+    candidates.map((c) => c.run_id),
+    DEADLINE_STATUSES,
+  );
   for (const run of runs) {
     await timeoutRun(tx, {
       runId: run.runId,

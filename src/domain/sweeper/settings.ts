@@ -11,8 +11,15 @@ export const SWEEPER_ACTOR = 'sweeper';
 
 /** The counters of lc_sweeper_actions_total{rule} (ref §9.1, plus deviation 6's two). */
 export type SweeperAction =
-  | 'reissue_partition' | 'timeout_stale_partition' | 'timeout_run_deadline' | 'requeue_dispatch' | 'dead_dispatch'
-  | 'stale_alert' | 'publish_unknown' | 'abandon_partition' | 'cancel_dispatch';
+  | 'reissue_partition'
+  | 'timeout_stale_partition'
+  | 'timeout_run_deadline'
+  | 'requeue_dispatch'
+  | 'dead_dispatch'
+  | 'stale_alert'
+  | 'publish_unknown'
+  | 'abandon_partition'
+  | 'cancel_dispatch';
 
 /** One thing the sweeper did, for its counters and its log lines. */
 export interface SweeperActionRecord {

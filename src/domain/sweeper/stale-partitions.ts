@@ -24,7 +24,11 @@ export async function sweepStalePartitions(tx: Tx, settings: SweeperSettings, af
     SELECT DISTINCT p.run_id::text FROM nifi_ops.load_partition p
       JOIN nifi_ops.load_run r ON r.run_id = p.run_id
      WHERE r.status = 'EXTRACTING' AND ${stale}`;
-  const runs = await lockRunsWithPartitions(tx, candidates.map((c) => c.run_id), ['EXTRACTING']);
+  const runs = await lockRunsWithPartitions(
+    tx,
+    candidates.map((c) => c.run_id),
+    ['EXTRACTING'],
+  );
   const outcome: RuleOutcome = { acted: [] };
 
   for (const run of runs) {
@@ -39,13 +43,17 @@ export async function sweepStalePartitions(tx: Tx, settings: SweeperSettings, af
     if (mode === 'REISSUE' && !exhausted) {
       for (const p of partitions) {
         const unclaimed = p.status === 'PENDING';
-        const { dispatchId } = await reissuePartition(tx, {
-          runId: run.runId,
-          partitionId: p.partition_id,
-          errorCode: unclaimed ? 'PARTITION_UNCLAIMED' : 'HEARTBEAT_STALE',
-          reason: unclaimed ? 'never claimed; reset by sweeper for reissue' : 'reset by sweeper for reissue',
-          actor: SWEEPER_ACTOR,
-        }, afterCommit);
+        const { dispatchId } = await reissuePartition(
+          tx,
+          {
+            runId: run.runId,
+            partitionId: p.partition_id,
+            errorCode: unclaimed ? 'PARTITION_UNCLAIMED' : 'HEARTBEAT_STALE',
+            reason: unclaimed ? 'never claimed; reset by sweeper for reissue' : 'reset by sweeper for reissue',
+            actor: SWEEPER_ACTOR,
+          },
+          afterCommit,
+        );
         outcome.acted.push({ action: 'reissue_partition', runId: run.runId, partitionId: p.partition_id, dispatchId });
       }
       await tx.$executeRaw`UPDATE nifi_ops.load_run SET heartbeat_at = clock_timestamp() WHERE run_id = ${run.runId}::uuid`;

@@ -11,19 +11,29 @@ import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from '
 export async function sweepStalePublishing(tx: Tx, settings: SweeperSettings): Promise<RuleOutcome> {
   const { publishStale } = settings.recovery;
   const message = `no publish result within ${formatDuration(publishStale)}`;
-  const runs = await transitionRun(tx, {
-    picked: Prisma.sql`SELECT run_id FROM nifi_ops.load_run
+  const runs = await transitionRun(
+    tx,
+    {
+      picked: Prisma.sql`SELECT run_id FROM nifi_ops.load_run
              WHERE status = 'PUBLISHING'
                AND publish_started_at < clock_timestamp() - make_interval(secs => ${seconds(publishStale)}::float8)
              ORDER BY publish_started_at
                FOR UPDATE SKIP LOCKED`,
-  }, {
-    from: ['PUBLISHING'], to: 'PUBLISH_UNKNOWN',
-    set: Prisma.sql`error_stage = 'PUBLISH', error_code = 'PUBLISH_STALE', error_message = ${message}`,
-    event: (run) => ({
-      level: 'ERROR', name: 'PUBLISH_UNKNOWN', runId: run.run_id, actor: SWEEPER_ACTOR, errorCode: 'PUBLISH_STALE', message,
-      details: { from: 'PUBLISHING' },
-    }),
-  });
+    },
+    {
+      from: ['PUBLISHING'],
+      to: 'PUBLISH_UNKNOWN',
+      set: Prisma.sql`error_stage = 'PUBLISH', error_code = 'PUBLISH_STALE', error_message = ${message}`,
+      event: (run) => ({
+        level: 'ERROR',
+        name: 'PUBLISH_UNKNOWN',
+        runId: run.run_id,
+        actor: SWEEPER_ACTOR,
+        errorCode: 'PUBLISH_STALE',
+        message,
+        details: { from: 'PUBLISHING' },
+      }),
+    },
+  );
   return { acted: runs.map((run) => ({ action: 'publish_unknown', runId: run.run_id })) };
 }

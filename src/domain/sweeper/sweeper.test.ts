@@ -3,8 +3,21 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import {
-  CLAIM_PUBLISH, CREATE_RUN, FAIL_PARTITION, HDFS_ROOT, JOB, REPORT_PUBLISH_RESULT, chunkInput, claim, completeRun, createRun,
-  report, startRun, toPublished, toStageValidating, toStagingValidated,
+  CLAIM_PUBLISH,
+  CREATE_RUN,
+  FAIL_PARTITION,
+  HDFS_ROOT,
+  JOB,
+  REPORT_PUBLISH_RESULT,
+  chunkInput,
+  claim,
+  completeRun,
+  createRun,
+  report,
+  startRun,
+  toPublished,
+  toStageValidating,
+  toStagingValidated,
 } from '../../../test/support/fixtures.js';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.js';
 import { dispatchRow, eventsNamed, testWorker, workerConfig } from '../../../test/support/worker.js';
@@ -59,7 +72,8 @@ const REISSUE_MODE = { recovery: { mode: 'REISSUE' as const } };
 async function age(table: 'load_run' | 'load_partition', column: string, runId: string, interval: string, partitionId?: string) {
   await api.sql.query(
     `UPDATE nifi_ops.${table} SET ${column} = ${column} - $2::interval WHERE run_id = $1 ${partitionId ? 'AND partition_id = $3' : ''}`,
-    partitionId ? [runId, interval, partitionId] : [runId, interval]);
+    partitionId ? [runId, interval, partitionId] : [runId, interval],
+  );
 }
 
 async function runRow(runId: string) {
@@ -71,14 +85,18 @@ async function partitionRows(runId: string) {
   const { rows } = await api.sql.query(
     `SELECT partition_id, status, claim_token::text, worker_node, attempt_count, error_code, received_chunks, received_rows,
             received_bytes, reported_chunk_count, chunk_count_mismatches
-       FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`, [runId]);
+       FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`,
+    [runId],
+  );
   return rows;
 }
 
 async function dispatches(runId: string) {
   const { rows } = await api.sql.query(
     `SELECT dispatch_id::text, dispatch_type, partition_id, status, last_error FROM nifi_ops.load_dispatch
-      WHERE run_id = $1 ORDER BY created_at`, [runId]);
+      WHERE run_id = $1 ORDER BY created_at`,
+    [runId],
+  );
   return rows;
 }
 
@@ -106,17 +124,25 @@ describe('sweeper: stale partitions', () => {
     expect((await sweep()).actions).toEqual({ timeout_stale_partition: 1 });
 
     expect(await runRow(run.runId)).toMatchObject({
-      status: 'TIMED_OUT', error_stage: 'SWEEPER', error_code: 'PARTITION_STALE', error_message: 'stale partitions: 0000',
+      status: 'TIMED_OUT',
+      error_stage: 'SWEEPER',
+      error_code: 'PARTITION_STALE',
+      error_message: 'stale partitions: 0000',
       completed_at: expect.any(Date),
     });
     expect((await partitionRows(run.runId)).map((p) => [p.partition_id, p.status, p.error_code])).toEqual([
-      ['0000', 'TIMED_OUT', 'PARTITION_STALE'], ['0001', 'TIMED_OUT', 'PARTITION_STALE'],
+      ['0000', 'TIMED_OUT', 'PARTITION_STALE'],
+      ['0001', 'TIMED_OUT', 'PARTITION_STALE'],
     ]);
     const events = await eventsNamed(api, run.runId, 'RUN_TIMED_OUT');
-    expect(events).toEqual([expect.objectContaining({
-      event_level: 'ERROR', error_code: 'PARTITION_STALE', actor: 'sweeper',
-      details: { stalePartitions: ['0000'], from: 'EXTRACTING', timedOutPartitions: ['0000', '0001'], cancelledDispatches: [] },
-    })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        event_level: 'ERROR',
+        error_code: 'PARTITION_STALE',
+        actor: 'sweeper',
+        details: { stalePartitions: ['0000'], from: 'EXTRACTING', timedOutPartitions: ['0000', '0001'], cancelledDispatches: [] },
+      }),
+    ]);
 
     // the owner keeps its token in FAIL mode: its late chunk is recorded and told the run is over
     const late = await report(api, chunkInput(run, '0000', run.ownerToken, 1, 2, 1));
@@ -140,21 +166,35 @@ describe('sweeper: stale partitions', () => {
     expect(result).toMatchObject({ actions: { reissue_partition: 1 }, failures: [], wakeDispatcher: true });
     expect((await runRow(run.runId)).status).toBe('EXTRACTING');
     expect((await partitionRows(run.runId))[0]).toMatchObject({
-      partition_id: '0000', status: 'RETRY', claim_token: null, worker_node: null, attempt_count: 1, error_code: 'HEARTBEAT_STALE',
-      received_chunks: 0, received_rows: '0', received_bytes: '0', reported_chunk_count: null, chunk_count_mismatches: 0,
+      partition_id: '0000',
+      status: 'RETRY',
+      claim_token: null,
+      worker_node: null,
+      attempt_count: 1,
+      error_code: 'HEARTBEAT_STALE',
+      received_chunks: 0,
+      received_rows: '0',
+      received_bytes: '0',
+      reported_chunk_count: null,
+      chunk_count_mismatches: 0,
     });
     const { rows: files } = await api.sql.query(
-      `SELECT chunk_index, status FROM nifi_ops.load_file WHERE run_id = $1 AND partition_id = '0000'`, [run.runId]);
+      `SELECT chunk_index, status FROM nifi_ops.load_file WHERE run_id = $1 AND partition_id = '0000'`,
+      [run.runId],
+    );
     expect(files).toEqual([{ chunk_index: 0, status: 'FAILED' }]);
     const [reissue] = (await dispatches(run.runId)).filter((d) => d.dispatch_type === 'REISSUE_PARTITION');
     expect(reissue).toMatchObject({ partition_id: '0000', status: 'PENDING' });
-    expect(result.acted).toEqual([
-      { action: 'reissue_partition', runId: run.runId, partitionId: '0000', dispatchId: reissue.dispatch_id },
+    expect(result.acted).toEqual([{ action: 'reissue_partition', runId: run.runId, partitionId: '0000', dispatchId: reissue.dispatch_id }]);
+    expect(await eventsNamed(api, run.runId, 'RECOVERY_REISSUED')).toEqual([
+      expect.objectContaining({
+        event_level: 'WARN',
+        partition_id: '0000',
+        error_code: 'HEARTBEAT_STALE',
+        actor: 'sweeper',
+        details: { from: 'RUNNING', attempt: 1, invalidatedFiles: 1, dispatchId: reissue.dispatch_id },
+      }),
     ]);
-    expect(await eventsNamed(api, run.runId, 'RECOVERY_REISSUED')).toEqual([expect.objectContaining({
-      event_level: 'WARN', partition_id: '0000', error_code: 'HEARTBEAT_STALE', actor: 'sweeper',
-      details: { from: 'RUNNING', attempt: 1, invalidatedFiles: 1, dispatchId: reissue.dispatch_id },
-    })]);
 
     const late = await report(api, chunkInput(run, '0000', run.ownerToken, 1, 2, 1));
     expect(late.status).toBe(409);
@@ -190,7 +230,11 @@ describe('sweeper: stale partitions', () => {
     await age('load_partition', 'created_at', failed.runId, '2 hours');
 
     expect((await sweep(REISSUE_MODE)).actions).toEqual({ reissue_partition: 2 });
-    expect((await partitionRows(reissued.runId))[1]).toMatchObject({ partition_id: '0001', status: 'RETRY', error_code: 'PARTITION_UNCLAIMED' });
+    expect((await partitionRows(reissued.runId))[1]).toMatchObject({
+      partition_id: '0001',
+      status: 'RETRY',
+      error_code: 'PARTITION_UNCLAIMED',
+    });
     expect(await eventsNamed(api, reissued.runId, 'RECOVERY_REISSUED')).toEqual([
       expect.objectContaining({ details: expect.objectContaining({ from: 'PENDING', attempt: 0, invalidatedFiles: 0 }) }),
     ]);
@@ -201,7 +245,11 @@ describe('sweeper: stale partitions', () => {
     const run = await startRun(api, [3, 4]);
     await age('load_partition', 'created_at', run.runId, '2 hours', '0001');
     expect((await sweep()).actions).toEqual({ timeout_stale_partition: 1 });
-    expect(await runRow(run.runId)).toMatchObject({ status: 'TIMED_OUT', error_code: 'PARTITION_STALE', error_message: 'stale partitions: 0001' });
+    expect(await runRow(run.runId)).toMatchObject({
+      status: 'TIMED_OUT',
+      error_code: 'PARTITION_STALE',
+      error_message: 'stale partitions: 0001',
+    });
   });
 });
 
@@ -210,7 +258,11 @@ describe('sweeper: run deadline', () => {
     const created = await createRun(api);
     const extracting = await startRun(api, [3, 4]);
     await claim(api, extracting.runId, '0000');
-    const reissueCall = await api.gql(REISSUE, { input: { runId: extracting.runId, partitionId: '0001', reason: 'lost flowfile' } }, { token: 'operator' });
+    const reissueCall = await api.gql(
+      REISSUE,
+      { input: { runId: extracting.runId, partitionId: '0001', reason: 'lost flowfile' } },
+      { token: 'operator' },
+    );
     const younger = await startRun(api, [3]);
     await age('load_run', 'started_at', created.runId, '7 hours');
     await age('load_run', 'started_at', extracting.runId, '7 hours');
@@ -219,15 +271,20 @@ describe('sweeper: run deadline', () => {
     expect(result).toMatchObject({ actions: { timeout_run_deadline: 2 }, failures: [], wakeDispatcher: false });
     expect(result.acted.map((a) => a.runId).sort()).toEqual([created.runId, extracting.runId].sort());
     expect(await runRow(created.runId)).toMatchObject({
-      status: 'TIMED_OUT', error_stage: 'SWEEPER', error_code: 'RUN_TIMEOUT', error_message: 'exceeded PT6H in CREATED',
+      status: 'TIMED_OUT',
+      error_stage: 'SWEEPER',
+      error_code: 'RUN_TIMEOUT',
+      error_message: 'exceeded PT6H in CREATED',
     });
     expect(await runRow(extracting.runId)).toMatchObject({ status: 'TIMED_OUT', error_message: 'exceeded PT6H in EXTRACTING' });
     expect((await partitionRows(extracting.runId)).map((p) => [p.status, p.error_code])).toEqual([
-      ['TIMED_OUT', 'RUN_TIMEOUT'], ['TIMED_OUT', 'RUN_TIMEOUT'],
+      ['TIMED_OUT', 'RUN_TIMEOUT'],
+      ['TIMED_OUT', 'RUN_TIMEOUT'],
     ]);
     // the run ended, so the reissue call it no longer needs is cancelled with it (deviation 6)
     expect(await dispatchRow(api, reissueCall.body.data!.reissuePartition.dispatchId)).toMatchObject({
-      status: 'CANCELLED', last_error: 'run timed out: RUN_TIMEOUT',
+      status: 'CANCELLED',
+      last_error: 'run timed out: RUN_TIMEOUT',
     });
     expect((await eventsNamed(api, extracting.runId, 'RUN_TIMED_OUT'))[0].details).toMatchObject({ from: 'EXTRACTING' });
     expect((await runRow(younger.runId)).status).toBe('EXTRACTING');
@@ -274,7 +331,11 @@ describe('sweeper: rules and savepoints', () => {
   });
 
   it('acts once when sweepers on their own connections race (10 repetitions)', async () => {
-    const pools = [createDb(api.database.url, { poolSize: 2 }), createDb(api.database.url, { poolSize: 2 }), createDb(api.database.url, { poolSize: 2 })];
+    const pools = [
+      createDb(api.database.url, { poolSize: 2 }),
+      createDb(api.database.url, { poolSize: 2 }),
+      createDb(api.database.url, { poolSize: 2 }),
+    ];
     try {
       for (let rep = 0; rep < 10; rep++) {
         const runs = [await runWithStalePartition(), await runWithStalePartition(), await runWithStalePartition()];
@@ -318,28 +379,53 @@ describe('sweeper: unacknowledged calls', () => {
     const worker = testWorker(api, workerConfig(api, receiver));
     const waiting = await completeRun(api);
     const ended = await startRun(api, [3, 4]);
-    const reissued = await api.gql(REISSUE, { input: { runId: ended.runId, partitionId: '0000', reason: 'stuck worker' } }, { token: 'operator' });
+    const reissued = await api.gql(
+      REISSUE,
+      { input: { runId: ended.runId, partitionId: '0000', reason: 'stuck worker' } },
+      { token: 'operator' },
+    );
     const endedCall = reissued.body.data!.reissuePartition.dispatchId;
     await worker.dispatcher.dispatchOnce();
     expect(receiver.calls).toHaveLength(2);
     const owner = await claim(api, ended.runId, '0001');
     await api.gql(FAIL_PARTITION, {
-      input: { runId: ended.runId, partitionId: '0001', claimToken: owner.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL', errorCode: 'ORA-00942' },
+      input: {
+        runId: ended.runId,
+        partitionId: '0001',
+        claimToken: owner.claimToken,
+        errorStage: 'EXTRACT',
+        errorClass: 'SQL',
+        errorCode: 'ORA-00942',
+      },
     });
     await api.sql.query(`UPDATE nifi_ops.load_dispatch SET sent_at = sent_at - interval '11 minutes'`);
 
     const result = await sweep();
     expect(result).toMatchObject({
-      actions: { requeue_dispatch: 1, abandon_partition: 1, cancel_dispatch: 1 }, failures: [], wakeDispatcher: true,
+      actions: { requeue_dispatch: 1, abandon_partition: 1, cancel_dispatch: 1 },
+      failures: [],
+      wakeDispatcher: true,
     });
-    expect(result.acted).toContainEqual({ action: 'requeue_dispatch', runId: waiting.runId, partitionId: null, dispatchId: waiting.dispatchId });
+    expect(result.acted).toContainEqual({
+      action: 'requeue_dispatch',
+      runId: waiting.runId,
+      partitionId: null,
+      dispatchId: waiting.dispatchId,
+    });
     expect(result.acted).toContainEqual({ action: 'cancel_dispatch', runId: ended.runId, dispatchId: endedCall });
     expect(await dispatchRow(api, waiting.dispatchId)).toMatchObject({
-      status: 'PENDING', attempt_count: 1, last_error: 'ack timeout, requeued by sweeper', deferred: false,
+      status: 'PENDING',
+      attempt_count: 1,
+      last_error: 'ack timeout, requeued by sweeper',
+      deferred: false,
     });
-    expect(await eventsNamed(api, waiting.runId, 'DISPATCH_REQUEUED')).toEqual([expect.objectContaining({
-      event_level: 'WARN', actor: 'sweeper', details: { dispatchIds: [waiting.dispatchId] },
-    })]);
+    expect(await eventsNamed(api, waiting.runId, 'DISPATCH_REQUEUED')).toEqual([
+      expect.objectContaining({
+        event_level: 'WARN',
+        actor: 'sweeper',
+        details: { dispatchIds: [waiting.dispatchId] },
+      }),
+    ]);
     expect(await dispatchRow(api, endedCall)).toMatchObject({ status: 'CANCELLED', last_error: 'run ended in FAILED_EXTRACT' });
     await worker.close();
   });
@@ -354,7 +440,9 @@ describe('sweeper: stale alerts (deviation 5)', () => {
     const validating = await toStageValidating(api);
     const staged = await toStagingValidated(api);
     const publishing = await toStagingValidated(api);
-    expect((await api.gql(CLAIM_PUBLISH, { input: { runId: publishing.runId, publishToken: randomUUID() } })).body.data!.claimPublish.claimed).toBe(true);
+    expect(
+      (await api.gql(CLAIM_PUBLISH, { input: { runId: publishing.runId, publishToken: randomUUID() } })).body.data!.claimPublish.claimed,
+    ).toBe(true);
     const published = await toPublished(api);
     const unknown = await toStagingValidated(api);
     const token = randomUUID();
@@ -368,13 +456,24 @@ describe('sweeper: stale alerts (deviation 5)', () => {
 
     expect((await sweep()).actions).toEqual({ stale_alert: 8 });
     const expected: Array<[{ runId: string }, string]> = [
-      [created, 'CREATED'], [extracting, 'EXTRACTING'], [extracted, 'EXTRACTED_VALIDATED'], [validating, 'STAGE_VALIDATING'],
-      [staged, 'STAGING_VALIDATED'], [publishing, 'PUBLISHING'], [published, 'PUBLISHED'], [unknown, 'PUBLISH_UNKNOWN'],
+      [created, 'CREATED'],
+      [extracting, 'EXTRACTING'],
+      [extracted, 'EXTRACTED_VALIDATED'],
+      [validating, 'STAGE_VALIDATING'],
+      [staged, 'STAGING_VALIDATED'],
+      [publishing, 'PUBLISHING'],
+      [published, 'PUBLISHED'],
+      [unknown, 'PUBLISH_UNKNOWN'],
     ];
     for (const [run, status] of expected) {
-      expect(await eventsNamed(api, run.runId, 'RUN_STALE_ALERT')).toEqual([expect.objectContaining({
-        event_level: 'ERROR', actor: 'sweeper', message: `no progress in ${status}`, details: expect.objectContaining({ status }),
-      })]);
+      expect(await eventsNamed(api, run.runId, 'RUN_STALE_ALERT')).toEqual([
+        expect.objectContaining({
+          event_level: 'ERROR',
+          actor: 'sweeper',
+          message: `no progress in ${status}`,
+          details: expect.objectContaining({ status }),
+        }),
+      ]);
       expect((await runRow(run.runId)).status).toBe(status);
     }
     expect(await eventsNamed(api, moving.runId, 'RUN_STALE_ALERT')).toEqual([]);
@@ -395,12 +494,19 @@ describe('sweeper: stale publishing', () => {
     await age('load_run', 'publish_started_at', run.runId, '3 hours');
     expect((await sweep()).actions).toEqual({ publish_unknown: 1 });
     expect(await runRow(run.runId)).toMatchObject({
-      status: 'PUBLISH_UNKNOWN', error_stage: 'PUBLISH', error_code: 'PUBLISH_STALE', error_message: 'no publish result within PT2H',
+      status: 'PUBLISH_UNKNOWN',
+      error_stage: 'PUBLISH',
+      error_code: 'PUBLISH_STALE',
+      error_message: 'no publish result within PT2H',
       completed_at: null,
     });
-    expect(await eventsNamed(api, run.runId, 'PUBLISH_UNKNOWN')).toEqual([expect.objectContaining({
-      event_level: 'ERROR', error_code: 'PUBLISH_STALE', actor: 'sweeper',
-    })]);
+    expect(await eventsNamed(api, run.runId, 'PUBLISH_UNKNOWN')).toEqual([
+      expect.objectContaining({
+        event_level: 'ERROR',
+        error_code: 'PUBLISH_STALE',
+        actor: 'sweeper',
+      }),
+    ]);
     expect((await sweep()).actions).toEqual({});
   });
 });
@@ -409,23 +515,38 @@ describe('sweeper: ended runs (deviation 6)', () => {
   it('abandons the unfinished partitions and cancels the undelivered calls of a run that ended', async () => {
     const run = await startRun(api, [3, 4, 5]);
     const running = await claim(api, run.runId, '0000');
-    const reissued = await api.gql(REISSUE, { input: { runId: run.runId, partitionId: '0002', reason: 'lost flowfile' } }, { token: 'operator' });
+    const reissued = await api.gql(
+      REISSUE,
+      { input: { runId: run.runId, partitionId: '0002', reason: 'lost flowfile' } },
+      { token: 'operator' },
+    );
     const failing = await claim(api, run.runId, '0001');
     const failed = await api.gql(FAIL_PARTITION, {
-      input: { runId: run.runId, partitionId: '0001', claimToken: failing.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL', errorCode: 'ORA-00942' },
+      input: {
+        runId: run.runId,
+        partitionId: '0001',
+        claimToken: failing.claimToken,
+        errorStage: 'EXTRACT',
+        errorClass: 'SQL',
+        errorCode: 'ORA-00942',
+      },
     });
     expect(failed.body.data!.failPartition.runStatus).toBe('FAILED_EXTRACT');
 
     expect((await sweep()).actions).toEqual({ abandon_partition: 2, cancel_dispatch: 1 });
     expect((await partitionRows(run.runId)).map((p) => [p.partition_id, p.status])).toEqual([
-      ['0000', 'ABANDONED'], ['0001', 'FAILED'], ['0002', 'ABANDONED'],
+      ['0000', 'ABANDONED'],
+      ['0001', 'FAILED'],
+      ['0002', 'ABANDONED'],
     ]);
     const callId = reissued.body.data!.reissuePartition.dispatchId;
     expect(await dispatchRow(api, callId)).toMatchObject({ status: 'CANCELLED', last_error: 'run ended in FAILED_EXTRACT' });
-    expect(await eventsNamed(api, run.runId, 'RUN_WORK_ABANDONED')).toEqual([expect.objectContaining({
-      actor: 'sweeper',
-      details: { runStatus: 'FAILED_EXTRACT', abandonedPartitions: ['0000', '0002'], cancelledDispatches: [callId] },
-    })]);
+    expect(await eventsNamed(api, run.runId, 'RUN_WORK_ABANDONED')).toEqual([
+      expect.objectContaining({
+        actor: 'sweeper',
+        details: { runStatus: 'FAILED_EXTRACT', abandonedPartitions: ['0000', '0002'], cancelledDispatches: [callId] },
+      }),
+    ]);
 
     // the abandoned partition's owner may still report: recorded, and told the run is over
     const late = await report(api, chunkInput(run, '0000', running.claimToken, 0, 1, 3));

@@ -19,19 +19,37 @@ export interface TimeoutRun {
  * The caller holds every unfinished partition row of the run and then the run row (lockRunsWithPartitions).
  */
 export async function timeoutRun(tx: Tx, t: TimeoutRun): Promise<void> {
-  const partitions = await transitionPartition(tx, { runId: t.runId }, {
-    from: UNFINISHED_PARTITION_STATUSES, to: 'TIMED_OUT', set: Prisma.sql`error_code = ${t.errorCode}`,
-  });
-  await transitionRun(tx, { runId: t.runId }, {
-    from: [t.from], to: 'TIMED_OUT',
-    set: Prisma.sql`error_stage = 'SWEEPER', error_code = ${t.errorCode}, error_message = left(${t.message}, 2000)`,
-  });
+  const partitions = await transitionPartition(
+    tx,
+    { runId: t.runId },
+    {
+      from: UNFINISHED_PARTITION_STATUSES,
+      to: 'TIMED_OUT',
+      set: Prisma.sql`error_code = ${t.errorCode}`,
+    },
+  );
+  await transitionRun(
+    tx,
+    { runId: t.runId },
+    {
+      from: [t.from],
+      to: 'TIMED_OUT',
+      set: Prisma.sql`error_stage = 'SWEEPER', error_code = ${t.errorCode}, error_message = left(${t.message}, 2000)`,
+    },
+  );
   const cancelled = await cancelUndeliveredDispatches(tx, t.runId, `run timed out: ${t.errorCode}`);
   await recordApiEvent(tx, {
-    level: 'ERROR', name: 'RUN_TIMED_OUT', runId: t.runId, actor: SWEEPER_ACTOR, errorCode: t.errorCode, message: t.message,
+    level: 'ERROR',
+    name: 'RUN_TIMED_OUT',
+    runId: t.runId,
+    actor: SWEEPER_ACTOR,
+    errorCode: t.errorCode,
+    message: t.message,
     details: {
-      ...t.details, from: t.from,
-      timedOutPartitions: partitions.map((p) => p.partition_id).sort(), cancelledDispatches: cancelled,
+      ...t.details,
+      from: t.from,
+      timedOutPartitions: partitions.map((p) => p.partition_id).sort(),
+      cancelledDispatches: cancelled,
     },
   });
 }

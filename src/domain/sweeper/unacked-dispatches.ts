@@ -24,22 +24,43 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, 
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`;
   type DueRow = {
-    dispatch_id: string; run_id: string; dispatch_type: DispatchType; partition_id: string | null; attempt_count: number;
+    dispatch_id: string;
+    run_id: string;
+    dispatch_type: DispatchType;
+    partition_id: string | null;
+    attempt_count: number;
     last_error: string;
   };
   const returning = Prisma.sql`t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, t.attempt_count, t.last_error`;
-  const dead = await transitionDispatch<DueRow>(tx, { picked: due(true) }, {
-    from: ['SENT'], to: 'DEAD',
-    set: Prisma.sql`last_error = 'no ack after ' || t.attempt_count || ' attempts (ack timeout)'`,
-    returning,
-    event: (row) => ({
-      level: 'ERROR', name: 'DISPATCH_DEAD', runId: row.run_id, partitionId: row.partition_id, actor: SWEEPER_ACTOR,
-      message: row.last_error, details: { dispatchId: row.dispatch_id, type: row.dispatch_type, attempt: row.attempt_count },
-    }),
-  });
-  const requeued = await transitionDispatch<DueRow>(tx, { picked: due(false) }, {
-    from: ['SENT'], to: 'PENDING', set: Prisma.sql`last_error = 'ack timeout, requeued by sweeper'`, returning,
-  });
+  const dead = await transitionDispatch<DueRow>(
+    tx,
+    { picked: due(true) },
+    {
+      from: ['SENT'],
+      to: 'DEAD',
+      set: Prisma.sql`last_error = 'no ack after ' || t.attempt_count || ' attempts (ack timeout)'`,
+      returning,
+      event: (row) => ({
+        level: 'ERROR',
+        name: 'DISPATCH_DEAD',
+        runId: row.run_id,
+        partitionId: row.partition_id,
+        actor: SWEEPER_ACTOR,
+        message: row.last_error,
+        details: { dispatchId: row.dispatch_id, type: row.dispatch_type, attempt: row.attempt_count },
+      }),
+    },
+  );
+  const requeued = await transitionDispatch<DueRow>(
+    tx,
+    { picked: due(false) },
+    {
+      from: ['SENT'],
+      to: 'PENDING',
+      set: Prisma.sql`last_error = 'ack timeout, requeued by sweeper'`,
+      returning,
+    },
+  );
 
   const record = (row: DueRow) => ({ runId: row.run_id, partitionId: row.partition_id, dispatchId: row.dispatch_id });
   const outcome: RuleOutcome = {
@@ -55,7 +76,11 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, 
   }
   for (const [runId, dispatchIds] of requeuedByRun) {
     await recordApiEvent(tx, {
-      level: 'WARN', name: 'DISPATCH_REQUEUED', runId, actor: SWEEPER_ACTOR, message: 'ack timeout, requeued by sweeper',
+      level: 'WARN',
+      name: 'DISPATCH_REQUEUED',
+      runId,
+      actor: SWEEPER_ACTOR,
+      message: 'ack timeout, requeued by sweeper',
       details: { dispatchIds },
     });
   }

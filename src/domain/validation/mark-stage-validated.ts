@@ -41,9 +41,15 @@ export async function markStageValidated(tx: Tx, cmd: MarkStageValidatedCommand)
     return { stageValidated: false, runStatus: run.status, reasons: verdict.reasons, stagingCount: null };
   }
 
-  await transitionRun(tx, { runId: cmd.runId }, {
-    from: ['STAGE_VALIDATING'], to: 'STAGING_VALIDATED', set: Prisma.sql`staging_count = ${verdict.count}`,
-    event: { level: 'INFO', name: 'STAGE_VALIDATED', runId: cmd.runId, actor: cmd.actor, rowCount: verdict.count },
-  });
+  await transitionRun(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: ['STAGE_VALIDATING'],
+      to: 'STAGING_VALIDATED',
+      set: Prisma.sql`staging_count = ${verdict.count}`,
+      event: { level: 'INFO', name: 'STAGE_VALIDATED', runId: cmd.runId, actor: cmd.actor, rowCount: verdict.count },
+    },
+  );
   return { stageValidated: true, runStatus: 'STAGING_VALIDATED', reasons: [], stagingCount: verdict.count };
 }

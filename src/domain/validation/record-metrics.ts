@@ -62,8 +62,12 @@ export async function recordMetrics(tx: Tx, cmd: RecordMetricsCommand): Promise<
   const failed = ms.filter((m) => m.result === 'FAIL').map((m) => m.metricName);
   if (failed.length > 0) {
     await recordApiEvent(tx, {
-      level: 'WARN', name: `${cmd.stage}_METRIC_FAILED`, runId: cmd.runId, actor: cmd.actor,
-      message: failed.join(', '), details: { queryVersion: cmd.queryVersion, failed },
+      level: 'WARN',
+      name: `${cmd.stage}_METRIC_FAILED`,
+      runId: cmd.runId,
+      actor: cmd.actor,
+      message: failed.join(', '),
+      details: { queryVersion: cmd.queryVersion, failed },
     });
   }
   return { recorded: ms.length, failCount: failed.length, runStatus: run.status };

@@ -43,16 +43,32 @@ export async function startValidation(tx: Tx, cmd: StartValidationCommand): Prom
   await transitionDispatch(tx, { dispatchId: cmd.dispatchId }, { from: ACKABLE_DISPATCH_STATUSES, to: 'ACKED' });
 
   const [won] = await transitionRun<{
-    snapshot_scn: string | null; hdfs_run_path: string | null; stage_table_name: string | null;
-    source_count: bigint | null; extracted_count: bigint;
-  }>(tx, { runId: cmd.runId }, {
-    from: ['EXTRACTED_VALIDATED'], to: 'STAGE_VALIDATING',
-    returning: Prisma.sql`t.snapshot_scn::text, t.hdfs_run_path, t.stage_table_name, t.source_count, t.extracted_count`,
-  });
+    snapshot_scn: string | null;
+    hdfs_run_path: string | null;
+    stage_table_name: string | null;
+    source_count: bigint | null;
+    extracted_count: bigint;
+  }>(
+    tx,
+    { runId: cmd.runId },
+    {
+      from: ['EXTRACTED_VALIDATED'],
+      to: 'STAGE_VALIDATING',
+      returning: Prisma.sql`t.snapshot_scn::text, t.hdfs_run_path, t.stage_table_name, t.source_count, t.extracted_count`,
+    },
+  );
   if (!won) {
     return {
-      started: false, runStatus: run.status, jobKey: null, businessKey: null, snapshotScn: null, hdfsRunPath: null,
-      stageTable: null, sourceCount: null, extractedCount: null, sourceMetrics: {},
+      started: false,
+      runStatus: run.status,
+      jobKey: null,
+      businessKey: null,
+      snapshotScn: null,
+      hdfsRunPath: null,
+      stageTable: null,
+      sourceCount: null,
+      extractedCount: null,
+      sourceMetrics: {},
     };
   }
 
@@ -61,7 +77,10 @@ export async function startValidation(tx: Tx, cmd: StartValidationCommand): Prom
     SELECT metric_name, actual_value FROM nifi_ops.load_validation
      WHERE run_id = ${cmd.runId}::uuid AND stage = 'SOURCE' ORDER BY metric_name, query_version`;
   await recordApiEvent(tx, {
-    level: 'INFO', name: 'STAGE_VALIDATION_STARTED', runId: cmd.runId, actor: cmd.actor,
+    level: 'INFO',
+    name: 'STAGE_VALIDATION_STARTED',
+    runId: cmd.runId,
+    actor: cmd.actor,
     details: { dispatchId: cmd.dispatchId, node: cmd.node },
   });
   return {

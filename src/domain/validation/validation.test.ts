@@ -2,8 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import {
-  CLAIM_PUBLISH, FAIL_RUN, HDFS_ROOT, JOB, MARK_STAGE_VALIDATED, START_VALIDATION, completeRun, metric, recordMetrics,
-  startRun, toStageValidating, toStagingValidated,
+  CLAIM_PUBLISH,
+  FAIL_RUN,
+  HDFS_ROOT,
+  JOB,
+  MARK_STAGE_VALIDATED,
+  START_VALIDATION,
+  completeRun,
+  metric,
+  recordMetrics,
+  startRun,
+  toStageValidating,
+  toStagingValidated,
 } from '../../../test/support/fixtures.js';
 
 let api: TestApi;
@@ -24,13 +34,22 @@ async function dispatchRow(dispatchId: string) {
 async function eventsNamed(runId: string, name: string) {
   const { rows } = await api.sql.query(
     `SELECT event_level, message, details, actor, row_count FROM nifi_ops.load_event
-      WHERE run_id = $1 AND event_name = $2 ORDER BY event_time`, [runId, name]);
+      WHERE run_id = $1 AND event_name = $2 ORDER BY event_time`,
+    [runId, name],
+  );
   return rows;
 }
 
 const LOSER = {
-  started: false, jobKey: null, businessKey: null, snapshotScn: null, hdfsRunPath: null, stageTable: null,
-  sourceCount: null, extractedCount: null, sourceMetrics: {},
+  started: false,
+  jobKey: null,
+  businessKey: null,
+  snapshotScn: null,
+  hdfsRunPath: null,
+  stageTable: null,
+  sourceCount: null,
+  extractedCount: null,
+  sourceMetrics: {},
 };
 
 describe('startValidation', () => {
@@ -39,8 +58,15 @@ describe('startValidation', () => {
     const res = await start(run.runId, run.dispatchId);
     expect(res.status).toBe(200);
     expect(res.body.data!.startValidation).toEqual({
-      started: true, runStatus: 'STAGE_VALIDATING', jobKey: JOB, businessKey: run.businessKey, snapshotScn: '1234567890',
-      hdfsRunPath: `${HDFS_ROOT}/${JOB}/run_id=${run.runId}`, stageTable: run.stageTable, sourceCount: 7, extractedCount: 7,
+      started: true,
+      runStatus: 'STAGE_VALIDATING',
+      jobKey: JOB,
+      businessKey: run.businessKey,
+      snapshotScn: '1234567890',
+      hdfsRunPath: `${HDFS_ROOT}/${JOB}/run_id=${run.runId}`,
+      stageTable: run.stageTable,
+      sourceCount: 7,
+      extractedCount: 7,
       sourceMetrics: { AMOUNT_SUM: '123.45', SOURCE_COUNT: '7' },
     });
     const dispatch = await dispatchRow(run.dispatchId);
@@ -58,7 +84,9 @@ describe('startValidation', () => {
 
   it('ACKs the named dispatch even when the start loses, and from DEAD as well as SENT', async () => {
     const run = await completeRun(api, [2]);
-    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'DEAD', dead_at = clock_timestamp() WHERE dispatch_id = $1`, [run.dispatchId]);
+    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'DEAD', dead_at = clock_timestamp() WHERE dispatch_id = $1`, [
+      run.dispatchId,
+    ]);
     expect((await start(run.runId, run.dispatchId)).body.data!.startValidation.started).toBe(true);
     expect((await dispatchRow(run.dispatchId)).status).toBe('ACKED');
 
@@ -125,33 +153,50 @@ describe('recordMetrics', () => {
   it('upserts STAGING metrics while STAGE_VALIDATING and touches the run heartbeat', async () => {
     const run = await toStageValidating(api);
     await api.sql.query(`UPDATE nifi_ops.load_run SET heartbeat_at = clock_timestamp() - interval '1 hour' WHERE run_id = $1`, [run.runId]);
-    const res = await recordMetrics(api, run.runId, 'STAGING', [
-      { metricName: 'STAGE_COUNT', result: 'PASS', expectedValue: '7', actualValue: '7' },
-      { ...metric('AMOUNT_SUM', 'WARN', '123.40'), expectedValue: '123.45' },
-    ], 'v2');
+    const res = await recordMetrics(
+      api,
+      run.runId,
+      'STAGING',
+      [
+        { metricName: 'STAGE_COUNT', result: 'PASS', expectedValue: '7', actualValue: '7' },
+        { ...metric('AMOUNT_SUM', 'WARN', '123.40'), expectedValue: '123.45' },
+      ],
+      'v2',
+    );
     expect(res.status).toBe(200);
     expect(res.result).toEqual({ recorded: 2, failCount: 0, runStatus: 'STAGE_VALIDATING' });
     const { rows } = await api.sql.query(
       `SELECT metric_name, expected_value, actual_value, result, query_version FROM nifi_ops.load_validation
-        WHERE run_id = $1 AND stage = 'STAGING' ORDER BY metric_name`, [run.runId]);
+        WHERE run_id = $1 AND stage = 'STAGING' ORDER BY metric_name`,
+      [run.runId],
+    );
     expect(rows).toEqual([
       { metric_name: 'AMOUNT_SUM', expected_value: '123.45', actual_value: '123.40', result: 'WARN', query_version: 'v2' },
       { metric_name: 'STAGE_COUNT', expected_value: '7', actual_value: '7', result: 'PASS', query_version: 'v2' },
     ]);
-    const heartbeat = await api.sql.query(`SELECT heartbeat_at > clock_timestamp() - interval '1 minute' AS fresh FROM nifi_ops.load_run WHERE run_id = $1`, [run.runId]);
+    const heartbeat = await api.sql.query(
+      `SELECT heartbeat_at > clock_timestamp() - interval '1 minute' AS fresh FROM nifi_ops.load_run WHERE run_id = $1`,
+      [run.runId],
+    );
     expect(heartbeat.rows[0].fresh).toBe(true);
     expect(await eventsNamed(run.runId, 'STAGING_METRIC_FAILED')).toEqual([]);
 
     // the same metric and version again overwrites
     await recordMetrics(api, run.runId, 'STAGING', [metric('AMOUNT_SUM', 'PASS', '123.45')], 'v2');
     const again = await api.sql.query(
-      `SELECT actual_value, result FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'STAGING' AND metric_name = 'AMOUNT_SUM'`, [run.runId]);
+      `SELECT actual_value, result FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'STAGING' AND metric_name = 'AMOUNT_SUM'`,
+      [run.runId],
+    );
     expect(again.rows).toEqual([{ actual_value: '123.45', result: 'PASS' }]);
   });
 
   it('records a STAGING_METRIC_FAILED warning naming the failed metrics, by token name', async () => {
     const run = await toStageValidating(api);
-    const res = await recordMetrics(api, run.runId, 'STAGING', [metric('MIN_TS', 'FAIL'), metric('STAGE_COUNT', 'PASS', '7'), metric('DUP_PK_COUNT', 'FAIL', '3')]);
+    const res = await recordMetrics(api, run.runId, 'STAGING', [
+      metric('MIN_TS', 'FAIL'),
+      metric('STAGE_COUNT', 'PASS', '7'),
+      metric('DUP_PK_COUNT', 'FAIL', '3'),
+    ]);
     expect(res.result).toEqual({ recorded: 3, failCount: 2, runStatus: 'STAGE_VALIDATING' });
     expect(await eventsNamed(run.runId, 'STAGING_METRIC_FAILED')).toEqual([
       expect.objectContaining({ event_level: 'WARN', message: 'MIN_TS, DUP_PK_COUNT', actor: 'nifi-cluster' }),
@@ -169,7 +214,9 @@ describe('recordMetrics', () => {
     const staging = await recordMetrics(api, validated.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '7')]);
     expect(staging.status).toBe(409);
     expect(staging.details).toEqual({ runStatus: 'STAGING_VALIDATED', stage: 'STAGING' });
-    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'TARGET'`, [validating.runId]);
+    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_validation WHERE run_id = $1 AND stage = 'TARGET'`, [
+      validating.runId,
+    ]);
     expect(rows[0].n).toBe(0);
 
     const missing = await recordMetrics(api, randomUUID(), 'STAGING', [metric('STAGE_COUNT')]);
@@ -207,26 +254,51 @@ describe('markStageValidated', () => {
     const run = await toStageValidating(api, [3, 4]);
     await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '7'), metric('NULL_PK', 'WARN')]);
     const res = await markStageValidated(run.runId);
-    expect(res.body.data!.markStageValidated).toEqual({ stageValidated: true, runStatus: 'STAGING_VALIDATED', reasons: [], stagingCount: 7 });
+    expect(res.body.data!.markStageValidated).toEqual({
+      stageValidated: true,
+      runStatus: 'STAGING_VALIDATED',
+      reasons: [],
+      stagingCount: 7,
+    });
     const { rows } = await api.sql.query('SELECT status, staging_count FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(rows[0]).toEqual({ status: 'STAGING_VALIDATED', staging_count: '7' });
     expect(await eventsNamed(run.runId, 'STAGE_VALIDATED')).toEqual([
       expect.objectContaining({ event_level: 'INFO', actor: 'nifi-cluster', row_count: '7' }),
     ]);
     const replay = await markStageValidated(run.runId);
-    expect(replay.body.data!.markStageValidated).toEqual({ stageValidated: true, runStatus: 'STAGING_VALIDATED', reasons: [], stagingCount: 7 });
+    expect(replay.body.data!.markStageValidated).toEqual({
+      stageValidated: true,
+      runStatus: 'STAGING_VALIDATED',
+      reasons: [],
+      stagingCount: 7,
+    });
     expect(await eventsNamed(run.runId, 'STAGE_VALIDATED')).toHaveLength(1);
   });
 
   it('refuses without metrics and with a FAIL (state unchanged); NiFi then fails the run and publishing is refused', async () => {
     const run = await toStageValidating(api);
     const none = await markStageValidated(run.runId);
-    expect(none.body.data!.markStageValidated).toEqual({ stageValidated: false, runStatus: 'STAGE_VALIDATING', reasons: ['NO_METRICS'], stagingCount: null });
+    expect(none.body.data!.markStageValidated).toEqual({
+      stageValidated: false,
+      runStatus: 'STAGE_VALIDATING',
+      reasons: ['NO_METRICS'],
+      stagingCount: null,
+    });
     await recordMetrics(api, run.runId, 'STAGING', [metric('MIN_TS', 'FAIL'), metric('STAGE_COUNT', 'PASS', '7')]);
     const failing = await markStageValidated(run.runId);
-    expect(failing.body.data!.markStageValidated).toMatchObject({ stageValidated: false, runStatus: 'STAGE_VALIDATING', reasons: ['FAIL MIN_TS'] });
+    expect(failing.body.data!.markStageValidated).toMatchObject({
+      stageValidated: false,
+      runStatus: 'STAGE_VALIDATING',
+      reasons: ['FAIL MIN_TS'],
+    });
     const fail = await api.gql(FAIL_RUN, {
-      input: { runId: run.runId, expectedStatus: 'STAGE_VALIDATING', failStatus: 'FAILED_STAGE_VALIDATION', errorStage: 'STAGING', errorCode: 'STAGE_VALIDATION_FAILED' },
+      input: {
+        runId: run.runId,
+        expectedStatus: 'STAGE_VALIDATING',
+        failStatus: 'FAILED_STAGE_VALIDATION',
+        errorStage: 'STAGING',
+        errorCode: 'STAGE_VALIDATION_FAILED',
+      },
     });
     expect(fail.body.data!.failRun.runStatus).toBe('FAILED_STAGE_VALIDATION');
     const claim = await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken: randomUUID() } });
@@ -250,12 +322,17 @@ describe('markStageValidated', () => {
     await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '6')]);
     const res = await markStageValidated(run.runId);
     expect(res.body.data!.markStageValidated).toEqual({
-      stageValidated: false, runStatus: 'STAGE_VALIDATING', reasons: ['COUNT_MISMATCH STAGE_COUNT=6 expected=7'], stagingCount: null,
+      stageValidated: false,
+      runStatus: 'STAGE_VALIDATING',
+      reasons: ['COUNT_MISMATCH STAGE_COUNT=6 expected=7'],
+      stagingCount: null,
     });
     // a second query version's STAGE_COUNT is checked as well
     await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '7')]);
     await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '8')], 'v2');
-    expect((await markStageValidated(run.runId)).body.data!.markStageValidated.reasons).toEqual(['COUNT_MISMATCH STAGE_COUNT=8 expected=7']);
+    expect((await markStageValidated(run.runId)).body.data!.markStageValidated.reasons).toEqual([
+      'COUNT_MISMATCH STAGE_COUNT=8 expected=7',
+    ]);
     const { rows } = await api.sql.query('SELECT status, staging_count FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(rows[0]).toEqual({ status: 'STAGE_VALIDATING', staging_count: null });
   });
@@ -267,7 +344,9 @@ describe('markStageValidated', () => {
       await recordMetrics(api, run.runId, 'STAGING', [{ metricName: 'STAGE_COUNT', result: 'PASS', actualValue: value }]);
       const res = await markStageValidated(run.runId);
       expect(res.body.data!.markStageValidated).toMatchObject({
-        stageValidated: false, runStatus: 'STAGE_VALIDATING', reasons: [`COUNT_NOT_INTEGER STAGE_COUNT=${value ?? 'null'}`],
+        stageValidated: false,
+        runStatus: 'STAGE_VALIDATING',
+        reasons: [`COUNT_NOT_INTEGER STAGE_COUNT=${value ?? 'null'}`],
       });
     },
   );
@@ -276,7 +355,12 @@ describe('markStageValidated', () => {
     const run = await toStageValidating(api);
     await recordMetrics(api, run.runId, 'STAGING', [metric('DUP_PK_COUNT')]);
     const res = await markStageValidated(run.runId);
-    expect(res.body.data!.markStageValidated).toEqual({ stageValidated: true, runStatus: 'STAGING_VALIDATED', reasons: [], stagingCount: null });
+    expect(res.body.data!.markStageValidated).toEqual({
+      stageValidated: true,
+      runStatus: 'STAGING_VALIDATED',
+      reasons: [],
+      stagingCount: null,
+    });
   });
 
   it('validates once under concurrent calls: every caller sees STAGING_VALIDATED, one event', async () => {
@@ -285,7 +369,12 @@ describe('markStageValidated', () => {
       await recordMetrics(api, run.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', '2')]);
       const results = await Promise.all(Array.from({ length: 6 }, () => markStageValidated(run.runId)));
       for (const r of results) {
-        expect(r.body.data!.markStageValidated).toEqual({ stageValidated: true, runStatus: 'STAGING_VALIDATED', reasons: [], stagingCount: 2 });
+        expect(r.body.data!.markStageValidated).toEqual({
+          stageValidated: true,
+          runStatus: 'STAGING_VALIDATED',
+          reasons: [],
+          stagingCount: 2,
+        });
       }
       expect(await eventsNamed(run.runId, 'STAGE_VALIDATED')).toHaveLength(1);
     }
@@ -295,7 +384,10 @@ describe('markStageValidated', () => {
     const run = await completeRun(api);
     const res = await markStageValidated(run.runId);
     expect(res.body.data!.markStageValidated).toEqual({
-      stageValidated: false, runStatus: 'EXTRACTED_VALIDATED', reasons: ['RUN_STATUS EXTRACTED_VALIDATED'], stagingCount: null,
+      stageValidated: false,
+      runStatus: 'EXTRACTED_VALIDATED',
+      reasons: ['RUN_STATUS EXTRACTED_VALIDATED'],
+      stagingCount: null,
     });
     const missing = await markStageValidated(randomUUID());
     expect(missing.status).toBe(404);

@@ -23,7 +23,8 @@ export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
     if (error.code === 'UNAUTHENTICATED') return 'Authentication failed: the token is not valid.';
     if (error.code === 'FORBIDDEN') return 'No permission: this token may not do that.';
-    if (error.code === 'INVALID_INPUT' && error.details?.field) return `${String(error.details.field)}: ${String(error.details.reason ?? error.message)}`;
+    if (error.code === 'INVALID_INPUT' && error.details?.field)
+      return `${String(error.details.field)}: ${String(error.details.reason ?? error.message)}`;
     return `${error.code}: ${error.message}`;
   }
   return error instanceof Error ? `Network problem: ${error.message}` : 'Something went wrong.';

@@ -32,7 +32,13 @@ function useAction(onDone: () => void) {
 }
 
 /** "Are you sure?" — Cancel has the focus, so Enter alone never confirms. */
-export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onClose }: {
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  onConfirm,
+  onClose,
+}: {
   title: string;
   children: ReactNode;
   confirmLabel: string;
@@ -45,9 +51,15 @@ export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onClos
   return (
     <Dialog title={title} onClose={onClose} initialFocus={cancel} describedBy={bodyId}>
       <div id={bodyId}>{children}</div>
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
       <div className="actions">
-        <button ref={cancel} type="button" onClick={onClose}>Cancel</button>
+        <button ref={cancel} type="button" onClick={onClose}>
+          Cancel
+        </button>
         <button type="button" className="danger" aria-disabled={busy} onClick={() => void run(onConfirm)}>
           {busy ? 'Working…' : confirmLabel}
         </button>
@@ -57,7 +69,13 @@ export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onClos
 }
 
 /** An action that must say why: the reason goes to the event log with the token's name. */
-export function ReasonDialog({ title, children, confirmLabel, onConfirm, onClose }: {
+export function ReasonDialog({
+  title,
+  children,
+  confirmLabel,
+  onConfirm,
+  onClose,
+}: {
   title: string;
   children: ReactNode;
   confirmLabel: string;
@@ -85,14 +103,33 @@ export function ReasonDialog({ title, children, confirmLabel, onConfirm, onClose
       <form onSubmit={submit} noValidate>
         {children}
         <label htmlFor={reasonId}>Reason (recorded in the event log)</label>
-        <textarea id={reasonId} ref={field} rows={3} value={reason} maxLength={REASON_MAX}
-          aria-invalid={problem ? true : undefined} aria-describedby={problem ? problemId : undefined}
-          onChange={(e) => setReason(e.target.value)} />
-        {problem && <p id={problemId} className="error" role="alert">{problem}</p>}
-        {error && <p className="error" role="alert">{error}</p>}
+        <textarea
+          id={reasonId}
+          ref={field}
+          rows={3}
+          value={reason}
+          maxLength={REASON_MAX}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby={problem ? problemId : undefined}
+          onChange={(e) => setReason(e.target.value)}
+        />
+        {problem && (
+          <p id={problemId} className="error" role="alert">
+            {problem}
+          </p>
+        )}
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
         <div className="actions">
-          <button type="button" onClick={onClose}>Cancel</button>
-          <button type="submit" className="danger" aria-disabled={busy}>{busy ? 'Working…' : confirmLabel}</button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="danger" aria-disabled={busy}>
+            {busy ? 'Working…' : confirmLabel}
+          </button>
         </div>
       </form>
     </Dialog>
@@ -103,7 +140,11 @@ export function ReasonDialog({ title, children, confirmLabel, onConfirm, onClose
  * Resolving PUBLISH_UNKNOWN (ref §8.4): choose the outcome (FAILED_PUBLISH by default) and say why in at
  * least 5 characters, then confirm once more — the answer decides whether the target is trusted.
  */
-export function ResolveDialog({ runLabel, onConfirm, onClose }: {
+export function ResolveDialog({
+  runLabel,
+  onConfirm,
+  onClose,
+}: {
   runLabel: string;
   onConfirm(resolution: 'PUBLISHED' | 'FAILED_PUBLISH', reason: string): Promise<void>;
   onClose(): void;
@@ -119,10 +160,18 @@ export function ResolveDialog({ runLabel, onConfirm, onClose }: {
 
   if (confirming) {
     return (
-      <ConfirmDialog title="Confirm the resolution" confirmLabel={`Resolve as ${resolution.replace('_', ' ')}`}
-        onConfirm={() => onConfirm(resolution, reason.trim())} onClose={onClose}>
-        <p>Resolve run <strong>{runLabel}</strong> as <strong>{resolution}</strong>?</p>
-        <p>Reason: <q>{reason.trim()}</q></p>
+      <ConfirmDialog
+        title="Confirm the resolution"
+        confirmLabel={`Resolve as ${resolution.replace('_', ' ')}`}
+        onConfirm={() => onConfirm(resolution, reason.trim())}
+        onClose={onClose}
+      >
+        <p>
+          Resolve run <strong>{runLabel}</strong> as <strong>{resolution}</strong>?
+        </p>
+        <p>
+          Reason: <q>{reason.trim()}</q>
+        </p>
         <p>This is recorded under your token's name and cannot be undone.</p>
       </ConfirmDialog>
     );
@@ -139,25 +188,53 @@ export function ResolveDialog({ runLabel, onConfirm, onClose }: {
   return (
     <Dialog title="Resolve PUBLISH_UNKNOWN" onClose={onClose} initialFocus={first}>
       <form onSubmit={next} noValidate>
-        <p>Check the target for run <strong>{runLabel}</strong>, then record what happened.</p>
+        <p>
+          Check the target for run <strong>{runLabel}</strong>, then record what happened.
+        </p>
         <fieldset>
           <legend>Outcome</legend>
           <label className="choice">
-            <input ref={first} type="radio" name="resolution" value="FAILED_PUBLISH" checked={resolution === 'FAILED_PUBLISH'}
-              onChange={() => setResolution('FAILED_PUBLISH')} /> FAILED_PUBLISH — the target was not changed
+            <input
+              ref={first}
+              type="radio"
+              name="resolution"
+              value="FAILED_PUBLISH"
+              checked={resolution === 'FAILED_PUBLISH'}
+              onChange={() => setResolution('FAILED_PUBLISH')}
+            />{' '}
+            FAILED_PUBLISH — the target was not changed
           </label>
           <label className="choice">
-            <input type="radio" name="resolution" value="PUBLISHED" checked={resolution === 'PUBLISHED'}
-              onChange={() => setResolution('PUBLISHED')} /> PUBLISHED — the target has the data
+            <input
+              type="radio"
+              name="resolution"
+              value="PUBLISHED"
+              checked={resolution === 'PUBLISHED'}
+              onChange={() => setResolution('PUBLISHED')}
+            />{' '}
+            PUBLISHED — the target has the data
           </label>
         </fieldset>
         <label htmlFor={reasonId}>Reason (at least 5 characters)</label>
-        <textarea id={reasonId} ref={field} rows={3} value={reason} maxLength={REASON_MAX}
-          aria-invalid={problem ? true : undefined} aria-describedby={problem ? problemId : undefined}
-          onChange={(e) => setReason(e.target.value)} />
-        {problem && <p id={problemId} className="error" role="alert">{problem}</p>}
+        <textarea
+          id={reasonId}
+          ref={field}
+          rows={3}
+          value={reason}
+          maxLength={REASON_MAX}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby={problem ? problemId : undefined}
+          onChange={(e) => setReason(e.target.value)}
+        />
+        {problem && (
+          <p id={problemId} className="error" role="alert">
+            {problem}
+          </p>
+        )}
         <div className="actions">
-          <button type="button" onClick={onClose}>Cancel</button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
           <button type="submit">Continue…</button>
         </div>
       </form>

@@ -1,13 +1,20 @@
 import { useEffect, useId, useRef, type ReactNode, type RefObject } from 'react';
 import { createPortal } from 'react-dom';
 
-const FOCUSABLE = 'button:not([disabled]), [href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'button:not([disabled]), [href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
 /**
  * A modal dialog: the page behind is inert, Tab stays inside, Escape closes, and focus returns to
  * where it was. `initialFocus` names what gets focus first (confirmations start on Cancel).
  */
-export function Dialog({ title, onClose, children, initialFocus, describedBy }: {
+export function Dialog({
+  title,
+  onClose,
+  children,
+  initialFocus,
+  describedBy,
+}: {
   title: string;
   onClose(): void;
   children: ReactNode;
@@ -59,8 +66,15 @@ export function Dialog({ title, onClose, children, initialFocus, describedBy }: 
 
   return createPortal(
     <div className="backdrop">
-      <div ref={box} className="dialog" role="dialog" aria-modal="true" aria-labelledby={titleId} aria-describedby={describedBy}
-        tabIndex={-1}>
+      <div
+        ref={box}
+        className="dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={titleId}
+        aria-describedby={describedBy}
+        tabIndex={-1}
+      >
         <h2 id={titleId}>{title}</h2>
         {children}
       </div>

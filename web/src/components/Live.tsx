@@ -14,7 +14,9 @@ export function Announcer({ children }: { children: ReactNode }) {
   return (
     <AnnounceContext.Provider value={announce}>
       {children}
-      <div className="visually-hidden" role="status" aria-live="polite">{message}</div>
+      <div className="visually-hidden" role="status" aria-live="polite">
+        {message}
+      </div>
     </AnnounceContext.Provider>
   );
 }
@@ -30,5 +32,10 @@ const LABELS: Record<LiveState, string> = {
 
 /** Whether what the page shows is being kept up to date. */
 export function LiveIndicator({ state }: { state: LiveState }) {
-  return <span className={`live live-${state}`}><span aria-hidden="true" className="dot" />{LABELS[state]}</span>;
+  return (
+    <span className={`live live-${state}`}>
+      <span aria-hidden="true" className="dot" />
+      {LABELS[state]}
+    </span>
+  );
 }

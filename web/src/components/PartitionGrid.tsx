@@ -6,7 +6,11 @@ import { PARTITION_ABBREVIATIONS, tone } from '../states';
  * Every partition as a cell coloured by status, with the status abbreviated inside and in full in its
  * accessible name. One Tab stop: the arrow keys, Home and End move between cells; Enter or Space selects.
  */
-export function PartitionGrid({ partitions, selected, onSelect }: {
+export function PartitionGrid({
+  partitions,
+  selected,
+  onSelect,
+}: {
   partitions: Partition[];
   selected: string | null;
   onSelect(partitionId: string): void;
@@ -44,19 +48,27 @@ export function PartitionGrid({ partitions, selected, onSelect }: {
     <div className="pgrid-wrap">
       <ul className="legend" aria-label="Partitions by status">
         {[...counts].map(([status, n]) => (
-          <li key={status}><span className={`swatch tone-${tone(status)}`} aria-hidden="true" />{status.replaceAll('_', ' ')}: {n}</li>
+          <li key={status}>
+            <span className={`swatch tone-${tone(status)}`} aria-hidden="true" />
+            {status.replaceAll('_', ' ')}: {n}
+          </li>
         ))}
       </ul>
       <ul ref={list} className="pgrid" aria-label="Partition grid" onKeyDown={move}>
         {partitions.map((p, i) => (
           <li key={p.partitionId}>
-            <button type="button" tabIndex={i === active ? 0 : -1}
+            <button
+              type="button"
+              tabIndex={i === active ? 0 : -1}
               className={`cell tone-${tone(p.status)}${selected === p.partitionId ? ' selected' : ''}`}
               aria-pressed={selected === p.partitionId}
               aria-label={`Partition ${p.partitionId}: ${p.status}, ${p.receivedChunks} chunks received`}
               title={`${p.partitionId}: ${p.status}`}
-              data-partition={p.partitionId} data-status={p.status}
-              onFocus={() => setFocusIndex(i)} onClick={() => onSelect(p.partitionId)}>
+              data-partition={p.partitionId}
+              data-status={p.status}
+              onFocus={() => setFocusIndex(i)}
+              onClick={() => onSelect(p.partitionId)}
+            >
               <span className="cell-id">{p.partitionId}</span>
               <span className="cell-status">{PARTITION_ABBREVIATIONS[p.status] ?? p.status}</span>
             </button>

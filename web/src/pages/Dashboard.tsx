@@ -1,8 +1,6 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import { describeError } from '../api/client';
-import {
-  MONITOR_SUMMARY, MONITOR_SUMMARY_CHANGED, RESEND_DISPATCH, RESOLVE_UNKNOWN, RUNS, RUNS_CHANGED,
-} from '../api/operations';
+import { MONITOR_SUMMARY, MONITOR_SUMMARY_CHANGED, RESEND_DISPATCH, RESOLVE_UNKNOWN, RUNS, RUNS_CHANGED } from '../api/operations';
 import type { Alert, MonitorSummary, RunRow, StatusCount } from '../api/types';
 import { ConfirmDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
@@ -36,9 +34,15 @@ function Counts({ title, counts, empty }: { title: string; counts: StatusCount[]
   return (
     <section className="card" aria-labelledby={`counts-${title}`}>
       <h2 id={`counts-${title}`}>{title}</h2>
-      {counts.length === 0 ? <p className="muted">{empty}</p> : (
+      {counts.length === 0 ? (
+        <p className="muted">{empty}</p>
+      ) : (
         <ul className="counts">
-          {counts.map((c) => <li key={c.status}><Badge status={c.status} /> <strong>{count(c.count)}</strong></li>)}
+          {counts.map((c) => (
+            <li key={c.status}>
+              <Badge status={c.status} /> <strong>{count(c.count)}</strong>
+            </li>
+          ))}
         </ul>
       )}
     </section>
@@ -61,30 +65,35 @@ export function Dashboard() {
   const ids = { job: useId(), bk: useId(), status: useId(), active: useId() };
 
   const loadSummary = useCallback(() => {
-    session.request<{ monitorSummary: MonitorSummary }>(MONITOR_SUMMARY)
+    session
+      .request<{ monitorSummary: MonitorSummary }>(MONITOR_SUMMARY)
       .then((d) => setSummary(d.monitorSummary))
       .catch((e) => setError(describeError(e)));
   }, [session]);
 
-  const loadRuns = useCallback((after: string | null) => {
-    const variables = {
-      first: PAGE,
-      after,
-      filter: {
-        jobKey: applied.jobKey || null,
-        businessKey: applied.businessKey || null,
-        status: applied.status || null,
-        activeOnly: applied.activeOnly || null,
-      },
-    };
-    session.request<{ runs: { nodes: RunRow[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(RUNS, variables)
-      .then((d) => {
-        setError(null);
-        setRuns((old) => (after ? [...old, ...d.runs.nodes] : d.runs.nodes));
-        setCursor(d.runs.pageInfo.hasNextPage ? d.runs.pageInfo.endCursor : null);
-      })
-      .catch((e) => setError(describeError(e)));
-  }, [session, applied]);
+  const loadRuns = useCallback(
+    (after: string | null) => {
+      const variables = {
+        first: PAGE,
+        after,
+        filter: {
+          jobKey: applied.jobKey || null,
+          businessKey: applied.businessKey || null,
+          status: applied.status || null,
+          activeOnly: applied.activeOnly || null,
+        },
+      };
+      session
+        .request<{ runs: { nodes: RunRow[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(RUNS, variables)
+        .then((d) => {
+          setError(null);
+          setRuns((old) => (after ? [...old, ...d.runs.nodes] : d.runs.nodes));
+          setCursor(d.runs.pageInfo.hasNextPage ? d.runs.pageInfo.endCursor : null);
+        })
+        .catch((e) => setError(describeError(e)));
+    },
+    [session, applied],
+  );
 
   useEffect(() => loadSummary(), [loadSummary]);
   useEffect(() => loadRuns(null), [loadRuns]);
@@ -95,20 +104,29 @@ export function Dashboard() {
     return () => clearTimeout(timer);
   }, [filter]);
 
-  const summaryLive = useSubscription<{ monitorSummaryChanged: MonitorSummary }>(MONITOR_SUMMARY_CHANGED, {}, {
-    onData: (d) => setSummary(d.monitorSummaryChanged),
-    onConnected: (reconnected) => reconnected && loadSummary(),
-  });
+  const summaryLive = useSubscription<{ monitorSummaryChanged: MonitorSummary }>(
+    MONITOR_SUMMARY_CHANGED,
+    {},
+    {
+      onData: (d) => setSummary(d.monitorSummaryChanged),
+      onConnected: (reconnected) => reconnected && loadSummary(),
+    },
+  );
 
-  const runsLive = useSubscription<{ runChanged: RunRow }>(RUNS_CHANGED, { jobKey: applied.jobKey || null }, {
-    onData: ({ runChanged: run }) => setRuns((old) => {
-      const rest = old.filter((r) => r.runId !== run.runId);
-      if (!matches(run, applied)) return rest.length === old.length ? old : rest;
-      if (rest.length === old.length) return [run, ...old].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
-      return old.map((r) => (r.runId === run.runId ? run : r));
-    }),
-    onConnected: (reconnected) => reconnected && loadRuns(null),
-  });
+  const runsLive = useSubscription<{ runChanged: RunRow }>(
+    RUNS_CHANGED,
+    { jobKey: applied.jobKey || null },
+    {
+      onData: ({ runChanged: run }) =>
+        setRuns((old) => {
+          const rest = old.filter((r) => r.runId !== run.runId);
+          if (!matches(run, applied)) return rest.length === old.length ? old : rest;
+          if (rest.length === old.length) return [run, ...old].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
+          return old.map((r) => (r.runId === run.runId ? run : r));
+        }),
+      onConnected: (reconnected) => reconnected && loadRuns(null),
+    },
+  );
 
   const dispatch = (status: string) => summary?.dispatches.find((d) => d.status === status)?.count ?? 0;
 
@@ -118,7 +136,11 @@ export function Dashboard() {
         <h1 tabIndex={-1}>Dashboard</h1>
         <LiveIndicator state={worst(summaryLive, runsLive)} />
       </div>
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
 
       <div className="cards">
         <Counts title="Active runs" counts={summary?.activeRuns ?? []} empty="No active runs." />
@@ -126,9 +148,15 @@ export function Dashboard() {
         <section className="card" aria-labelledby="backlog-title">
           <h2 id="backlog-title">Dispatch backlog</h2>
           <ul className="counts">
-            <li><Badge status="PENDING" /> <strong>{count(dispatch('PENDING'))}</strong></li>
-            <li><Badge status="SENT" /> <strong>{count(dispatch('SENT'))}</strong></li>
-            <li className={dispatch('DEAD') > 0 ? 'attention' : undefined}><Badge status="DEAD" /> <strong>{count(dispatch('DEAD'))}</strong></li>
+            <li>
+              <Badge status="PENDING" /> <strong>{count(dispatch('PENDING'))}</strong>
+            </li>
+            <li>
+              <Badge status="SENT" /> <strong>{count(dispatch('SENT'))}</strong>
+            </li>
+            <li className={dispatch('DEAD') > 0 ? 'attention' : undefined}>
+              <Badge status="DEAD" /> <strong>{count(dispatch('DEAD'))}</strong>
+            </li>
           </ul>
         </section>
         <section className="card" aria-labelledby="cleanup-title">
@@ -138,31 +166,63 @@ export function Dashboard() {
       </div>
 
       <section aria-labelledby="alerts-title">
-        <h2 id="alerts-title">Alerts <span className="muted">({summary?.alerts.length ?? 0})</span></h2>
-        {summary && summary.alerts.length === 0 ? <p className="muted">No alerts.</p> : (
+        <h2 id="alerts-title">
+          Alerts <span className="muted">({summary?.alerts.length ?? 0})</span>
+        </h2>
+        {summary && summary.alerts.length === 0 ? (
+          <p className="muted">No alerts.</p>
+        ) : (
           <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="alerts-title">
             <table>
               <thead>
-                <tr><th scope="col">Level</th><th scope="col">Kind</th><th scope="col">Job</th><th scope="col">Business key</th>
-                  <th scope="col">Run</th><th scope="col">Status</th><th scope="col">Time</th><th scope="col">Message</th><th scope="col">Action</th></tr>
+                <tr>
+                  <th scope="col">Level</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Job</th>
+                  <th scope="col">Business key</th>
+                  <th scope="col">Run</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Time</th>
+                  <th scope="col">Message</th>
+                  <th scope="col">Action</th>
+                </tr>
               </thead>
               <tbody>
                 {summary?.alerts.map((a) => (
-                  <tr key={`${a.kind}:${a.runId}:${a.dispatchId}:${a.partitionId}:${a.jobKey}:${a.businessKey}`} className={a.severity === 'ERROR' ? 'row-error' : undefined}>
-                    <td><Badge status={a.severity} /></td>
+                  <tr
+                    key={`${a.kind}:${a.runId}:${a.dispatchId}:${a.partitionId}:${a.jobKey}:${a.businessKey}`}
+                    className={a.severity === 'ERROR' ? 'row-error' : undefined}
+                  >
+                    <td>
+                      <Badge status={a.severity} />
+                    </td>
                     <td>{a.kind.replaceAll('_', ' ')}</td>
                     <td>{a.jobKey ?? '—'}</td>
                     <td>{a.businessKey ?? '—'}</td>
-                    <td>{a.runId ? <Link to={`/runs/${a.runId}`} aria-label={`Run ${a.runId}`}>{shortId(a.runId)}</Link> : '—'}</td>
-                    <td><Badge status={a.status} /></td>
+                    <td>
+                      {a.runId ? (
+                        <Link to={`/runs/${a.runId}`} aria-label={`Run ${a.runId}`}>
+                          {shortId(a.runId)}
+                        </Link>
+                      ) : (
+                        '—'
+                      )}
+                    </td>
+                    <td>
+                      <Badge status={a.status} />
+                    </td>
                     <td>{formatTime(a.at)}</td>
                     <td className="message">{a.message ? a.message.slice(0, 80) : '—'}</td>
                     <td>
                       {a.kind === 'DISPATCH_DEAD' && a.dispatchId && (
-                        <button type="button" onClick={() => setAction({ kind: 'resend', alert: a })}>Resend…</button>
+                        <button type="button" onClick={() => setAction({ kind: 'resend', alert: a })}>
+                          Resend…
+                        </button>
                       )}
                       {a.kind === 'PUBLISH_UNKNOWN' && a.status === 'PUBLISH_UNKNOWN' && (
-                        <button type="button" onClick={() => setAction({ kind: 'resolve', alert: a })}>Resolve…</button>
+                        <button type="button" onClick={() => setAction({ kind: 'resolve', alert: a })}>
+                          Resolve…
+                        </button>
                       )}
                     </td>
                   </tr>
@@ -175,37 +235,110 @@ export function Dashboard() {
 
       <section aria-labelledby="runs-title">
         <h2 id="runs-title">Runs</h2>
-        <form className="filters" role="search" aria-label="Filter runs" onSubmit={(e) => { e.preventDefault(); setApplied(filter); }}>
-          <div><label htmlFor={ids.job}>Job</label>
-            <input id={ids.job} value={filter.jobKey} placeholder="JOB_KEY" spellCheck={false}
-              onChange={(e) => setFilter({ ...filter, jobKey: e.target.value.toUpperCase() })} /></div>
-          <div><label htmlFor={ids.bk}>Business key</label>
-            <input id={ids.bk} value={filter.businessKey} spellCheck={false} onChange={(e) => setFilter({ ...filter, businessKey: e.target.value })} /></div>
-          <div><label htmlFor={ids.status}>Status</label>
-            <select id={ids.status} value={filter.status} onChange={(e) => { const f = { ...filter, status: e.target.value }; setFilter(f); setApplied(f); }}>
+        <form
+          className="filters"
+          role="search"
+          aria-label="Filter runs"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setApplied(filter);
+          }}
+        >
+          <div>
+            <label htmlFor={ids.job}>Job</label>
+            <input
+              id={ids.job}
+              value={filter.jobKey}
+              placeholder="JOB_KEY"
+              spellCheck={false}
+              onChange={(e) => setFilter({ ...filter, jobKey: e.target.value.toUpperCase() })}
+            />
+          </div>
+          <div>
+            <label htmlFor={ids.bk}>Business key</label>
+            <input
+              id={ids.bk}
+              value={filter.businessKey}
+              spellCheck={false}
+              onChange={(e) => setFilter({ ...filter, businessKey: e.target.value })}
+            />
+          </div>
+          <div>
+            <label htmlFor={ids.status}>Status</label>
+            <select
+              id={ids.status}
+              value={filter.status}
+              onChange={(e) => {
+                const f = { ...filter, status: e.target.value };
+                setFilter(f);
+                setApplied(f);
+              }}
+            >
               <option value="">Any</option>
-              {RUN_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
-            </select></div>
-          <div className="check"><input id={ids.active} type="checkbox" checked={filter.activeOnly}
-            onChange={(e) => { const f = { ...filter, activeOnly: e.target.checked }; setFilter(f); setApplied(f); }} />
-            <label htmlFor={ids.active}>Active only</label></div>
+              {RUN_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="check">
+            <input
+              id={ids.active}
+              type="checkbox"
+              checked={filter.activeOnly}
+              onChange={(e) => {
+                const f = { ...filter, activeOnly: e.target.checked };
+                setFilter(f);
+                setApplied(f);
+              }}
+            />
+            <label htmlFor={ids.active}>Active only</label>
+          </div>
         </form>
         <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="runs-title">
           <table className="runs">
             <thead>
-              <tr><th scope="col">Run</th><th scope="col">Job</th><th scope="col">Business key</th><th scope="col">Status</th>
-                <th scope="col" title="succeeded / failed / expected">Partitions</th><th scope="col">Source</th><th scope="col">Extracted</th>
-                <th scope="col">Staging</th><th scope="col">Target</th><th scope="col">Started</th><th scope="col">Elapsed</th><th scope="col">Error</th></tr>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">Job</th>
+                <th scope="col">Business key</th>
+                <th scope="col">Status</th>
+                <th scope="col" title="succeeded / failed / expected">
+                  Partitions
+                </th>
+                <th scope="col">Source</th>
+                <th scope="col">Extracted</th>
+                <th scope="col">Staging</th>
+                <th scope="col">Target</th>
+                <th scope="col">Started</th>
+                <th scope="col">Elapsed</th>
+                <th scope="col">Error</th>
+              </tr>
             </thead>
             <tbody>
-              {runs.length === 0 && <tr><td colSpan={12} className="muted">No runs match.</td></tr>}
+              {runs.length === 0 && (
+                <tr>
+                  <td colSpan={12} className="muted">
+                    No runs match.
+                  </td>
+                </tr>
+              )}
               {runs.map((r) => (
                 <tr key={r.runId} data-run={r.runId}>
-                  <td><Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>{shortId(r.runId)}</Link></td>
+                  <td>
+                    <Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>
+                      {shortId(r.runId)}
+                    </Link>
+                  </td>
                   <td>{r.jobKey}</td>
                   <td>{r.businessKey}</td>
-                  <td><Badge status={r.status} /></td>
-                  <td>{r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'}</td>
+                  <td>
+                    <Badge status={r.status} />
+                  </td>
+                  <td>
+                    {r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'}
+                  </td>
                   <td className="num">{count(r.sourceCount)}</td>
                   <td className="num">{count(r.extractedCount)}</td>
                   <td className="num">{count(r.stagingCount)}</td>
@@ -218,25 +351,39 @@ export function Dashboard() {
             </tbody>
           </table>
         </div>
-        {cursor && <button type="button" onClick={() => loadRuns(cursor)}>Load more runs</button>}
+        {cursor && (
+          <button type="button" onClick={() => loadRuns(cursor)}>
+            Load more runs
+          </button>
+        )}
       </section>
 
       {action?.kind === 'resend' && (
-        <ConfirmDialog title="Resend dispatch" confirmLabel="Resend" onClose={() => setAction(null)}
+        <ConfirmDialog
+          title="Resend dispatch"
+          confirmLabel="Resend"
+          onClose={() => setAction(null)}
           onConfirm={async () => {
             await session.request(RESEND_DISPATCH, { input: { runId: action.alert.runId, dispatchId: action.alert.dispatchId } });
             announce(`Dispatch ${shortId(action.alert.dispatchId)} queued again.`);
-          }}>
-          <p>Queue dispatch <strong>{shortId(action.alert.dispatchId)}</strong> of run <strong>{shortId(action.alert.runId)}</strong> ({action.alert.jobKey} / {action.alert.businessKey}) for delivery again, with a fresh attempt budget?</p>
+          }}
+        >
+          <p>
+            Queue dispatch <strong>{shortId(action.alert.dispatchId)}</strong> of run <strong>{shortId(action.alert.runId)}</strong> (
+            {action.alert.jobKey} / {action.alert.businessKey}) for delivery again, with a fresh attempt budget?
+          </p>
           {action.alert.message && <p className="muted">Last error: {action.alert.message}</p>}
         </ConfirmDialog>
       )}
       {action?.kind === 'resolve' && (
-        <ResolveDialog runLabel={`${shortId(action.alert.runId)} (${action.alert.jobKey} / ${action.alert.businessKey})`} onClose={() => setAction(null)}
+        <ResolveDialog
+          runLabel={`${shortId(action.alert.runId)} (${action.alert.jobKey} / ${action.alert.businessKey})`}
+          onClose={() => setAction(null)}
           onConfirm={async (resolution, reason) => {
             await session.request(RESOLVE_UNKNOWN, { input: { runId: action.alert.runId, resolution, reason } });
             announce(`Run ${shortId(action.alert.runId)} resolved as ${resolution}.`);
-          }} />
+          }}
+        />
       )}
     </>
   );

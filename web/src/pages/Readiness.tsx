@@ -21,7 +21,8 @@ export function Readiness() {
   const ids = { consumer: useId(), date: useId(), gates: useId() };
 
   useEffect(() => {
-    session.request<{ gates: Gate[] }>(GATES)
+    session
+      .request<{ gates: Gate[] }>(GATES)
       .then((d) => {
         setGates(d.gates);
         setConsumer((c) => c || d.gates[0]?.consumer || '');
@@ -36,7 +37,8 @@ export function Readiness() {
     try {
       const variables = { consumer: consumer.trim(), businessDate };
       const { readiness } = await session.request<{ readiness: ReadinessResult }>(READINESS, variables);
-      const publication = await session.request<{ publication: Publication }>(PUBLICATION, variables)
+      const publication = await session
+        .request<{ publication: Publication }>(PUBLICATION, variables)
         .then((d) => d.publication)
         .catch((e) => {
           if (e instanceof ApiError && e.code === 'PUBLICATION_NOT_FOUND') return null;
@@ -55,14 +57,37 @@ export function Readiness() {
     <>
       <h1 tabIndex={-1}>Readiness</h1>
       <form className="filters" onSubmit={(e) => void check(e)} aria-label="Check readiness">
-        <div><label htmlFor={ids.consumer}>Consumer</label>
-          <input id={ids.consumer} list={ids.gates} value={consumer} spellCheck={false} required onChange={(e) => setConsumer(e.target.value)} />
-          <datalist id={ids.gates}>{gates.map((g) => <option key={g.consumer} value={g.consumer} />)}</datalist></div>
-        <div><label htmlFor={ids.date}>Business date</label>
-          <input id={ids.date} type="date" value={businessDate} required onChange={(e) => setBusinessDate(e.target.value)} /></div>
-        <div className="submit"><button type="submit" className="primary" disabled={busy || !consumer.trim() || !businessDate}>{busy ? 'Checking…' : 'Check'}</button></div>
+        <div>
+          <label htmlFor={ids.consumer}>Consumer</label>
+          <input
+            id={ids.consumer}
+            list={ids.gates}
+            value={consumer}
+            spellCheck={false}
+            required
+            onChange={(e) => setConsumer(e.target.value)}
+          />
+          <datalist id={ids.gates}>
+            {gates.map((g) => (
+              <option key={g.consumer} value={g.consumer} />
+            ))}
+          </datalist>
+        </div>
+        <div>
+          <label htmlFor={ids.date}>Business date</label>
+          <input id={ids.date} type="date" value={businessDate} required onChange={(e) => setBusinessDate(e.target.value)} />
+        </div>
+        <div className="submit">
+          <button type="submit" className="primary" disabled={busy || !consumer.trim() || !businessDate}>
+            {busy ? 'Checking…' : 'Check'}
+          </button>
+        </div>
       </form>
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
 
       {result && (
         <section aria-labelledby="readiness-result" aria-live="polite">
@@ -73,18 +98,42 @@ export function Readiness() {
           {!result.readiness.gateDefined && <p className="notice">No gate is defined for this consumer.</p>}
           <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="readiness-result">
             <table>
-              <thead><tr><th scope="col">Required job</th><th scope="col">Ready</th><th scope="col">Latest attempt</th><th scope="col">State</th>
-                <th scope="col">Blocks because</th><th scope="col">Run</th><th scope="col">Started</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Required job</th>
+                  <th scope="col">Ready</th>
+                  <th scope="col">Latest attempt</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Blocks because</th>
+                  <th scope="col">Run</th>
+                  <th scope="col">Started</th>
+                </tr>
+              </thead>
               <tbody>
                 {result.readiness.jobs.map((j) => (
                   <tr key={j.jobId}>
                     <td>{j.jobId}</td>
-                    <td><Badge status={j.ready ? 'SUCCEEDED' : 'FAILED'} label={j.ready ? 'yes' : 'no'} /></td>
+                    <td>
+                      <Badge status={j.ready ? 'SUCCEEDED' : 'FAILED'} label={j.ready ? 'yes' : 'no'} />
+                    </td>
                     <td className="num">{j.attempt ?? '—'}</td>
-                    <td><Badge status={j.state} /></td>
+                    <td>
+                      <Badge status={j.state} />
+                    </td>
                     <td>{j.reason ? <Badge status={j.reason} /> : '—'}</td>
-                    <td>{j.runId ? (j.latest?.source === 'LOAD_CONTROL' && UUID.test(j.runId)
-                      ? <Link to={`/runs/${j.runId}`} aria-label={`Run ${j.runId}`}>{shortId(j.runId)}</Link> : <code>{j.runId}</code>) : '—'}</td>
+                    <td>
+                      {j.runId ? (
+                        j.latest?.source === 'LOAD_CONTROL' && UUID.test(j.runId) ? (
+                          <Link to={`/runs/${j.runId}`} aria-label={`Run ${j.runId}`}>
+                            {shortId(j.runId)}
+                          </Link>
+                        ) : (
+                          <code>{j.runId}</code>
+                        )
+                      ) : (
+                        '—'
+                      )}
+                    </td>
                     <td>{formatTime(j.latest?.startedAt)}</td>
                   </tr>
                 ))}
@@ -94,11 +143,26 @@ export function Readiness() {
           <h3>Publication</h3>
           {result.publication ? (
             <dl className="fields">
-              <div className="field"><dt>Published</dt><dd>{formatTime(result.publication.publishedAt)} by {result.publication.publishedBy}</dd></div>
-              <div className="field"><dt>Output hash</dt><dd><code className="wrap">{result.publication.outputHash}</code></dd></div>
-              <div className="field"><dt>Evidence</dt><dd>{result.publication.evidence.map((e) => `${e.jobId} #${e.attempt} (${e.runId})`).join(', ') || '—'}</dd></div>
+              <div className="field">
+                <dt>Published</dt>
+                <dd>
+                  {formatTime(result.publication.publishedAt)} by {result.publication.publishedBy}
+                </dd>
+              </div>
+              <div className="field">
+                <dt>Output hash</dt>
+                <dd>
+                  <code className="wrap">{result.publication.outputHash}</code>
+                </dd>
+              </div>
+              <div className="field">
+                <dt>Evidence</dt>
+                <dd>{result.publication.evidence.map((e) => `${e.jobId} #${e.attempt} (${e.runId})`).join(', ') || '—'}</dd>
+              </div>
             </dl>
-          ) : <p className="muted">Not published for this date.</p>}
+          ) : (
+            <p className="muted">Not published for this date.</p>
+          )}
         </section>
       )}
     </>

@@ -12,14 +12,15 @@ import { Link } from '../router';
 import { useSession } from '../session';
 import { RESENDABLE_DISPATCH_STATUSES, isCancellable, isReissuable } from '../states';
 
-type Action =
-  | { kind: 'resolve' }
-  | { kind: 'cancel' }
-  | { kind: 'resend'; dispatch: Dispatch }
-  | { kind: 'reissue'; partitionId: string };
+type Action = { kind: 'resolve' } | { kind: 'cancel' } | { kind: 'resend'; dispatch: Dispatch } | { kind: 'reissue'; partitionId: string };
 
 function Field({ label, children }: { label: string; children: ReactNode }) {
-  return <div className="field"><dt>{label}</dt><dd>{children}</dd></div>;
+  return (
+    <div className="field">
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
 }
 
 export function RunDetail({ runId }: { runId: string }) {
@@ -33,7 +34,8 @@ export function RunDetail({ runId }: { runId: string }) {
   const [action, setAction] = useState<Action | null>(null);
 
   const load = useCallback(() => {
-    session.request<{ run: Run }>(RUN, { runId })
+    session
+      .request<{ run: Run }>(RUN, { runId })
       .then((d) => {
         setRun(d.run);
         setError(null);
@@ -66,11 +68,25 @@ export function RunDetail({ runId }: { runId: string }) {
     return (
       <>
         <h1 tabIndex={-1}>Run not found</h1>
-        <p>There is no run <code>{runId}</code>. <Link to="/">Back to the dashboard</Link>.</p>
+        <p>
+          There is no run <code>{runId}</code>. <Link to="/">Back to the dashboard</Link>.
+        </p>
       </>
     );
   }
-  if (!run) return <><h1 tabIndex={-1}>Run {shortId(runId)}</h1>{error ? <p className="error" role="alert">{error}</p> : <p>Loading…</p>}</>;
+  if (!run)
+    return (
+      <>
+        <h1 tabIndex={-1}>Run {shortId(runId)}</h1>
+        {error ? (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        ) : (
+          <p>Loading…</p>
+        )}
+      </>
+    );
 
   const partition = run.partitions.find((p) => p.partitionId === selected) ?? null;
   const resendable = (d: Dispatch) => (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
@@ -78,25 +94,45 @@ export function RunDetail({ runId }: { runId: string }) {
 
   return (
     <>
-      <nav aria-label="Breadcrumb" className="crumbs"><Link to="/">Dashboard</Link> › <span aria-current="page">Run {shortId(run.runId)}</span></nav>
+      <nav aria-label="Breadcrumb" className="crumbs">
+        <Link to="/">Dashboard</Link> › <span aria-current="page">Run {shortId(run.runId)}</span>
+      </nav>
       <div className="page-head">
-        <h1 tabIndex={-1}>{run.jobKey} <span className="muted">/</span> {run.businessKey}</h1>
+        <h1 tabIndex={-1}>
+          {run.jobKey} <span className="muted">/</span> {run.businessKey}
+        </h1>
         <Badge status={run.status} />
         <LiveIndicator state={live} />
       </div>
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
 
       <div className="toolbar" role="group" aria-label="Run actions">
-        {run.status === 'PUBLISH_UNKNOWN' && <button type="button" className="danger" onClick={() => setAction({ kind: 'resolve' })}>Resolve PUBLISH_UNKNOWN…</button>}
-        {isCancellable(run.status) && <button type="button" className="danger" onClick={() => setAction({ kind: 'cancel' })}>Cancel run…</button>}
+        {run.status === 'PUBLISH_UNKNOWN' && (
+          <button type="button" className="danger" onClick={() => setAction({ kind: 'resolve' })}>
+            Resolve PUBLISH_UNKNOWN…
+          </button>
+        )}
+        {isCancellable(run.status) && (
+          <button type="button" className="danger" onClick={() => setAction({ kind: 'cancel' })}>
+            Cancel run…
+          </button>
+        )}
       </div>
 
       <section className="card" aria-labelledby="summary-title">
         <h2 id="summary-title">Summary</h2>
         <dl className="fields">
-          <Field label="Run id"><code>{run.runId}</code></Field>
+          <Field label="Run id">
+            <code>{run.runId}</code>
+          </Field>
           <Field label="Snapshot SCN">{run.snapshotScn ?? '—'}</Field>
-          <Field label="Partitions (succeeded / failed / expected)">{run.successPartitionCount} / {run.failedPartitionCount} / {run.expectedPartitionCount ?? '—'}</Field>
+          <Field label="Partitions (succeeded / failed / expected)">
+            {run.successPartitionCount} / {run.failedPartitionCount} / {run.expectedPartitionCount ?? '—'}
+          </Field>
           <Field label="Source rows">{count(run.sourceCount)}</Field>
           <Field label="Extracted rows">{count(run.extractedCount)}</Field>
           <Field label="Staging rows">{count(run.stagingCount)}</Field>
@@ -105,150 +141,246 @@ export function RunDetail({ runId }: { runId: string }) {
           <Field label="Last change">{formatTime(run.heartbeatAt)}</Field>
           <Field label="Ended">{formatTime(run.completedAt)}</Field>
           <Field label="Elapsed">{elapsed(run.startedAt, run.completedAt, now)}</Field>
-          <Field label="HDFS path"><code className="wrap">{run.hdfsRunPath ?? '—'}</code></Field>
-          <Field label="Stage table"><code>{run.stageTable ?? '—'}</code></Field>
+          <Field label="HDFS path">
+            <code className="wrap">{run.hdfsRunPath ?? '—'}</code>
+          </Field>
+          <Field label="Stage table">
+            <code>{run.stageTable ?? '—'}</code>
+          </Field>
           <Field label="Cleaned">{formatTime(run.cleanedAt)}</Field>
           {run.purgedAt && <Field label="Details purged">{formatTime(run.purgedAt)}</Field>}
           {(run.errorCode || run.errorMessage) && (
-            <Field label="Error">{[run.errorStage, run.errorCode].filter(Boolean).join(' / ')} {run.errorMessage}</Field>
+            <Field label="Error">
+              {[run.errorStage, run.errorCode].filter(Boolean).join(' / ')} {run.errorMessage}
+            </Field>
           )}
         </dl>
         {run.purgedAt && (
           <p className="notice" role="note">
-            Details purged on {formatDate(new Date(run.purgedAt))} (ledger retention): this summary is all that is kept of the
-            run; its partitions, metrics, dispatches and events were deleted.
+            Details purged on {formatDate(new Date(run.purgedAt))} (ledger retention): this summary is all that is kept of the run; its
+            partitions, metrics, dispatches and events were deleted.
           </p>
         )}
       </section>
 
-      {!run.purgedAt && (<>
-        <section aria-labelledby="partitions-title">
-          <h2 id="partitions-title">Partitions <span className="muted">({run.partitions.length})</span></h2>
-          {run.partitions.length === 0 ? <p className="muted">No manifest yet.</p> : (
-            <PartitionGrid partitions={run.partitions} selected={selected} onSelect={(id) => setSelected(id === selected ? null : id)} />
-          )}
-          {partition && (
-            <div className="card partition-detail" aria-live="polite">
-              <h3>Partition {partition.partitionId} <Badge status={partition.status} /></h3>
-              <dl className="fields">
-                <Field label="Expected rows">{count(partition.expectedRowCount)}</Field>
-                <Field label="Received rows">{count(partition.receivedRows)}</Field>
-                <Field label="Chunks">{partition.receivedChunks} of {partition.reportedChunkCount ?? '?'}</Field>
-                <Field label="Attempts">{partition.attemptCount}</Field>
-                <Field label="Worker node">{partition.workerNode ?? '—'}</Field>
-                <Field label="Last heartbeat">{formatTime(partition.heartbeatAt)}</Field>
-                {partition.errorCode && <Field label="Error">{partition.errorCode} {partition.errorMessage}</Field>}
-              </dl>
-              {run.status === 'EXTRACTING' && isReissuable(partition.status) && (
-                <button type="button" className="danger" onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}>
-                  Reissue partition {partition.partitionId}…
-                </button>
-              )}
-            </div>
-          )}
-        </section>
+      {!run.purgedAt && (
+        <>
+          <section aria-labelledby="partitions-title">
+            <h2 id="partitions-title">
+              Partitions <span className="muted">({run.partitions.length})</span>
+            </h2>
+            {run.partitions.length === 0 ? (
+              <p className="muted">No manifest yet.</p>
+            ) : (
+              <PartitionGrid partitions={run.partitions} selected={selected} onSelect={(id) => setSelected(id === selected ? null : id)} />
+            )}
+            {partition && (
+              <div className="card partition-detail" aria-live="polite">
+                <h3>
+                  Partition {partition.partitionId} <Badge status={partition.status} />
+                </h3>
+                <dl className="fields">
+                  <Field label="Expected rows">{count(partition.expectedRowCount)}</Field>
+                  <Field label="Received rows">{count(partition.receivedRows)}</Field>
+                  <Field label="Chunks">
+                    {partition.receivedChunks} of {partition.reportedChunkCount ?? '?'}
+                  </Field>
+                  <Field label="Attempts">{partition.attemptCount}</Field>
+                  <Field label="Worker node">{partition.workerNode ?? '—'}</Field>
+                  <Field label="Last heartbeat">{formatTime(partition.heartbeatAt)}</Field>
+                  {partition.errorCode && (
+                    <Field label="Error">
+                      {partition.errorCode} {partition.errorMessage}
+                    </Field>
+                  )}
+                </dl>
+                {run.status === 'EXTRACTING' && isReissuable(partition.status) && (
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}
+                  >
+                    Reissue partition {partition.partitionId}…
+                  </button>
+                )}
+              </div>
+            )}
+          </section>
 
-        <section aria-labelledby="metrics-title">
-          <h2 id="metrics-title">Metrics</h2>
-          {run.metrics.length === 0 ? <p className="muted">No metrics recorded.</p> : (
-            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="metrics-title">
-              <table>
-                <thead><tr><th scope="col">Stage</th><th scope="col">Metric</th><th scope="col">Expected</th><th scope="col">Actual</th>
-                  <th scope="col">Tolerance</th><th scope="col">Result</th><th scope="col">Measured</th></tr></thead>
-                <tbody>
-                  {run.metrics.map((m) => (
-                    <tr key={`${m.stage}:${m.metricName}:${m.queryVersion}`}>
-                      <td>{m.stage}</td><td>{m.metricName}</td><td className="num">{m.expectedValue ?? '—'}</td>
-                      <td className="num">{m.actualValue ?? '—'}</td><td>{m.tolerance ?? '—'}</td><td><Badge status={m.result} /></td>
-                      <td>{formatTime(m.measuredAt)}</td>
+          <section aria-labelledby="metrics-title">
+            <h2 id="metrics-title">Metrics</h2>
+            {run.metrics.length === 0 ? (
+              <p className="muted">No metrics recorded.</p>
+            ) : (
+              <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="metrics-title">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Stage</th>
+                      <th scope="col">Metric</th>
+                      <th scope="col">Expected</th>
+                      <th scope="col">Actual</th>
+                      <th scope="col">Tolerance</th>
+                      <th scope="col">Result</th>
+                      <th scope="col">Measured</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
-        </section>
+                  </thead>
+                  <tbody>
+                    {run.metrics.map((m) => (
+                      <tr key={`${m.stage}:${m.metricName}:${m.queryVersion}`}>
+                        <td>{m.stage}</td>
+                        <td>{m.metricName}</td>
+                        <td className="num">{m.expectedValue ?? '—'}</td>
+                        <td className="num">{m.actualValue ?? '—'}</td>
+                        <td>{m.tolerance ?? '—'}</td>
+                        <td>
+                          <Badge status={m.result} />
+                        </td>
+                        <td>{formatTime(m.measuredAt)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </section>
 
-        <section aria-labelledby="dispatches-title">
-          <h2 id="dispatches-title">Dispatches</h2>
-          {run.dispatches.length === 0 ? <p className="muted">No calls to NiFi.</p> : (
-            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="dispatches-title">
-              <table>
-                <thead><tr><th scope="col">Type</th><th scope="col">Partition</th><th scope="col">Status</th><th scope="col">Attempts</th>
-                  <th scope="col">Sent</th><th scope="col">Acknowledged</th><th scope="col">Last error</th><th scope="col">Id</th><th scope="col">Action</th></tr></thead>
-                <tbody>
-                  {run.dispatches.map((d) => (
-                    <tr key={d.dispatchId} data-dispatch={d.dispatchId}>
-                      <td>{d.dispatchType}</td><td>{d.partitionId ?? '—'}</td><td><Badge status={d.status} /></td>
-                      <td className="num">{d.attemptCount}</td><td>{formatTime(d.sentAt)}</td><td>{formatTime(d.ackedAt)}</td>
-                      <td className="message">{d.lastError ?? '—'}</td><td><code>{shortId(d.dispatchId)}</code></td>
-                      <td>{resendable(d) && (
-                        <button type="button" onClick={() => setAction({ kind: 'resend', dispatch: d })}
-                          aria-label={`Resend ${d.status} dispatch ${shortId(d.dispatchId)}`}>Resend…</button>
-                      )}</td>
+          <section aria-labelledby="dispatches-title">
+            <h2 id="dispatches-title">Dispatches</h2>
+            {run.dispatches.length === 0 ? (
+              <p className="muted">No calls to NiFi.</p>
+            ) : (
+              <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="dispatches-title">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Type</th>
+                      <th scope="col">Partition</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Attempts</th>
+                      <th scope="col">Sent</th>
+                      <th scope="col">Acknowledged</th>
+                      <th scope="col">Last error</th>
+                      <th scope="col">Id</th>
+                      <th scope="col">Action</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
-        </section>
+                  </thead>
+                  <tbody>
+                    {run.dispatches.map((d) => (
+                      <tr key={d.dispatchId} data-dispatch={d.dispatchId}>
+                        <td>{d.dispatchType}</td>
+                        <td>{d.partitionId ?? '—'}</td>
+                        <td>
+                          <Badge status={d.status} />
+                        </td>
+                        <td className="num">{d.attemptCount}</td>
+                        <td>{formatTime(d.sentAt)}</td>
+                        <td>{formatTime(d.ackedAt)}</td>
+                        <td className="message">{d.lastError ?? '—'}</td>
+                        <td>
+                          <code>{shortId(d.dispatchId)}</code>
+                        </td>
+                        <td>
+                          {resendable(d) && (
+                            <button
+                              type="button"
+                              onClick={() => setAction({ kind: 'resend', dispatch: d })}
+                              aria-label={`Resend ${d.status} dispatch ${shortId(d.dispatchId)}`}
+                            >
+                              Resend…
+                            </button>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </section>
 
-        <section aria-labelledby="events-title">
-          <h2 id="events-title">Events <span className="muted">(newest first)</span></h2>
-          {events.length === 0 ? <p className="muted">No events.</p> : (
-            <ol className="timeline">
-              {events.map((e) => (
-                <li key={e.eventId} className={`level-${e.level}`}>
-                  <time dateTime={e.eventTime}>{formatTime(e.eventTime)}</time>
-                  <Badge status={e.level} />
-                  <strong>{e.name}</strong>
-                  {e.partitionId && <span> · partition {e.partitionId}</span>}
-                  {e.errorCode && <span> · {e.errorCode}</span>}
-                  {e.actor && <span className="muted"> · by {e.actor}</span>}
-                  {e.processGroup && e.processGroup !== 'LOAD_CONTROL_API' && <span className="muted"> · {e.processGroup}</span>}
-                  {e.message && <p className="message">{e.message.slice(0, 300)}</p>}
-                </li>
-              ))}
-            </ol>
-          )}
-        </section>
-      </>)}
+          <section aria-labelledby="events-title">
+            <h2 id="events-title">
+              Events <span className="muted">(newest first)</span>
+            </h2>
+            {events.length === 0 ? (
+              <p className="muted">No events.</p>
+            ) : (
+              <ol className="timeline">
+                {events.map((e) => (
+                  <li key={e.eventId} className={`level-${e.level}`}>
+                    <time dateTime={e.eventTime}>{formatTime(e.eventTime)}</time>
+                    <Badge status={e.level} />
+                    <strong>{e.name}</strong>
+                    {e.partitionId && <span> · partition {e.partitionId}</span>}
+                    {e.errorCode && <span> · {e.errorCode}</span>}
+                    {e.actor && <span className="muted"> · by {e.actor}</span>}
+                    {e.processGroup && e.processGroup !== 'LOAD_CONTROL_API' && <span className="muted"> · {e.processGroup}</span>}
+                    {e.message && <p className="message">{e.message.slice(0, 300)}</p>}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </section>
+        </>
+      )}
 
       {action?.kind === 'resolve' && (
-        <ResolveDialog runLabel={`${shortId(run.runId)} (${run.jobKey} / ${run.businessKey})`} onClose={() => setAction(null)}
+        <ResolveDialog
+          runLabel={`${shortId(run.runId)} (${run.jobKey} / ${run.businessKey})`}
+          onClose={() => setAction(null)}
           onConfirm={async (resolution, reason) => {
             await session.request(RESOLVE_UNKNOWN, { input: { runId: run.runId, resolution, reason } });
             announce(`Run resolved as ${resolution}.`);
-          }} />
+          }}
+        />
       )}
       {action?.kind === 'cancel' && (
-        <ReasonDialog title="Cancel run" confirmLabel="Cancel run" onClose={() => setAction(null)}
+        <ReasonDialog
+          title="Cancel run"
+          confirmLabel="Cancel run"
+          onClose={() => setAction(null)}
           onConfirm={async (reason) => {
             await session.request(CANCEL_RUN, { input: { runId: run.runId, reason } });
             announce('Run cancelled.');
-          }}>
-          <p>Cancel run <strong>{shortId(run.runId)}</strong> ({run.jobKey} / {run.businessKey}) in status {run.status}? Its unfinished
-            partitions are abandoned and its undelivered dispatches cancelled.</p>
+          }}
+        >
+          <p>
+            Cancel run <strong>{shortId(run.runId)}</strong> ({run.jobKey} / {run.businessKey}) in status {run.status}? Its unfinished
+            partitions are abandoned and its undelivered dispatches cancelled.
+          </p>
         </ReasonDialog>
       )}
       {action?.kind === 'reissue' && (
-        <ReasonDialog title={`Reissue partition ${action.partitionId}`} confirmLabel="Reissue" onClose={() => setAction(null)}
+        <ReasonDialog
+          title={`Reissue partition ${action.partitionId}`}
+          confirmLabel="Reissue"
+          onClose={() => setAction(null)}
           onConfirm={async (reason) => {
             await session.request(REISSUE_PARTITION, { input: { runId: run.runId, partitionId: action.partitionId, reason } });
             announce(`Partition ${action.partitionId} reissued.`);
-          }}>
-          <p>Take partition <strong>{action.partitionId}</strong> from its current owner, invalidate its chunks and ask NiFi to extract it again?</p>
+          }}
+        >
+          <p>
+            Take partition <strong>{action.partitionId}</strong> from its current owner, invalidate its chunks and ask NiFi to extract it
+            again?
+          </p>
         </ReasonDialog>
       )}
       {action?.kind === 'resend' && (
-        <ConfirmDialog title="Resend dispatch" confirmLabel="Resend" onClose={() => setAction(null)}
+        <ConfirmDialog
+          title="Resend dispatch"
+          confirmLabel="Resend"
+          onClose={() => setAction(null)}
           onConfirm={async () => {
             await session.request(RESEND_DISPATCH, { input: { runId: run.runId, dispatchId: action.dispatch.dispatchId } });
             announce(`Dispatch ${shortId(action.dispatch.dispatchId)} queued again.`);
-          }}>
-          <p>Queue the {action.dispatch.status} {action.dispatch.dispatchType} dispatch <strong>{shortId(action.dispatch.dispatchId)}</strong> for delivery
-            again, with a fresh attempt budget?</p>
+          }}
+        >
+          <p>
+            Queue the {action.dispatch.status} {action.dispatch.dispatchType} dispatch{' '}
+            <strong>{shortId(action.dispatch.dispatchId)}</strong> for delivery again, with a fresh attempt budget?
+          </p>
         </ConfirmDialog>
       )}
     </>

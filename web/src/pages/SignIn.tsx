@@ -39,18 +39,39 @@ export function SignIn() {
       <h1>Load Control</h1>
       <form onSubmit={(e) => void submit(e)} noValidate aria-describedby={notice ? 'signin-notice' : undefined}>
         <h2>Sign in</h2>
-        {notice && <p id="signin-notice" className="notice" role="status">{notice}</p>}
+        {notice && (
+          <p id="signin-notice" className="notice" role="status">
+            {notice}
+          </p>
+        )}
         <label htmlFor={tokenId}>Token</label>
-        {/* biome-ignore lint/a11y/noAutofocus: the page's one field; signing in is all it is for */}
-        <input id={tokenId} ref={field} type="password" autoComplete="off" spellCheck={false} autoFocus
-          value={token} onChange={(e) => setToken(e.target.value)}
-          aria-invalid={error ? true : undefined} aria-describedby={error ? errorId : undefined} />
+        <input
+          id={tokenId}
+          ref={field}
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          // biome-ignore lint/a11y/noAutofocus: the page's one field; signing in is all it is for
+          autoFocus
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? errorId : undefined}
+        />
         <label className="choice">
           <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.target.checked)} /> Keep me signed in on this device
         </label>
-        {error && <p id={errorId} className="error" role="alert">{error}</p>}
-        <button type="submit" className="primary" disabled={busy}>{busy ? 'Checking…' : 'Sign in'}</button>
-        <p className="hint">Tokens are issued with <code>load-control token &lt;name&gt; &lt;roles…&gt;</code>. Viewers can watch; operators can act.</p>
+        {error && (
+          <p id={errorId} className="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Checking…' : 'Sign in'}
+        </button>
+        <p className="hint">
+          Tokens are issued with <code>load-control token &lt;name&gt; &lt;roles…&gt;</code>. Viewers can watch; operators can act.
+        </p>
       </form>
     </main>
   );
