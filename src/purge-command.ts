@@ -1,10 +1,8 @@
 // `load-control purge [--before DATE] [--dry-run]`: the ledger retention of the sweeper, run to the end by hand.
 import type { Db } from './db/client.js';
 import { inTransaction } from './db/transaction.js';
-import { calendarDate } from './domain/gate/business-date.js';
+import { INSTANT_PATTERN, calendarDate } from './domain/gate/business-date.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from './domain/retention/purge.js';
-
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
 /**
  * The cutoff `--before` names: a date (its midnight UTC) or a timestamp with an offset, never in the future.
@@ -13,7 +11,7 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[
 export function parseBefore(text: string, now: Date): Date {
   const date = calendarDate(text);
   // Date would roll 2026-02-30T… over into March: the day is checked as a calendar date first
-  const timestamp = TIMESTAMP.test(text) && calendarDate(text.slice(0, 10)) !== null;
+  const timestamp = INSTANT_PATTERN.test(text) && calendarDate(text.slice(0, 10)) !== null;
   const instant = date ? new Date(`${date}T00:00:00Z`) : timestamp ? new Date(text) : null;
   if (!instant || Number.isNaN(instant.getTime())) {
     throw new Error(`--before: ${JSON.stringify(text)} is not an ISO date (2026-09-01) or timestamp with offset (2026-09-01T06:00:00Z)`);

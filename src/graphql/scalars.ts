@@ -1,5 +1,5 @@
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
-import { calendarDateProblem } from '../domain/gate/business-date.js';
+import { INSTANT_PATTERN, calendarDateProblem } from '../domain/gate/business-date.js';
 import { builder } from './builder.js';
 
 // Scalar failures are input errors: 422 INVALID_INPUT, never a schema-level 400.
@@ -10,7 +10,6 @@ function invalid(scalar: string, reason: string): GraphQLError {
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LONG_PATTERN = /^-?[0-9]{1,19}$/;
 const DECIMAL_PATTERN = /^-?[0-9]{1,38}$/;
-const DATETIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 const LONG_MIN = -(2n ** 63n);
 const LONG_MAX = 2n ** 63n - 1n;
 
@@ -76,7 +75,7 @@ export function parseDate(value: unknown): string {
 }
 
 export function parseDateTime(value: unknown): Date {
-  if (typeof value !== 'string' || !DATETIME_PATTERN.test(value)) {
+  if (typeof value !== 'string' || !INSTANT_PATTERN.test(value)) {
     throw invalid('DateTime', 'must be ISO-8601 with a UTC offset, e.g. 2026-10-23T06:30:00+09:00');
   }
   parseDate(value.slice(0, 10));

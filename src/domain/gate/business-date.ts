@@ -1,6 +1,6 @@
 // A business date is a real calendar date written YYYY-MM-DD. It is always given explicitly: nothing in
 // the gate derives it from a start time or from the clock. The one definition of a calendar date: the Date and
-// DateTime scalars and the purge command check theirs here too.
+// DateTime scalars and the purge command check theirs here too, and the one pattern of an instant.
 
 const PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -22,6 +22,13 @@ export function calendarDateProblem(text: string): 'must be YYYY-MM-DD' | 'is no
 export function calendarDate(text: string): string | null {
   return calendarDateProblem(text) === null ? text : null;
 }
+
+/**
+ * An instant written ISO-8601 with its UTC offset (2026-10-23T06:30:00+09:00, seconds and fractions
+ * optional). Without an offset it is not one: which instant it means would depend on the machine's zone.
+ * The DateTime scalar and the purge command's --before take theirs by it; the day must also be a calendar date.
+ */
+export const INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
 /** A `date` column as Prisma reads it (midnight UTC) written as the calendar date it stands for. */
 export function dateOfColumn(value: Date): string {
