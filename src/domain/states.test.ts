@@ -7,16 +7,13 @@ import { inTransaction } from '../db/transaction.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { createRun } from './runs/create-run.js';
 import * as states from './states.js';
-import { TransitionNotAllowedError, transitionDispatch, transitionPartition, transitionRun } from './transitions.js';
-
-// load_file's statuses are not in states.ts: only the SQL functions and reissuePartition's WRITTEN → FAILED write them
-const FILE_STATUSES = ['WRITTEN', 'VERIFIED', 'FAILED'];
+import { TransitionNotAllowedError, transitionDispatch, transitionFiles, transitionPartition, transitionRun } from './transitions.js';
 
 const TABLE_STATUSES: Record<string, readonly string[]> = {
   load_run: states.RUN_STATUSES,
   load_partition: states.PARTITION_STATUSES,
   load_dispatch: states.DISPATCH_STATUSES,
-  load_file: FILE_STATUSES,
+  load_file: states.FILE_STATUSES,
 };
 
 /**
@@ -283,7 +280,7 @@ describe('the live constraints and partial indexes hold the lists of states.ts',
     expect(Object.fromEntries(rows.map((r) => [r.name, literalsOf(r.definition)]))).toEqual({
       ck_load_dispatch_status: [...states.DISPATCH_STATUSES].sort(),
       ck_load_dispatch_type: [...states.DISPATCH_TYPES].sort(),
-      ck_load_file_status: [...FILE_STATUSES].sort(),
+      ck_load_file_status: [...states.FILE_STATUSES].sort(),
       ck_load_partition_status: [...states.PARTITION_STATUSES].sort(),
       ck_load_run_status: [...states.RUN_STATUSES].sort(),
     });
@@ -341,6 +338,9 @@ describe('the transition functions', () => {
         TransitionNotAllowedError,
       );
       await expect(transitionDispatch(db.pool, { dispatchId: key }, { from: ['CANCELLED'], to: 'SENT' })).rejects.toThrow(
+        TransitionNotAllowedError,
+      );
+      await expect(transitionFiles(tx, { runId: key, partitionId: '0000' }, { from: ['VERIFIED'], to: 'FAILED' })).rejects.toThrow(
         TransitionNotAllowedError,
       );
       // the transaction is intact: nothing reached the database

@@ -118,6 +118,16 @@ export const PARTITION_TRANSITIONS: ReadonlyArray<readonly [PartitionStatus, Par
   ['RETRY', 'ABANDONED'],
 ];
 
+/** A chunk's file (load_file). report_chunk writes them (prisma/functions/03_report_chunk.sql). */
+export const FILE_STATUSES = ['WRITTEN', 'VERIFIED', 'FAILED'] as const;
+export type FileStatus = (typeof FILE_STATUSES)[number];
+
+/** A reissue fails the partition's written chunks; report_chunk writes a chunk reported again anew. */
+export const FILE_TRANSITIONS: ReadonlyArray<readonly [FileStatus, FileStatus]> = [
+  ['WRITTEN', 'FAILED'],
+  ['FAILED', 'WRITTEN'],
+];
+
 export const DISPATCH_STATUSES = ['PENDING', 'SENT', 'ACKED', 'DEAD', 'CANCELLED'] as const;
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION'] as const;

@@ -7,11 +7,13 @@ import { Prisma } from '../generated/prisma/client.js';
 import { recordApiEvent, type ApiEvent } from './events/events.js';
 import {
   DISPATCH_TRANSITIONS,
+  FILE_TRANSITIONS,
   PARTITION_TRANSITIONS,
   RUN_TRANSITIONS,
   TERMINAL_RUN_STATUSES,
   UNFINISHED_PARTITION_STATUSES,
   type DispatchStatus,
+  type FileStatus,
   type PartitionStatus,
   type RunStatus,
 } from './states.js';
@@ -47,6 +49,7 @@ interface PickedRows {
 export type RunRows = { runId: string } | PickedRows;
 export type PartitionRows = { runId: string; partitionId?: string } | PickedRows;
 export type DispatchRows = { dispatchId: string } | { runId: string } | PickedRows;
+export type FileRows = { runId: string; partitionId: string };
 
 const now = Prisma.sql`clock_timestamp()`;
 
@@ -101,6 +104,7 @@ interface Table {
 const RUN_TABLE: Table = { name: 'load_run', key: ['run_id'] };
 const PARTITION_TABLE: Table = { name: 'load_partition', key: ['run_id', 'partition_id'] };
 const DISPATCH_TABLE: Table = { name: 'load_dispatch', key: ['dispatch_id'] };
+const FILE_TABLE: Table = { name: 'load_file', key: ['run_id', 'partition_id', 'chunk_index'] };
 
 // the columns a keyed move may name, and how their parameters are typed
 const KEY_COLUMNS = [
@@ -174,4 +178,14 @@ export async function transitionDispatch<R = { dispatch_id: string }>(
 ): Promise<R[]> {
   refuseUnknownMove(DISPATCH_TABLE.name, DISPATCH_TRANSITIONS, move.from, move.to);
   return perform(db, updateStatement(DISPATCH_TABLE, rows, move, dispatchStamps(move.to)), move);
+}
+
+/** Moves the chunk files of a partition; returns the rows that moved. */
+export async function transitionFiles<R = { run_id: string; partition_id: string; chunk_index: string }>(
+  db: Tx,
+  rows: FileRows,
+  move: Move<FileStatus, R>,
+): Promise<R[]> {
+  refuseUnknownMove(FILE_TABLE.name, FILE_TRANSITIONS, move.from, move.to);
+  return perform(db, updateStatement(FILE_TABLE, rows, move, [Prisma.sql`updated_at = ${now}`]), move);
 }

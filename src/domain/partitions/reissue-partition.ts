@@ -10,7 +10,7 @@ import {
   parsePartitionStatus,
   type PartitionStatus,
 } from '../states.js';
-import { transitionPartition } from '../transitions.js';
+import { transitionFiles, transitionPartition } from '../transitions.js';
 
 export interface ReissuePartitionCommand {
   runId: string;
@@ -63,9 +63,16 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand, aft
            chunk_count_mismatches = 0`,
     },
   );
-  const invalidatedFiles = await tx.$executeRaw`
-    UPDATE nifi_ops.load_file SET status = 'FAILED', updated_at = clock_timestamp()
-     WHERE run_id = ${cmd.runId}::uuid AND partition_id = ${cmd.partitionId} AND status = 'WRITTEN'`;
+  const invalidated = await transitionFiles(
+    tx,
+    { runId: cmd.runId, partitionId: cmd.partitionId },
+    {
+      from: ['WRITTEN'],
+      to: 'FAILED',
+      returning: Prisma.sql`1 AS moved`,
+    },
+  );
+  const invalidatedFiles = invalidated.length;
   const [dispatch] = await tx.$queryRaw<Array<{ dispatch_id: string }>>`
     INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type, partition_id)
     VALUES (gen_random_uuid(), ${cmd.runId}::uuid, 'REISSUE_PARTITION', ${cmd.partitionId})
