@@ -2,11 +2,11 @@
 // walk over a document is bounded, expensive requests are refused before they run, and strings PostgreSQL
 // would reject never reach it. Every refusal is a 4xx that changes nothing.
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { getNamedType, isInputObjectType, isNonNullType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSchema } from '../src/graphql/schema.js';
 import * as consoleOperations from '../web/src/api/operations.js';
+import { announceBody } from './support/announce-body.js';
 import { startTestApi, TOKENS, type TestApi } from './support/api.js';
 import { CREATE_RUN, HDFS_ROOT, JOB, startRun } from './support/fixtures.js';
 import { subscribe } from './support/sse.js';
@@ -25,30 +25,6 @@ const createRunInput = (overrides: Record<string, unknown> = {}) => ({
   stageTablePrefix: 'TMP_INSP_DTL_',
   ...overrides,
 });
-
-/** Sends the request line and headers and only `sent` bytes of a body announced as `length`; resolves with the raw answer. */
-function announceBody(port: number, headers: Record<string, string>, length: number, sent: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let answer = '';
-    socket.on('data', (chunk) => {
-      answer += chunk.toString('utf8');
-      if (answer.includes('\r\n\r\n') && answer.includes('"UNAUTHENTICATED"')) {
-        socket.destroy();
-        resolve(answer);
-      }
-    });
-    socket.on('error', reject);
-    socket.on('close', () => resolve(answer));
-    const lines = Object.entries({
-      Host: 'localhost',
-      'Content-Type': 'application/json',
-      'Content-Length': String(length),
-      ...headers,
-    }).map(([k, v]) => `${k}: ${v}`);
-    socket.write(`POST /graphql HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${sent}`);
-  });
-}
 
 describe('requests without a valid token', () => {
   it('are answered 401 from the headers, before the body arrives', async () => {

@@ -1,10 +1,11 @@
 // The HTTP side of /graphql: the 401 decided from the headers before the body is read, and the body limit.
 // A loopback server in front of Yoga on a small schema — no database.
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../auth/tokens.js';
 import type { Actor } from '../graphql/builder.js';
+import { announceBody } from '../../test/support/announce-body.js';
 import { capturingLogger, smallYoga } from '../../test/support/small-api.js';
 import { createAuthenticator, useRootFieldAuth } from './auth.js';
 import { useErrorEnvelope } from './error-envelope.js';
@@ -45,35 +46,11 @@ afterAll(async () => {
 
 const json = (query: string) => JSON.stringify({ query });
 
-/** Sends the request line and headers and only `sent` bytes of a body announced as `length`; resolves with the raw answer. */
-function announceBody(headers: Record<string, string>, length: number, sent: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let answer = '';
-    socket.on('data', (chunk) => {
-      answer += chunk.toString('utf8');
-      if (answer.includes('\r\n\r\n') && answer.includes('"UNAUTHENTICATED"')) {
-        socket.destroy();
-        resolve(answer);
-      }
-    });
-    socket.on('error', reject);
-    socket.on('close', () => resolve(answer));
-    const lines = Object.entries({
-      Host: 'localhost',
-      'Content-Type': 'application/json',
-      'Content-Length': String(length),
-      ...headers,
-    }).map(([k, v]) => `${k}: ${v}`);
-    socket.write(`POST /graphql HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${sent}`);
-  });
-}
-
 describe('requests without a valid token', () => {
   it('are answered 401 from the headers, before the body arrives', async () => {
     for (const authorization of [undefined, 'Bearer not-a-token', 'Basic dXNlcjpwdw==']) {
       // 15 MB announced, 20 bytes sent: the answer cannot have waited for the rest
-      const answer = await announceBody(authorization ? { Authorization: authorization } : {}, 15_000_000, '{"query":"{ items { ');
+      const answer = await announceBody(port, authorization ? { Authorization: authorization } : {}, 15_000_000, '{"query":"{ items { ');
       expect(answer).toMatch(/^HTTP\/1\.1 401 /);
       expect(answer.toLowerCase()).toContain('www-authenticate: bearer');
       expect(answer.toLowerCase()).toContain('x-error-code: unauthenticated');
