@@ -1,12 +1,11 @@
 // serve and work under an application role that has only what `load-control grants` gives it: no DDL.
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../src/auth/tokens.js';
 import { readFunctionFiles, readMigrationFiles } from '../src/db/migrate.js';
 import { graphqlCaller, TOKENS } from './support/api.js';
 import { freePort, runCli, type CliProcess } from './support/cli.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createLoginRole, createTestDatabase, type TestDatabase } from './support/database.js';
 import { JOB } from './support/fixtures.js';
 import { extractAll, publishRun, runState, startRun, succeed, validateStaging } from './support/ledger-flow.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
@@ -15,7 +14,8 @@ import { until } from './support/until.js';
 let database: TestDatabase;
 let admin: pg.Pool;
 let receiver: Receiver;
-const role = `lc_app_${randomBytes(4).toString('hex')}`;
+let role: string;
+let asRole: (url: string) => string;
 const children: CliProcess[] = [];
 
 const TOKENS_ENV = JSON.stringify([
@@ -24,12 +24,6 @@ const TOKENS_ENV = JSON.stringify([
   { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
 ]);
 
-function asRole(url: string): string {
-  const u = new URL(url);
-  u.username = role;
-  return u.toString();
-}
-
 async function finished(child: CliProcess): Promise<{ code: number | null; output: string }> {
   return { code: await child.exited, output: child.output() };
 }
@@ -37,7 +31,9 @@ async function finished(child: CliProcess): Promise<{ code: number | null; outpu
 beforeAll(async () => {
   database = await createTestDatabase();
   admin = new pg.Pool({ connectionString: database.url, max: 2 });
-  await admin.query(`CREATE ROLE ${role} LOGIN`);
+  const login = await createLoginRole(admin, 'lc_app');
+  role = login.name;
+  asRole = login.url;
   receiver = await startReceiver();
 });
 

@@ -1,10 +1,10 @@
 // `load-control purge` as an operator runs it, against a real database.
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applicationGrants } from '../src/db/grants.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { runCli } from './support/cli.js';
+import { createLoginRole } from './support/database.js';
 import { completeRun } from './support/fixtures.js';
 
 let api: TestApi;
@@ -104,15 +104,12 @@ describe('load-control purge', () => {
 
   it('purges as an application role that has only the grants of `load-control grants`', async () => {
     const run = await cancelledDaysAgo(100);
-    const role = `lc_purge_${randomBytes(4).toString('hex')}`;
     const admin = new pg.Client({ connectionString: api.database.url });
     await admin.connect();
+    const { name: role, url: asRole } = await createLoginRole(admin, 'lc_purge');
     try {
-      await admin.query(`CREATE ROLE ${role} LOGIN`);
       for (const statement of await applicationGrants(admin, role)) await admin.query(statement);
-      const asRole = new URL(api.database.url);
-      asRole.username = role;
-      const purged = await purgeCli([], { DATABASE_URL: asRole.toString() });
+      const purged = await purgeCli([], { DATABASE_URL: asRole(api.database.url) });
       expect(purged.code).toBe(0);
       expect(purged.output).toContain(`purged run ${run.runId}`);
       expect(await purgedAt(run.runId)).toBeInstanceOf(Date);

@@ -61,3 +61,25 @@ async function withAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promis
     await admin.end().catch(() => {});
   }
 }
+
+/** A login role for a test to connect as; it has a password, which the embedded server asks for and a trust server ignores. */
+export interface LoginRole {
+  name: string;
+  /** `url` with this role's name and password. */
+  url(url: string): string;
+}
+
+export async function createLoginRole(admin: pg.ClientBase | pg.Pool, prefix: string): Promise<LoginRole> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  const password = randomBytes(12).toString('hex');
+  await admin.query(`CREATE ROLE ${pg.escapeIdentifier(name)} LOGIN PASSWORD ${pg.escapeLiteral(password)}`);
+  return {
+    name,
+    url(url) {
+      const withRole = new URL(url);
+      withRole.username = name;
+      withRole.password = password;
+      return withRole.toString();
+    },
+  };
+}
