@@ -1,12 +1,13 @@
 // The HTTP side of /graphql: the 401 decided from the headers before the body is read, and the body limit.
 // A loopback server in front of Yoga on a small schema — no database.
 import http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../auth/tokens.js';
 import type { Actor } from '../graphql/builder.js';
 import { announceBody, expectUnauthenticatedAnswer } from '../../test/support/announce-body.js';
 import { capturingLogger, smallYoga } from '../../test/support/small-api.js';
+import { until } from '../../test/support/until.js';
 import { createAuthenticator, useRootFieldAuth } from './auth.js';
 import { useErrorEnvelope } from './error-envelope.js';
 import { createGraphQLEndpoint, MAX_BODY_BYTES } from './graphql-endpoint.js';
@@ -50,8 +51,9 @@ describe('requests without a valid token', () => {
   it('are answered 401 from the headers, before the body arrives', async () => {
     for (const authorization of [undefined, 'Bearer not-a-token', 'Basic dXNlcjpwdw==']) {
       // 15 MB announced, 20 bytes sent: the answer cannot have waited for the rest
-      const answer = await announceBody(port, authorization ? { Authorization: authorization } : {}, 15_000_000, '{"query":"{ items { ');
+      const { answer, socket } = await announceBody(port, authorization ? { Authorization: authorization } : {}, 15_000_000, '{"query":"{ items { ');
       expectUnauthenticatedAnswer(answer);
+      socket.destroy();
     }
   });
 
@@ -72,10 +74,65 @@ describe('requests without a valid token', () => {
       });
       expect(res.status, name).toBe(401);
       expect(res.headers.get('x-request-id'), name).toBe('anon-1');
-      expect(res.headers.get('connection'), name).toBe(init.body ? 'close' : 'keep-alive');
+      // the rest of a body is thrown away and the connection kept, so a client still sending it is not reset
+      expect(res.headers.get('connection'), name).toBe('keep-alive');
       expect(await res.json(), name).toEqual({
         errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId: 'anon-1' } }],
       });
+    }
+  });
+
+  it('leave a client that sends its whole body the answer and a connection that serves its next request', async () => {
+    const socket = net.connect(port, '127.0.0.1');
+    const answers: string[] = [];
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      for (;;) {
+        const head = text.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(text.slice(0, head))?.[1]);
+        if (head < 0 || text.length < head + 4 + length) break;
+        answers.push(text.slice(0, head + 4 + length));
+        text = text.slice(head + 4 + length);
+      }
+    });
+    const body = JSON.stringify({ query: '{ items { id } }', variables: { pad: 'p'.repeat(2_000_000) } });
+    const post = (authorization: string) =>
+      `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${authorization}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    socket.write(post(''));
+    socket.write(post(`Authorization: Bearer ${TOKEN}\r\n`));
+    await until('two answers', () => answers.length === 2);
+    socket.destroy();
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 401 [^]*"UNAUTHENTICATED"/);
+    expect(answers[1]).toMatch(/^HTTP\/1\.1 200 [^]*"items":\[/);
+  });
+
+  it('close a connection whose announced body does not come within the time given, or goes past the limit', async () => {
+    const impatient = http.createServer(createGraphQLEndpoint(yoga, authenticate, { discardBodyMs: 200 }));
+    await new Promise<void>((resolve) => impatient.listen(0, '127.0.0.1', resolve));
+    try {
+      const impatientPort = (impatient.address() as net.AddressInfo).port;
+      const stalled = await announceBody(impatientPort, {}, 1_000, '{"query":');
+      expectUnauthenticatedAnswer(stalled.answer);
+      await stalled.closed;
+      // chunked, with no length announced: thrown away up to the limit, then cut
+      const endless = net.connect(impatientPort, '127.0.0.1');
+      const cut = new Promise<string>((resolve) => {
+        endless.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+        endless.on('close', () => resolve('closed'));
+      });
+      endless.write('POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const chunk = `${(1 << 20).toString(16)}\r\n${' '.repeat(1 << 20)}\r\n`;
+      let sent = 0;
+      while (!endless.destroyed && sent <= 2 * MAX_BODY_BYTES) {
+        if (!endless.write(chunk)) await new Promise((resolve) => endless.once('drain', resolve).once('close', resolve));
+        sent += 1 << 20;
+      }
+      expect(await cut).toMatch(/closed|ECONNRESET|EPIPE/);
+      expect(sent).toBeLessThanOrEqual(2 * MAX_BODY_BYTES);
+    } finally {
+      impatient.closeAllConnections();
+      await new Promise((resolve) => impatient.close(resolve));
     }
   });
 
