@@ -14,6 +14,7 @@ import { applicationGrants } from './db/grants.js';
 import { migrate, readSchemaStatus } from './db/migrate.js';
 import { startRealtime } from './realtime/realtime.js';
 import { createApiServer } from './server/app.js';
+import { startExecutionLane } from './server/execution-lane.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { createApiMetrics, type ApiMetrics } from './server/metrics.js';
 import { createShutdown, type Shutdown } from './server/shutdown.js';
@@ -117,7 +118,12 @@ async function runServe(
   const realtime = startRealtime({ url, config, log, listener });
   shutdown.close('realtime', () => realtime.close());
   shutdown.drain('subscriptions', async () => realtime.endSubscriptions());
-  const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks });
+  const lane =
+    config.server.executionThreads > 0
+      ? startExecutionLane({ threads: config.server.executionThreads, config, databaseUrl: url, log })
+      : undefined;
+  if (lane) shutdown.close('execution threads', () => lane.close());
+  const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks, lane });
   const { port } = await api.listen(config.server.port, config.server.host);
   shutdown.drain(
     'api',

@@ -70,7 +70,9 @@ describe('a database that stops answering', () => {
   afterAll(async () => proxy?.close());
 
   it('answers every kind of request 503 with Retry-After within the timeouts, /readyz 503 within 2 s, and recovers after', async () => {
-    api = await startTestApi({ database: SHORT }, { databasePort: proxy.port, realtime: true });
+    // queries run on an execution thread, with a database pool of its own, as in `serve`
+    api = await startTestApi({ database: SHORT }, { databasePort: proxy.port, realtime: true, lane: { threads: 1 } });
+    await until('the execution thread to load', async () => (await fetch(`${api.url}/readyz`)).ok);
     const run = await startRun(api, [10, 10]);
     const owner = await claim(api, run.runId, '0000');
     const idempotencyKey = randomUUID();
@@ -114,6 +116,11 @@ describe('a database that stops answering', () => {
       20_000,
     );
     await until('/readyz to be ready again', async () => (await fetch(`${api.url}/readyz`)).status === 200, 20_000);
+    await until(
+      'the execution thread to read again',
+      async () => (await timedPost(api, '{ runs(first: 5) { nodes { runId status } } }', {}, TOKENS.viewer as string)).status === 200,
+      20_000,
+    );
     // the refused createRun is safe to retry: its key yields exactly one run
     const retried = await api.gql(CREATE_RUN, createRunInput('BK_RETRIED', idempotencyKey));
     expect(retried.status === 200 || retried.code === 'IDEMPOTENCY_KEY_REUSED').toBe(true);

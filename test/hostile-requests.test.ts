@@ -31,7 +31,12 @@ describe('requests without a valid token', () => {
     const port = Number(new URL(api.url).port);
     for (const authorization of [undefined, 'Bearer not-a-token', 'Basic dXNlcjpwdw==']) {
       // 15 MB announced, 20 bytes sent: the answer cannot have waited for the rest
-      const { answer, socket } = await announceBody(port, authorization ? { Authorization: authorization } : {}, 15_000_000, '{"query":"{ runs { ');
+      const { answer, socket } = await announceBody(
+        port,
+        authorization ? { Authorization: authorization } : {},
+        15_000_000,
+        '{"query":"{ runs { ',
+      );
       expectUnauthenticatedAnswer(answer);
       socket.destroy();
     }

@@ -234,6 +234,32 @@ describe('stopping load-control serve', () => {
     }
   }, 180_000);
 
+  it('answers the queries in flight on its execution thread at SIGTERM, then closes the thread and exits 0', async () => {
+    const { child, base } = await startApi('serve');
+    const client = new pg.Client({ connectionString: api.database.url });
+    await client.connect();
+    onTestFinished(() => client.end());
+    // a query reads load_run: this lock makes each one wait in the execution thread
+    await client.query('BEGIN; LOCK TABLE nifi_ops.load_run IN ACCESS EXCLUSIVE MODE');
+    const queries = Array.from({ length: 10 }, () =>
+      fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKENS.viewer}` },
+        body: JSON.stringify({ query: '{ runs(first: 5) { nodes { runId } } }' }),
+      }).then(async (response) => ({ status: response.status, body: await response.json() })),
+    );
+    // a thread takes 8 requests at once: 8 wait for the lock, 2 in the thread's queue
+    await until('the queries waiting in the execution thread', async () => (await waitingForRunLock('SELECT %nifi_ops%load_run%')) === 8);
+    child.kill('SIGTERM');
+    await until('the stop to begin', () => child.output().includes('"stopping"'));
+    await client.query('COMMIT');
+    const answers = await Promise.all(queries);
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    expect(answers.every((a) => Array.isArray(a.body.data?.runs?.nodes))).toBe(true);
+    expect(await child.exited).toBe(0);
+    expect(child.output()).toContain('"stopped"');
+  });
+
   it('turns /readyz to 503 at once on a connection open at SIGTERM, and refuses new connections', async () => {
     const { child, port } = await startApi('serve');
     const lock = await lockRunInserts();

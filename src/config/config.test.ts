@@ -38,7 +38,7 @@ function fromYaml(yaml: string, env: Record<string, string> = {}): Config {
 describe('loadConfig defaults', () => {
   it('returns the built-in defaults without file or environment', () => {
     expect(loadConfig({ env: {} })).toEqual({
-      server: { port: 8080, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [] },
+      server: { port: 8080, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [], executionThreads: 1 },
       database: {
         url: null,
         migrationUrl: null,
@@ -106,7 +106,7 @@ logging:
   level: WARN
   format: pretty
 `);
-    expect(config.server).toEqual({ port: 9090, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [] });
+    expect(config.server).toEqual({ port: 9090, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [], executionThreads: 1 });
     expect(config.database).toEqual({
       url: 'postgres://lc:secret@db.example:5432/lc',
       migrationUrl: null,

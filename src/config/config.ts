@@ -195,6 +195,12 @@ const configSchema = z
         shutdownTimeout: duration(30 * SECOND, { timer: true }),
         /** Browser origins allowed to call the API cross-origin; none by default (CORS off). */
         corsOrigins: originsSchema,
+        /**
+         * Threads that execute queries and requests with large bodies off the main thread, so that a costly
+         * console page or manifest never holds up health checks, NiFi's chunk reports or subscriptions; 0 runs
+         * everything on the main thread.
+         */
+        executionThreads: integer(1, 0, 64),
       }).prefault({}),
       database: section({
         url: url(['postgres:', 'postgresql:']),

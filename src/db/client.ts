@@ -87,11 +87,18 @@ function isReadTimeout(error: unknown): boolean {
 // NUMERIC and BIGINT arrive as strings from pg; the domain converts them where it needs numbers.
 export function createDb(
   url: string,
-  options: { poolSize?: number; timeouts?: DatabaseTimeouts; onNotifyError?: (error: unknown) => void } = {},
+  options: {
+    poolSize?: number;
+    timeouts?: DatabaseTimeouts;
+    onNotifyError?: (error: unknown) => void;
+    /** What pg_stat_activity shows for this pool's connections. */
+    applicationName?: string;
+  } = {},
 ): Db {
   const timeouts = options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS;
   const pool = new pg.Pool({
     connectionString: url,
+    application_name: options.applicationName,
     max: options.poolSize ?? 10,
     Client: clientClass(timeouts),
     // waiting for a free connection (or a new one: connectTimeout bounds that part) ends after acquireTimeout

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Actor } from '../graphql/builder.js';
 import type { Authenticate } from './auth.js';
+import { belongsOnLane, type ExecutionLane, LaneOverloadedError } from './execution-lane.js';
 import { requestIdFrom } from './request-id.js';
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -89,16 +90,57 @@ function discardBody(req: http.IncomingMessage, discardMs: number): void {
   req.once('close', () => clearTimeout(timer));
 }
 
-/** 401 from the headers alone: the body is never parsed, and what arrives of it is thrown away (discardBody). */
-function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse, discardMs: number): void {
+/** The contract's error envelope for an answer the HTTP layer gives itself, before or instead of Yoga. */
+function sendError(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  error: { code: string; message: string },
+  headers: Record<string, string> = {},
+): void {
   const incoming = req.headers['x-request-id'];
   const requestId = requestIdFrom(Array.isArray(incoming) ? incoming[0] : incoming);
-  discardBody(req, discardMs);
   sendJson(
     res,
-    401,
-    { errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } }] },
-    { 'WWW-Authenticate': 'Bearer', 'X-Error-Code': 'UNAUTHENTICATED', 'X-Request-Id': requestId },
+    status,
+    { errors: [{ message: error.message, extensions: { code: error.code, requestId } }] },
+    { 'X-Error-Code': error.code, 'X-Request-Id': requestId, ...headers },
+  );
+}
+
+/** 401 from the headers alone: the body is never parsed, and what arrives of it is thrown away (discardBody). */
+function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse, discardMs: number): void {
+  discardBody(req, discardMs);
+  sendError(req, res, 401, { code: 'UNAUTHENTICATED', message: 'Unauthorized' }, { 'WWW-Authenticate': 'Bearer' });
+}
+
+/** Response headers that describe the connection between the thread's Yoga and us, not the one to the client. */
+const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
+
+/** Runs the request on an execution thread and sends its answer as Yoga there made it. */
+function executeOnLane(lane: ExecutionLane, req: http.IncomingMessage, res: http.ServerResponse, body: Buffer | null, actor: Actor): void {
+  const headers: Array<[string, string]> = [];
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.push([name, Array.isArray(value) ? value.join(', ') : value]);
+  }
+  // the body's memory moves to the thread, so it must own its whole buffer (a small one is a slice of a shared pool)
+  const owned = body && (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : Uint8Array.from(body));
+  lane.execute({ method: req.method ?? 'GET', url: req.url ?? '/graphql', headers, body: owned, actor }).then(
+    (answer) => {
+      res.writeHead(answer.status, [
+        ...answer.headers.filter(([name]) => !NOT_FORWARDED.has(name.toLowerCase())).flat(),
+        'Content-Length',
+        String(answer.body.byteLength),
+      ]);
+      res.end(answer.body);
+    },
+    (error: unknown) => {
+      if (error instanceof LaneOverloadedError) {
+        sendError(req, res, 503, { code: 'SERVICE_UNAVAILABLE', message: error.message }, { 'Retry-After': '1' });
+      } else {
+        sendError(req, res, 500, { code: 'INTERNAL', message: 'Internal server error' });
+      }
+    },
   );
 }
 
@@ -109,13 +151,16 @@ function asksForGraphiQL(req: http.IncomingMessage): boolean {
 
 /**
  * The HTTP side of /graphql: the token is checked from the headers before the body is read (401 otherwise),
- * the body is read within MAX_BODY_BYTES (413 otherwise), and only then does Yoga see the request.
+ * the body is read within MAX_BODY_BYTES (413 otherwise), and only then does Yoga see the request: on an
+ * execution thread when `lane` is given and the request belongs there (belongsOnLane), else on this thread.
  */
 export function createGraphQLEndpoint(
   yoga: GraphQLHandler,
   authenticate: Authenticate,
-  { discardBodyMs = DISCARD_BODY_MS }: { discardBodyMs?: number } = {},
+  { discardBodyMs = DISCARD_BODY_MS, lane = null }: { discardBodyMs?: number; lane?: ExecutionLane | null } = {},
 ): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const onLane = (req: http.IncomingMessage, body: Buffer | null) =>
+    lane !== null && belongsOnLane({ method: req.method ?? 'GET', accept: req.headers.accept ?? '', url: req.url ?? '', body });
   return (req, res) => {
     // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
     if (req.method === 'OPTIONS' || asksForGraphiQL(req)) {
@@ -126,12 +171,14 @@ export function createGraphQLEndpoint(
     if (!actor) return sendUnauthenticated(req, res, discardBodyMs);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendPayloadTooLarge(res);
     if (req.method !== 'POST') {
+      if (lane && onLane(req, null)) return executeOnLane(lane, req, res, null, actor);
       void yoga.handle(req, res, { actor });
       return;
     }
     readBody(req).then(
       (body) => {
         if (body === 'too large') return sendPayloadTooLarge(res);
+        if (lane && onLane(req, body)) return executeOnLane(lane, req, res, body, actor);
         void yoga.handle(Object.assign(req, { body: asReadBody(body) }), res, { actor });
       },
       () => res.destroy(),

@@ -9,9 +9,10 @@ export interface ApiMetrics {
   chunkReportBatchSize: Histogram;
 }
 
-export function createApiMetrics(): ApiMetrics {
+/** `processMetrics: false` in an execution thread: the process's own figures are the main thread's to report. */
+export function createApiMetrics({ processMetrics = true }: { processMetrics?: boolean } = {}): ApiMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'lc_' });
+  if (processMetrics) collectDefaultMetrics({ register: registry, prefix: 'lc_' });
   return {
     registry,
     requests: new Counter({

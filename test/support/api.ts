@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import { createDb, type Db } from '../../src/db/client.js';
 import { startRealtime, type Realtime } from '../../src/realtime/realtime.js';
 import { createApiServer } from '../../src/server/app.js';
+import { type ExecutionLane, type LaneOptions, startExecutionLane } from '../../src/server/execution-lane.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createApiMetrics } from '../../src/server/metrics.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -39,6 +40,8 @@ export interface TestApi {
     variables?: Record<string, unknown>,
     options?: { token?: TokenName | null; headers?: Record<string, string> },
   ): Promise<GqlResponse<T>>;
+  /** The execution threads, when the API was started with some. */
+  lane?: ExecutionLane;
   close(): Promise<void>;
 }
 
@@ -74,6 +77,8 @@ export interface TestApiOptions {
   databasePort?: number;
   /** Serve this database (dropped by close) instead of a fresh clone of the migrated template. */
   database?: TestDatabase;
+  /** Run queries and large bodies on execution threads, as `serve` does (without: all in the test's thread). */
+  lane?: Pick<LaneOptions, 'threads' | 'tasksPerThread' | 'maxQueue'>;
 }
 
 export async function startTestApi(overrides: ConfigOverrides = {}, options: TestApiOptions = {}): Promise<TestApi> {
@@ -89,7 +94,8 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
   const realtime = options.realtime
     ? startRealtime({ url: config.database.url!, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } })
     : undefined;
-  const api = createApiServer({ config, db, log, metrics: createApiMetrics(), realtime, consoleDir: options.consoleDir });
+  const lane = options.lane && startExecutionLane({ ...options.lane, config, databaseUrl: config.database.url!, log });
+  const api = createApiServer({ config, db, log, metrics: createApiMetrics(), realtime, consoleDir: options.consoleDir, lane });
   const { port } = await api.listen(0, '127.0.0.1');
   const url = `${api.protocol}://127.0.0.1:${port}`;
   if (realtime) {
@@ -105,8 +111,10 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
     sql,
     realtime,
     gql: graphqlCaller(url),
+    lane,
     async close() {
       await api.close();
+      await lane?.close();
       await realtime?.close();
       await sql.end();
       await db.close();

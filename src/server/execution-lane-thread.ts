@@ -1,0 +1,42 @@
+// One execution thread (see execution-lane.ts): a Yoga of its own over a database pool of its own; Piscina calls
+// the default export once per request.
+import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
+import { createDb } from '../db/client.js';
+import type { LaneMessage, LaneRequest, LaneResponse, LaneThreadData } from './execution-lane.js';
+import { createGraphQLServer } from './graphql-server.js';
+import { createLogger } from './logger.js';
+import { createApiMetrics } from './metrics.js';
+
+const { config, databaseUrl, channel: channelName } = workerData as LaneThreadData;
+const log = createLogger(config.logging, 'serve').child({ thread: threadId });
+const db = createDb(databaseUrl, {
+  poolSize: config.database.poolSize,
+  timeouts: config.database,
+  applicationName: `load-control execution thread ${threadId}`,
+});
+const metrics = createApiMetrics({ processMetrics: false });
+const yoga = createGraphQLServer({ config, db, log, metrics, realtime: null });
+
+const channel = new BroadcastChannel(channelName);
+channel.onmessage = async (event) => {
+  const message = (event as { data: LaneMessage }).data;
+  if (message.type === 'metrics') {
+    // getMetricsAsJSON() holds functions, which cannot be posted
+    const plain = JSON.parse(JSON.stringify(await metrics.registry.getMetricsAsJSON())) as object[];
+    channel.postMessage({ type: 'metrics-answer', id: message.id, thread: threadId, metrics: plain } satisfies LaneMessage);
+  } else if (message.type === 'close') {
+    await db.close();
+    channel.postMessage({ type: 'closed', id: message.id, thread: threadId } satisfies LaneMessage);
+    channel.close();
+  }
+};
+channel.postMessage({ type: 'ready', thread: threadId } satisfies LaneMessage);
+
+export default async function execute(request: LaneRequest): Promise<LaneResponse> {
+  const response = await yoga.fetch(
+    `http://execution-thread${request.url}`,
+    { method: request.method, headers: request.headers, body: request.body },
+    { actor: request.actor },
+  );
+  return { status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) };
+}

@@ -1,0 +1,138 @@
+// The GraphQL server itself (Yoga with its plugins) over a process's or a thread's services: built once on the
+// main thread (mutations, subscriptions) and once in each execution thread (queries, large bodies).
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { getOperationAST, type OperationDefinitionNode } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Config } from '../config/config.js';
+import { createChunkReporter } from '../db/chunk-reporter.js';
+import type { Db } from '../db/client.js';
+import type { Actor, GraphQLContext } from '../graphql/builder.js';
+import { buildSchema } from '../graphql/schema.js';
+import type { Realtime } from '../realtime/realtime.js';
+import { useRootFieldAuth } from './auth.js';
+import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
+import type { Logger } from './logger.js';
+import type { ApiMetrics } from './metrics.js';
+import { useDocumentLimits } from './operation-shape.js';
+import { useQueryCost } from './query-cost.js';
+import { requestIdOf, useRequestId } from './request-id.js';
+import type { Services } from './services.js';
+import { useStorableInputs } from './storable-inputs.js';
+
+function rootField(operation: OperationDefinitionNode | null | undefined): string {
+  const first = operation?.selectionSet.selections[0];
+  return first?.kind === 'Field' ? first.name.value : 'unknown';
+}
+
+interface RequestFacts {
+  operation: string;
+  runId?: unknown;
+  partitionId?: unknown;
+}
+
+/** One access-log line and the request metrics per GraphQL request (2xx at debug: the hot paths are hot). */
+function useAccessLog(metrics: ApiMetrics, log: Logger): Plugin {
+  const facts = new WeakMap<Request, RequestFacts>();
+  const started = new WeakMap<Request, number>();
+  return {
+    onRequest({ request }) {
+      started.set(request, performance.now());
+    },
+    onValidate({ params, context }) {
+      const ctx = context as { request: Request; params?: { operationName?: string; variables?: Record<string, unknown> } };
+      const variables = ctx.params?.variables ?? {};
+      const input = (variables.input ?? variables) as Record<string, unknown>;
+      facts.set(ctx.request, {
+        operation: rootField(getOperationAST(params.documentAST, ctx.params?.operationName)),
+        runId: input?.runId,
+        partitionId: input?.partitionId,
+      });
+    },
+    onResponse({ request, response }) {
+      const fact = facts.get(request) ?? { operation: 'none' };
+      const seconds = (performance.now() - (started.get(request) ?? performance.now())) / 1000;
+      metrics.requests.inc({ operation: fact.operation, status: String(response.status) });
+      metrics.requestSeconds.observe({ operation: fact.operation }, seconds);
+      const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'info' : 'debug';
+      log[level](
+        {
+          requestId: requestIdOf(request),
+          operation: fact.operation,
+          runId: fact.runId,
+          partitionId: fact.partitionId,
+          httpStatus: response.status,
+          errorCode: response.headers.get('x-error-code') ?? undefined,
+          durationMs: Math.round(seconds * 1000),
+        },
+        'api_response',
+      );
+    },
+  };
+}
+
+/**
+ * graphql-tools' subscribe() relabels every variable-coercion error BAD_USER_INPUT; ours carry the
+ * scalars' details {field, reason} and are INVALID_INPUT (422), as in queries and mutations.
+ */
+function useSubscriptionInputErrors(): Plugin {
+  return {
+    onSubscribe: () => ({
+      onSubscribeResult({ result }) {
+        if (!('errors' in result)) return;
+        for (const error of result.errors ?? []) {
+          const extensions = error.extensions as Record<string, unknown> | undefined;
+          const details = extensions?.details as { field?: unknown; reason?: unknown } | undefined;
+          if (extensions?.code === 'BAD_USER_INPUT' && details?.field && details.reason) extensions.code = 'INVALID_INPUT';
+        }
+      },
+    }),
+  };
+}
+
+export type GraphQLServer = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+
+export interface GraphQLServerOptions {
+  config: Config;
+  db: Db;
+  log: Logger;
+  metrics: ApiMetrics;
+  /** Subscriptions' feeds; null where no subscription is served (an execution thread). */
+  realtime: Realtime | null;
+}
+
+export function createGraphQLServer({ config, db, log, metrics, realtime }: GraphQLServerOptions): GraphQLServer {
+  const chunkReporter = createChunkReporter(db, { onBatch: (size) => metrics.chunkReportBatchSize.observe(size) });
+  const services: Services = { db, config, metrics, chunkReporter, realtime };
+  return createYoga<Record<string, unknown>, GraphQLContext>({
+    schema: buildSchema(),
+    graphqlEndpoint: '/graphql',
+    // bodies are read and limited before Yoga sees them (readBody)
+    maxRequestBodySize: false,
+    landingPage: false,
+    maskedErrors: false,
+    logging: false,
+    graphiql: { title: 'Load Control', defaultQuery: '{ runs(first: 10) { nodes { runId jobKey businessKey status } } }' },
+    renderGraphiQL,
+    // the HTTP layer authenticated the request before reading its body and passes the actor in
+    context: ({ request, actor }: { request: Request; actor?: Actor | null }) => ({
+      actor: actor ?? null,
+      requestId: requestIdOf(request),
+      services,
+    }),
+    cors:
+      config.server.corsOrigins.length > 0
+        ? { origin: config.server.corsOrigins, credentials: false, allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'] }
+        : false,
+    plugins: [
+      useRequestId(),
+      useAccessLog(metrics, log),
+      ...useDocumentLimits(),
+      useRootFieldAuth(),
+      useQueryCost(),
+      useStorableInputs(),
+      useSubscriptionInputErrors(),
+      useErrorEnvelope(log),
+      useUnsupportedMediaType(),
+    ],
+  });
+}
