@@ -20,6 +20,7 @@ import { createApiMetrics, type ApiMetrics } from './server/metrics.js';
 import { createShutdown, type Shutdown } from './server/shutdown.js';
 import { parseBefore, runPurgeCommand } from './purge-command.js';
 import { serveWorkerHealth } from './worker/health-server.js';
+import { startHeartbeat } from './worker/heartbeat.js';
 import { startWorker } from './worker/worker.js';
 
 const USAGE = `usage: load-control <command> [--config PATH]
@@ -219,8 +220,8 @@ async function main(argv: string[]): Promise<void> {
         // one LISTEN connection for the whole process: realtime's channels and, with `start`, the dispatcher's
         const listener = startListener({ url, log, applicationName: PROCESS_LISTENER_NAME, timeouts: effective.database });
         shutdown.close('listen', () => listener.close());
-        if (command === 'start') {
-          const worker = startWorker({ config: effective, db, log, registry: metrics.registry, listener });
+        const worker = command === 'start' ? startWorker({ config: effective, db, log, registry: metrics.registry, listener }) : null;
+        if (worker) {
           shutdown.drain(
             'worker',
             () => worker.stop(),
@@ -229,6 +230,16 @@ async function main(argv: string[]): Promise<void> {
           if (config.nifi.tls) process.on('SIGHUP', () => worker.reloadTls());
           readinessChecks.push(worker.listening);
         }
+        const heartbeat = startHeartbeat({
+          db,
+          log,
+          role: command,
+          dispatcher: worker?.dispatching ?? false,
+          sweeper: worker !== null,
+          registry: metrics.registry,
+          lastSweepAt: worker?.lastSweepAt,
+        });
+        shutdown.close('heartbeat', () => heartbeat.stop());
         const base = await runServe(effective, log, db, url, shutdown, listener, metrics, readinessChecks);
         console.log(`\nLoad Control is up.\n  GraphQL + GraphiQL: ${base}/graphql\n  console:            ${base}/`);
         for (const t of devTokens) console.log(`  token ${t.name.padEnd(13)} (${t.roles.join(', ')}): ${t.token}`);
@@ -252,6 +263,16 @@ async function main(argv: string[]): Promise<void> {
         const registry = new Registry();
         collectDefaultMetrics({ register: registry, prefix: 'lc_' });
         const worker = startWorker({ config, db, log, registry });
+        const heartbeat = startHeartbeat({
+          db,
+          log,
+          role: 'work',
+          dispatcher: worker.dispatching,
+          sweeper: true,
+          registry,
+          lastSweepAt: worker.lastSweepAt,
+        });
+        shutdown.close('heartbeat', () => heartbeat.stop());
         shutdown.drain(
           'worker',
           () => worker.stop(),

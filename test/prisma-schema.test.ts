@@ -460,6 +460,20 @@ const publishClaimEvidence = {
   recordedAt: at('2026-10-23T07:01:00.000Z'),
 } satisfies Prisma.GatePublishClaimEvidenceUncheckedCreateInput;
 
+const processInstance = {
+  instanceId: randomUUID(),
+  role: 'work',
+  host: 'etl-01.example',
+  pid: 4242,
+  version: '0.1.0',
+  dispatcher: true,
+  sweeper: true,
+  startedAt: at('2026-10-23T06:00:00.000Z'),
+  lastSeenAt: at('2026-10-23T07:00:00.000Z'),
+  lastSweepAt: at('2026-10-23T06:59:30.000Z'),
+  stoppedAt: at('2026-10-23T07:00:01.000Z'),
+} satisfies Prisma.ProcessInstanceUncheckedCreateInput;
+
 // In foreign-key order. Keyed by model so a model added to schema.prisma fails the coverage test
 // until it gets a round trip here.
 const roundTrips: [ModelName, RoundTrip][] = [
@@ -556,6 +570,14 @@ const roundTrips: [ModelName, RoundTrip][] = [
       data: publishClaimEvidence,
       write: (p) => p.gatePublishClaimEvidence.create({ data: publishClaimEvidence }),
       read: (p) => p.gatePublishClaimEvidence.findUniqueOrThrow({ where: { runId_jobId: { runId, jobId: observation.jobId } } }),
+    },
+  ],
+  [
+    'ProcessInstance',
+    {
+      data: processInstance,
+      write: (p) => p.processInstance.create({ data: processInstance }),
+      read: (p) => p.processInstance.findUniqueOrThrow({ where: { instanceId: processInstance.instanceId } }),
     },
   ],
 ];

@@ -51,11 +51,19 @@ describe('load-control work', () => {
         return metrics.includes('lc_dispatch_total{type="VALIDATE_RUN",result="sent"} 1');
       });
       expect(metrics).toContain('lc_active_runs{status="EXTRACTED_VALIDATED"}');
+      // it registered as a process of the installation, with its dispatcher and sweeper
+      const processes = await api.sql.query(
+        'SELECT role, pid, dispatcher, sweeper, stopped_at FROM nifi_ops.process_instance WHERE pid = $1',
+        [child.pid],
+      );
+      expect(processes.rows).toEqual([{ role: 'work', pid: child.pid, dispatcher: true, sweeper: true, stopped_at: null }]);
     } finally {
       child.kill('SIGTERM');
     }
     expect(await child.exited).toBe(0);
     expect(child.output()).toContain('worker_stopped');
+    const stopped = await api.sql.query('SELECT stopped_at FROM nifi_ops.process_instance WHERE pid = $1', [child.pid]);
+    expect(stopped.rows[0].stopped_at).toBeInstanceOf(Date);
   });
 });
 

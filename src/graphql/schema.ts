@@ -12,6 +12,7 @@ import './publish.js';
 import './operator.js';
 import './cleanup.js';
 import './monitor.js';
+import './processes.js';
 import './subscriptions.js';
 
 let schema: GraphQLSchema | undefined;

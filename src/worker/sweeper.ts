@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
+import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
@@ -26,6 +27,8 @@ export interface Sweeper {
   stop(): Promise<void>;
   /** How long the cycle in flight has been running, if one is: what a stop still waits for. */
   cycling(): { forMs: number } | null;
+  /** When the last cycle finished (whether or not it found work), for the process's heartbeat. */
+  lastCycleAt(): Date | null;
 }
 
 export function createSweeper(options: SweeperOptions): Sweeper {
@@ -66,6 +69,8 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     }
     // a failing purge must not stop the gauges; the next cycle resumes it
     await purgeExpiredLedger().catch((error: unknown) => log.error({ err: error }, 'ledger_purge_error'));
+    const forgotten = await forgetProcesses(db.prisma).catch((error: unknown) => log.error({ err: error }, 'forget_processes_error'));
+    if (forgotten) log.info({ processes: forgotten }, 'processes_forgotten');
     await refreshGauges();
     return result;
   }
@@ -74,6 +79,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
   let stopping = false;
   let interrupt: (() => void) | undefined;
   let cycleStarted: number | null = null;
+  let lastCycleAt: Date | null = null;
 
   async function run(): Promise<void> {
     while (!stopping) {
@@ -84,6 +90,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
         log.error({ err: error }, 'sweeper_error');
       } finally {
         cycleStarted = null;
+        lastCycleAt = new Date();
       }
       if (stopping) return;
       await new Promise<void>((resolve) => {
@@ -108,5 +115,6 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       await loop;
     },
     cycling: () => (cycleStarted === null ? null : { forMs: Math.round(performance.now() - cycleStarted) }),
+    lastCycleAt: () => lastCycleAt,
   };
 }

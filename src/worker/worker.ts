@@ -29,6 +29,10 @@ export interface Worker {
   listening(): boolean;
   /** Re-reads nifi.tls's files (SIGHUP); false without a dispatcher or when a file will not do (logged). */
   reloadTls(): boolean;
+  /** It delivers calls (nifi.receiverUrl is set). */
+  dispatching: boolean;
+  /** When the sweeper last finished a cycle. */
+  lastSweepAt(): Date | null;
 }
 
 /**
@@ -56,5 +60,7 @@ export function startWorker(options: WorkerOptions): Worker {
     listening: () => dispatcher?.listening() ?? true,
     reloadTls: () => dispatcher?.reloadTls() ?? false,
     open: () => ({ sending: dispatcher?.sending() ?? null, sweeping: sweeper.cycling() }),
+    dispatching: dispatcher !== null,
+    lastSweepAt: () => sweeper.lastCycleAt(),
   };
 }

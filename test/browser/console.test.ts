@@ -5,6 +5,7 @@ import type { Page } from 'playwright-core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/server/logger.js';
+import { startHeartbeat, type Heartbeat } from '../../src/worker/heartbeat.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import {
@@ -26,6 +27,7 @@ import { ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
 let api: TestApi;
 let receiver: Receiver;
 let worker: Worker;
+let heartbeat: Heartbeat;
 let browser: Browser;
 let page: Page;
 
@@ -44,12 +46,21 @@ beforeAll(async () => {
     log: createLogger({ level: 'fatal', format: 'json' }, 'test-worker'),
     registry: new Registry(),
   });
+  heartbeat = startHeartbeat({
+    db: api.db,
+    log: createLogger({ level: 'fatal', format: 'json' }, 'test-heartbeat'),
+    role: 'start',
+    dispatcher: true,
+    sweeper: true,
+    registry: new Registry(),
+  });
   browser = await openBrowser();
   page = browser.page;
 }, 180_000);
 
 afterAll(async () => {
   await browser?.close();
+  await heartbeat?.stop();
   await worker?.stop();
   await receiver?.close();
   await api?.close();
@@ -104,6 +115,16 @@ describe('the console', () => {
     const run = await createRun(api);
     // a new run appears in the table without a reload
     await page.locator(`tr[data-run="${run.runId}"]`).waitFor({ timeout: 20_000 });
+    // the processes: this one live with its dispatcher; a worker that stopped beating is flagged
+    const processes = page.getByRole('region', { name: 'Processes' });
+    await expect.poll(() => processes.textContent()).toContain('LIVE');
+    expect(await processes.textContent()).not.toContain('No dispatcher is running');
+    await api.sql.query(
+      `INSERT INTO nifi_ops.process_instance (instance_id, role, host, pid, version, dispatcher, sweeper, started_at, last_seen_at)
+       VALUES ($1, 'work', 'etl-quiet', 77, '0.1.0', true, true, now() - interval '1 hour', now() - interval '10 minutes')`,
+      [randomUUID()],
+    );
+    await expect.poll(() => processes.locator('li.attention').textContent(), { timeout: 20_000 }).toContain('etl-quiet');
     await browser.screenshot('02-dashboard');
   });
 

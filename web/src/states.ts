@@ -28,6 +28,7 @@ export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'ba
     case 'ACKED':
     case 'PASS':
     case 'SUCCEEDED':
+    case 'LIVE':
       return 'good';
     case 'EXTRACTING':
     case 'RUNNING':
@@ -43,6 +44,7 @@ export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'ba
     case 'RETRY':
     case 'WARN':
     case 'MISSING':
+    case 'STALE':
       return 'warn';
     case 'CANCELLED':
     case 'ABANDONED':

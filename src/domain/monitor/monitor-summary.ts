@@ -1,5 +1,7 @@
 import type { Tx } from '../../db/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
+import { PROCESS_ALERTS_SQL } from '../processes/processes.js';
 import { runMovedAt, staleThresholds, type StaleThresholds } from '../runs/stale-runs.js';
 import {
   ACTIVE_RUN_STATUSES,
@@ -19,6 +21,8 @@ export const ALERT_KINDS = [
   'CLEANUP_FAILED',
   'DEPENDENCIES_NOT_READY',
   'CHUNK_CONFLICT',
+  'WORKER_STALE',
+  'NO_DISPATCHER',
 ] as const;
 type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
@@ -107,7 +111,8 @@ export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promis
 }
 
 /**
- * Every alert kind as one UNION ALL, ERROR before WARN, newest first. Event-based kinds (CLEANUP_FAILED,
+ * Every alert kind as one UNION ALL, ERROR before WARN, newest first (the processes' kinds are written beside
+ * the processes, src/domain/processes/). Event-based kinds (CLEANUP_FAILED,
  * DEPENDENCIES_NOT_READY, CHUNK_CONFLICT) look back over the recent window and show the latest event per
  * subject, and disappear once the subject moved on (cleaned, or the refused step happened since).
  */
@@ -170,6 +175,8 @@ async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): P
           FROM nifi_ops.load_event e LEFT JOIN nifi_ops.load_run r ON r.run_id = e.run_id
          WHERE e.event_name = 'CHUNK_CONFLICT' AND e.event_time >= clock_timestamp() - ${window}::interval
          ORDER BY e.run_id, e.partition_id, e.event_time DESC) conflicts
+      UNION ALL
+      ${Prisma.raw(PROCESS_ALERTS_SQL)}
     )
     SELECT kind, severity, run_id::text AS "runId", job_key AS "jobKey", business_key AS "businessKey", status, at,
            NULLIF(left(btrim(message), ${MESSAGE_MAX}), '') AS message, dispatch_id::text AS "dispatchId",

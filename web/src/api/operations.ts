@@ -23,6 +23,8 @@ const SUMMARY = `fragment Summary on MonitorSummary {
   alerts { kind severity runId jobKey businessKey status at message dispatchId partitionId }
 }`;
 
+export const PROCESSES = `query Processes { processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt } }`;
+
 export const SIGN_IN_CHECK = `query SignInCheck { runs(first: 1) { nodes { runId } } }`;
 
 export const RUNS = `query Runs($filter: RunFilter, $first: Int, $after: String) {

@@ -5,6 +5,20 @@ export interface StatusCount {
   count: number;
 }
 
+export interface ProcessInstance {
+  instanceId: string;
+  role: 'serve' | 'work' | 'start';
+  host: string;
+  pid: number;
+  version: string;
+  dispatcher: boolean;
+  sweeper: boolean;
+  state: 'LIVE' | 'STALE' | 'STOPPED';
+  startedAt: string;
+  lastSeenAt: string;
+  lastSweepAt: string | null;
+}
+
 export interface RunRow {
   runId: string;
   jobKey: string;

@@ -1,7 +1,15 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import { describeError } from '../api/client';
-import { MONITOR_SUMMARY, MONITOR_SUMMARY_CHANGED, RESEND_DISPATCH, RESOLVE_UNKNOWN, RUNS, RUNS_CHANGED } from '../api/operations';
-import type { Alert, MonitorSummary, RunRow, StatusCount } from '../api/types';
+import {
+  MONITOR_SUMMARY,
+  MONITOR_SUMMARY_CHANGED,
+  PROCESSES,
+  RESEND_DISPATCH,
+  RESOLVE_UNKNOWN,
+  RUNS,
+  RUNS_CHANGED,
+} from '../api/operations';
+import type { Alert, MonitorSummary, ProcessInstance, RunRow, StatusCount } from '../api/types';
 import { ConfirmDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
@@ -49,6 +57,36 @@ function Counts({ title, counts, empty }: { title: string; counts: StatusCount[]
   );
 }
 
+/** The installation's processes: which are live, which stopped beating, and whether anyone delivers calls. */
+function Processes({ processes, now }: { processes: ProcessInstance[] | null; now: number }) {
+  const current = processes?.filter((p) => p.state !== 'STOPPED') ?? [];
+  const dispatching = current.some((p) => p.state === 'LIVE' && p.dispatcher);
+  return (
+    <section className="card" aria-labelledby="processes-title">
+      <h2 id="processes-title">Processes</h2>
+      {processes && !dispatching && (
+        <p className="attention" role="status">
+          No dispatcher is running: calls to NiFi wait until a <code>load-control work</code> process starts.
+        </p>
+      )}
+      {processes && current.length === 0 ? (
+        <p className="muted">None registered.</p>
+      ) : (
+        <ul className="processes">
+          {current.map((p) => (
+            <li key={p.instanceId} className={p.state === 'STALE' ? 'attention' : undefined}>
+              <Badge status={p.state} /> <strong>{p.role}</strong> {p.host} <span className="muted">pid {p.pid}</span>
+              {p.dispatcher && ' · dispatcher'}
+              {p.sweeper && ' · sweeper'}
+              <span className="muted"> · seen {elapsed(p.lastSeenAt, null, now)} ago</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
 type Action = { kind: 'resend'; alert: Alert } | { kind: 'resolve'; alert: Alert };
 
 export function Dashboard() {
@@ -56,6 +94,7 @@ export function Dashboard() {
   const announce = useAnnounce();
   const now = useNow();
   const [summary, setSummary] = useState<MonitorSummary | null>(null);
+  const [processes, setProcesses] = useState<ProcessInstance[] | null>(null);
   const [runs, setRuns] = useState<RunRow[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -96,6 +135,14 @@ export function Dashboard() {
   );
 
   useEffect(() => loadSummary(), [loadSummary]);
+  // the summary is pushed when it changes and at least every 15 s: the processes are read again with it
+  useEffect(() => {
+    if (!summary) return;
+    session
+      .request<{ processes: ProcessInstance[] }>(PROCESSES)
+      .then((d) => setProcesses(d.processes))
+      .catch((e) => setError(describeError(e)));
+  }, [session, summary]);
   useEffect(() => loadRuns(null), [loadRuns]);
 
   // text filters apply once typing pauses; the status and active-only filters at once
@@ -163,6 +210,7 @@ export function Dashboard() {
           <h2 id="cleanup-title">Cleanup due</h2>
           <p className="big">{count(summary?.cleanupDue ?? 0)}</p>
         </section>
+        <Processes processes={processes} now={now} />
       </div>
 
       <section aria-labelledby="alerts-title">
