@@ -75,3 +75,18 @@ describe('authorization matrix', () => {
     expect((await api.gql(query, {}, { token: null })).status).toBe(401);
   });
 });
+
+describe('me', () => {
+  it("names the token's holder and the roles it grants, for every role", async () => {
+    const seen: Record<string, unknown> = {};
+    for (const token of ['nifi', 'operator', 'viewer'] as const) {
+      seen[token] = (await api.gql<{ me: { name: string; roles: string[] } }>('{ me { name roles } }', {}, { token })).body.data?.me;
+    }
+    expect(seen).toEqual({
+      nifi: { name: 'nifi-cluster', roles: ['nifi'] },
+      operator: { name: 'alice-operator', roles: ['operator'] },
+      viewer: { name: 'victor-viewer', roles: ['viewer'] },
+    });
+    expect((await api.gql('{ me { name } }', {}, { token: null })).status).toBe(401);
+  });
+});
