@@ -289,6 +289,7 @@ const run = {
   hdfsRunPath: '/data/job.orders/run',
   stageTableName: 'stage_orders',
   publishToken: randomUUID(),
+  publishQueryId: 'hive_20261023070100_4f1c',
   retryOfRunId: runId, // itself: the only run there is, and a self-reference satisfies the foreign key
   versionNo: 7,
   parameters: { window: { from: '2026-01-01', to: '2026-01-31' }, flags: [true, null, 1.5] },

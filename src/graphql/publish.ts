@@ -46,6 +46,8 @@ defineMutation('reportPublishResult', {
     outcome: inputEnum(PublishOutcomeEnum, PUBLISH_OUTCOMES),
     errorCode: f.optional(f.requiredText(100)),
     message: f.optional(f.text(2000), ''),
+    queryId: f.optional(f.requiredText(200)).describe('The Hive query id of the INSERT OVERWRITE, when known.'),
+    details: f.optional(f.jsonObject, {}).describe('Kept in the PUBLISH_* event with queryId (at most 64 KiB of JSON).'),
   }),
   payload: ReportPublishResultPayload,
   run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => reportPublishResult(tx, cmd)),

@@ -147,6 +147,16 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     heartbeatAt: t.field({ type: 'DateTime', resolve: (r) => r.heartbeatAt }),
     extractCompletedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.extractCompletedAt }),
     publishStartedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.publishStartedAt }),
+    publishToken: t.field({
+      type: 'UUID',
+      nullable: true,
+      description: 'The token of the flow that claimed the publish step (claimPublish).',
+      resolve: (r) => r.publishToken,
+    }),
+    publishQueryId: t.exposeString('publishQueryId', {
+      nullable: true,
+      description: 'The Hive query id PG-50 reported with its publish result, when it knew one.',
+    }),
     publishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.publishedAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.completedAt }),
     cleanedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.cleanedAt }),

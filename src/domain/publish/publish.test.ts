@@ -170,6 +170,66 @@ describe('reportPublishResult', () => {
     expect(rows).toEqual([{ event_level: 'ERROR', actor: 'nifi-cluster', message: 'HiveServer2 connection lost' }]);
   });
 
+  it("keeps the Hive query id on the run and the details in the outcome's event; a replay or a result without one keeps it", async () => {
+    const run = await toStagingValidated(api);
+    const publishToken = randomUUID();
+    await claimPublish(run.runId, publishToken);
+    const details = { hiveServer: 'hs2-02.example:10000', operationHandle: 'op-7', stage: 'not ours to change' };
+    const unknown = await reportResult(run.runId, publishToken, 'PUBLISH_UNKNOWN', {
+      message: 'connection lost after COMMIT was sent',
+      queryId: 'hive_20261201101500_4f1c',
+      details,
+    });
+    expect(unknown.body.data!.reportPublishResult).toEqual({ runStatus: 'PUBLISH_UNKNOWN', changed: true });
+    await reportResult(run.runId, publishToken, 'PUBLISH_UNKNOWN', { queryId: 'hive_other' });
+
+    const read = await api.gql<{ run: { publishToken: string; publishQueryId: string } }>(
+      'query($runId: UUID!) { run(runId: $runId) { publishToken publishQueryId } }',
+      { runId: run.runId },
+      { token: 'viewer' },
+    );
+    expect(read.body.data!.run).toEqual({ publishToken, publishQueryId: 'hive_20261201101500_4f1c' });
+    const { rows } = await api.sql.query(`SELECT details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN'`, [
+      run.runId,
+    ]);
+    expect(rows).toEqual([
+      {
+        details: {
+          hiveServer: 'hs2-02.example:10000',
+          operationHandle: 'op-7',
+          stage: 'PUBLISH',
+          from: 'PUBLISHING',
+          to: 'PUBLISH_UNKNOWN',
+          queryId: 'hive_20261201101500_4f1c',
+        },
+      },
+    ]);
+
+    // a PUBLISHED result without a query id does not erase one reported on the same run (no such run here: a new one)
+    const published = await toPublished(api);
+    const { rows: publishedRow } = await api.sql.query('SELECT publish_query_id FROM nifi_ops.load_run WHERE run_id = $1', [
+      published.runId,
+    ]);
+    expect(publishedRow).toEqual([{ publish_query_id: null }]);
+  });
+
+  it('refuses a query id or details it could not store with 422 naming the field, and changes nothing', async () => {
+    const run = await toStagingValidated(api);
+    const publishToken = randomUUID();
+    await claimPublish(run.runId, publishToken);
+    for (const [extra, field] of [
+      [{ queryId: 'q'.repeat(201) }, 'input.queryId'],
+      [{ queryId: '' }, 'input.queryId'],
+      [{ details: { note: 'nul\u0000' } }, 'input.details.note'],
+      // the JSON scalar names itself for a value that is not an object, as for every JSON input
+      [{ details: 'not an object' }, 'JSON'],
+    ] as const) {
+      const refused = await reportResult(run.runId, publishToken, 'PUBLISHED', extra);
+      expect([refused.status, refused.code, refused.details?.field], JSON.stringify(extra)).toEqual([422, 'INVALID_INPUT', field]);
+    }
+    expect((await runRow(run.runId)).status).toBe('PUBLISHING');
+  });
+
   it('ends the run FAILED_PUBLISH with the reported error code, or the outcome as code, and frees the business key', async () => {
     const run = await toStagingValidated(api);
     const publishToken = randomUUID();

@@ -15,6 +15,10 @@ export interface ReportPublishResultCommand {
   outcome: PublishOutcome;
   errorCode: string | null;
   message: string;
+  /** The Hive query id of the INSERT OVERWRITE, when PG-50 knows it: what resolving PUBLISH_UNKNOWN starts from. */
+  queryId: string | null;
+  /** Anything else PG-50 wants on the record (the HiveServer2 host, the operation handle, the error's text). */
+  details: Record<string, unknown>;
   actor: string;
 }
 
@@ -41,6 +45,7 @@ export async function reportPublishResult(tx: Tx, cmd: ReportPublishResultComman
   if (run.status !== 'PUBLISHING') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
   const errorCode = cmd.errorCode ?? cmd.outcome;
+  const queryId = Prisma.sql`publish_query_id = COALESCE(${cmd.queryId}, publish_query_id)`;
   await transitionRun(
     tx,
     { runId: cmd.runId },
@@ -49,15 +54,15 @@ export async function reportPublishResult(tx: Tx, cmd: ReportPublishResultComman
       to: cmd.outcome,
       set:
         cmd.outcome === 'PUBLISHED'
-          ? undefined
-          : Prisma.sql`error_stage = 'PUBLISH', error_code = ${errorCode}, error_message = NULLIF(${cmd.message}, '')`,
+          ? queryId
+          : Prisma.sql`${queryId}, error_stage = 'PUBLISH', error_code = ${errorCode}, error_message = NULLIF(${cmd.message}, '')`,
       event: {
         ...OUTCOME_EVENT[cmd.outcome],
         runId: cmd.runId,
         actor: cmd.actor,
         errorCode: cmd.outcome === 'PUBLISHED' ? null : errorCode,
         message: cmd.message,
-        details: { stage: 'PUBLISH', from: 'PUBLISHING', to: cmd.outcome },
+        details: { ...cmd.details, stage: 'PUBLISH', from: 'PUBLISHING', to: cmd.outcome, queryId: cmd.queryId },
       },
     },
   );
