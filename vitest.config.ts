@@ -9,6 +9,7 @@ const require = createRequire(import.meta.url);
  */
 const FAST_TIER = [
   'src/server/auth.test.ts',
+  'src/server/compressed-body.test.ts',
   'src/server/error-envelope.test.ts',
   'src/server/execution-lane.test.ts',
   'src/server/graphql-endpoint.test.ts',

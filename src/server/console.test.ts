@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 
@@ -11,6 +12,7 @@ let dir: string;
 let api: TestApi;
 let unbuilt: TestApi;
 const INDEX = '<!doctype html><title>Load Control</title><script type="module" src="/assets/index-abc123.js"></script>';
+const LARGE = Array.from({ length: 2000 }, (_, i) => `export const item${i} = { id: ${i}, label: 'item ${i}' };`).join('\n');
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'lc-console-'));
@@ -21,6 +23,8 @@ beforeAll(async () => {
   await writeFile(join(dir, 'assets', 'index-abc123.js'), 'console.log("hi")');
   await writeFile(join(dir, 'assets', 'index-abc123.css'), 'body{}');
   await writeFile(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+  await writeFile(join(dir, 'assets', 'large-abc123.js'), LARGE);
+  await writeFile(join(dir, 'assets', 'logo-abc123.png'), Buffer.alloc(4096, 7));
   api = await startTestApi({}, { consoleDir: dir });
   unbuilt = await startTestApi({}, { consoleDir: join(dir, 'missing') });
 });
@@ -31,6 +35,23 @@ afterAll(async () => {
 });
 
 const get = (path: string, headers: Record<string, string> = {}, base = api.url) => fetch(`${base}${path}`, { headers });
+
+/** A GET as sent and answered on the wire: fetch would ask for and undo compression itself. */
+function rawGet(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const { port } = new URL(api.url);
+    http
+      .get({ host: '127.0.0.1', port, path, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
+  });
+}
 const page = { Accept: 'text/html,application/xhtml+xml' };
 
 describe('the console', () => {
@@ -66,6 +87,30 @@ describe('the console', () => {
     expect(head.status).toBe(200);
     expect(head.headers.get('content-length')).toBe(String(INDEX.length));
     expect(await head.text()).toBe('');
+  });
+
+  it('sends text compressed in the encoding the browser accepts (br before gzip), and images and small files as they are', async () => {
+    const br = await rawGet('/assets/large-abc123.js', { 'Accept-Encoding': 'gzip, deflate, br' });
+    expect([br.status, br.headers['content-encoding'], br.headers.vary]).toEqual([200, 'br', 'Accept-Encoding']);
+    expect(Number(br.headers['content-length'])).toBe(br.body.length);
+    expect(br.body.length).toBeLessThan(LARGE.length / 5);
+    expect(zlib.brotliDecompressSync(br.body).toString()).toBe(LARGE);
+
+    const gzip = await rawGet('/assets/large-abc123.js', { 'Accept-Encoding': 'gzip;q=1, br;q=0' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(zlib.gunzipSync(gzip.body).toString()).toBe(LARGE);
+
+    const identity = await rawGet('/assets/large-abc123.js');
+    expect([identity.headers['content-encoding'], identity.body.toString()]).toEqual([undefined, LARGE]);
+    // one version, one ETag, whatever the encoding
+    expect(new Set([br.headers.etag, gzip.headers.etag, identity.headers.etag]).size).toBe(1);
+    const repeat = await rawGet('/assets/large-abc123.js', { 'Accept-Encoding': 'br', 'If-None-Match': br.headers.etag! });
+    expect([repeat.status, repeat.body.length]).toEqual([304, 0]);
+
+    const png = await rawGet('/assets/logo-abc123.png', { 'Accept-Encoding': 'br' });
+    expect([png.headers['content-encoding'], png.body.length]).toEqual([undefined, 4096]);
+    const small = await rawGet('/assets/index-abc123.js', { 'Accept-Encoding': 'br' });
+    expect([small.headers['content-encoding'], small.body.toString()]).toEqual([undefined, 'console.log("hi")']);
   });
 
   it("gives the console's own routes index.html when a browser asks, and 404 NOT_FOUND otherwise", async () => {

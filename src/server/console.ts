@@ -1,8 +1,8 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type http from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type CompressedBody, compressBody, sendCompressed } from './compressed-body.js';
 
 /** Where `vite build --config web/vite.config.ts` writes the console (from src/server and dist/server alike). */
 const defaultConsoleDir = fileURLToPath(new URL('../../web/dist', import.meta.url));
@@ -20,6 +20,9 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+/** Text, which compresses; images and fonts are compressed already. */
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.map', '.svg', '.txt']);
+
 // Everything the console needs is bundled and served from here: no inline scripts, no other origins.
 const SECURITY_HEADERS = {
   'Content-Security-Policy':
@@ -31,8 +34,8 @@ const SECURITY_HEADERS = {
 };
 
 /**
- * Serves the built console: hashed files under /assets/ are cached for good, everything else is
- * revalidated; a GET for a path without a file extension from a browser (Accept: text/html) gets
+ * Serves the built console, compressed (br or gzip, as the browser accepts): hashed files under /assets/ are
+ * cached for good, everything else is revalidated (a repeat visit costs a 304); a GET for a path without a file extension from a browser (Accept: text/html) gets
  * index.html, so the console's own routes (/runs/…, /readiness) survive a reload.
  * Returns false when the request is not the console's, for the caller's 404.
  */
@@ -44,6 +47,19 @@ export function createConsoleHandler(dir: string = defaultConsoleDir) {
     if (!file.startsWith(root)) return null;
     const info = await stat(file).catch(() => null);
     return info?.isFile() ? { file, size: info.size, mtime: info.mtime } : null;
+  }
+
+  /** A file's bytes and their compressed forms, kept per version (etag): the console is a handful of files. */
+  const bodies = new Map<string, { etag: string; body: Promise<CompressedBody> }>();
+  function bodyOf(file: string, etag: string): Promise<CompressedBody> {
+    const known = bodies.get(file);
+    if (known?.etag === etag) return known.body;
+    const body = readFile(file).then((bytes) =>
+      COMPRESSIBLE.has(extname(file)) ? compressBody(bytes, etag) : { etag, identity: bytes, br: null, gzip: null },
+    );
+    bodies.set(file, { etag, body });
+    body.catch(() => bodies.delete(file));
+    return body;
   }
 
   return async function serveConsole(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<boolean> {
@@ -68,22 +84,12 @@ export function createConsoleHandler(dir: string = defaultConsoleDir) {
     const headers = {
       'Content-Type': CONTENT_TYPES[extname(found.file)] ?? 'application/octet-stream',
       'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
-      ETag: etag,
       ...SECURITY_HEADERS,
     };
-    if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, headers);
-      res.end();
-      return true;
-    }
-    res.writeHead(200, { ...headers, 'Content-Length': String(found.size) });
-    if (req.method === 'HEAD') {
-      res.end();
-      return true;
-    }
-    createReadStream(found.file)
-      .on('error', () => res.destroy())
-      .pipe(res);
-    return true;
+    // a file replaced between stat and read (a deploy): the caller's 404, and the next request reads it again
+    return sendCompressed(req, res, headers, etag, () => bodyOf(found.file, etag)).then(
+      () => true,
+      () => false,
+    );
   };
 }

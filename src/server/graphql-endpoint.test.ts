@@ -47,6 +47,19 @@ afterAll(async () => {
 
 const json = (query: string) => JSON.stringify({ query });
 
+/** A GET of /graphql as it crosses the wire (fetch would ask for and undo compression itself). */
+function wireGet(headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/graphql', headers }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
+      })
+      .on('error', reject);
+  });
+}
+
 describe('requests without a valid token', () => {
   it('are answered 401 from the headers, before the body arrives', async () => {
     for (const authorization of [undefined, 'Bearer not-a-token', 'Basic dXNlcjpwdw==']) {
@@ -141,9 +154,16 @@ describe('requests without a valid token', () => {
     }
   });
 
-  it("still get GraphiQL's page (it holds no data) and CORS preflights", async () => {
+  it("still get GraphiQL's page (it holds no data), compressed and revalidated, and CORS preflights", async () => {
     const page = await fetch(url, { headers: { Accept: 'text/html' } });
-    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html']);
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(await page.text()).toContain('renderYogaGraphiQL');
+    // on the wire: 9 MB of inline bundle sent as about 2 MB of br, then a 304 for the browser's cached copy
+    const first = await wireGet({ Accept: 'text/html', 'Accept-Encoding': 'gzip, br' });
+    expect([first.status, first.headers['content-encoding'], first.headers['cache-control']]).toEqual([200, 'br', 'no-cache']);
+    expect(first.bytes).toBeLessThan(2_500_000);
+    const repeat = await wireGet({ Accept: 'text/html', 'Accept-Encoding': 'gzip, br', 'If-None-Match': first.headers.etag! });
+    expect([repeat.status, repeat.bytes]).toEqual([304, 0]);
     const preflight = await fetch(url, {
       method: 'OPTIONS',
       headers: { Origin: 'https://console.example', 'Access-Control-Request-Method': 'POST' },

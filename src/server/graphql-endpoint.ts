@@ -2,6 +2,7 @@ import type http from 'node:http';
 import type { Actor } from '../graphql/builder.js';
 import type { Authenticate } from './auth.js';
 import { belongsOnLane, type ExecutionLane, LaneOverloadedError } from './execution-lane.js';
+import { asksForGraphiQL, serveGraphiQL } from './graphiql.js';
 import { requestIdFrom } from './request-id.js';
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -144,11 +145,6 @@ function executeOnLane(lane: ExecutionLane, req: http.IncomingMessage, res: http
   );
 }
 
-/** Yoga's own rule for rendering GraphiQL (a browser's GET); the page holds no data and needs no token. */
-function asksForGraphiQL(req: http.IncomingMessage): boolean {
-  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
-}
-
 /**
  * The HTTP side of /graphql: the token is checked from the headers before the body is read (401 otherwise),
  * the body is read within MAX_BODY_BYTES (413 otherwise), and only then does Yoga see the request: on an
@@ -162,8 +158,12 @@ export function createGraphQLEndpoint(
   const onLane = (req: http.IncomingMessage, body: Buffer | null) =>
     lane !== null && belongsOnLane({ method: req.method ?? 'GET', accept: req.headers.accept ?? '', url: req.url ?? '', body });
   return (req, res) => {
+    if (asksForGraphiQL(req)) {
+      serveGraphiQL(req, res).catch(() => res.destroy());
+      return;
+    }
     // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
-    if (req.method === 'OPTIONS' || asksForGraphiQL(req)) {
+    if (req.method === 'OPTIONS') {
       void yoga.handle(req, res, { actor: null });
       return;
     }

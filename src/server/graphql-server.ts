@@ -1,6 +1,5 @@
 // The GraphQL server itself (Yoga with its plugins) over a process's or a thread's services: built once on the
 // main thread (mutations, subscriptions) and once in each execution thread (queries, large bodies).
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { getOperationAST, type OperationDefinitionNode } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
@@ -111,8 +110,8 @@ export function createGraphQLServer({ config, db, log, metrics, realtime }: Grap
     landingPage: false,
     maskedErrors: false,
     logging: false,
-    graphiql: { title: 'Load Control', defaultQuery: '{ runs(first: 10) { nodes { runId jobKey businessKey status } } }' },
-    renderGraphiQL,
+    // the HTTP layer serves GraphiQL's page, compressed (src/server/graphiql.ts)
+    graphiql: false,
     // the HTTP layer authenticated the request before reading its body and passes the actor in
     context: ({ request, actor }: { request: Request; actor?: Actor | null }) => ({
       actor: actor ?? null,
