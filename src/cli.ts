@@ -18,6 +18,7 @@ import { startExecutionLane } from './server/execution-lane.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { createApiMetrics, type ApiMetrics } from './server/metrics.js';
 import { createShutdown, type Shutdown } from './server/shutdown.js';
+import { isOperatorCommand, OPERATOR_USAGE, runOperatorCommand } from './operator-commands.js';
 import { parseBefore, runPurgeCommand } from './purge-command.js';
 import { serveWorkerHealth } from './worker/health-server.js';
 import { startHeartbeat } from './worker/heartbeat.js';
@@ -40,7 +41,9 @@ commands:
                         (roles: nifi, operator, viewer)
   purge [--before DATE] [--dry-run]
                         delete the details of runs that ended before DATE (default: now − retention.ledger),
-                        keeping each run's summary; --dry-run prints what would go and changes nothing`;
+                        keeping each run's summary; --dry-run prints what would go and changes nothing
+
+${OPERATOR_USAGE}`;
 
 const DATA_DIR = '.data';
 const DEV_TOKENS_FILE = join(DATA_DIR, 'dev-tokens.json');
@@ -139,6 +142,11 @@ async function runServe(
 }
 
 async function main(argv: string[]): Promise<void> {
+  // the operator's commands talk to the API, not the database: no configuration file, no connection
+  if (isOperatorCommand(argv[0])) {
+    process.exitCode = await runOperatorCommand(argv, { out: console.log, err: console.error, env: process.env });
+    return;
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     options: {

@@ -216,6 +216,18 @@ export async function toStagingValidated(api: TestApi, counts: number[] = [3, 4]
 }
 
 /** Claimed and published: PUBLISHED, with the publish token that owns it. */
+/** A run whose publish outcome PG-50 could not tell: PUBLISH_UNKNOWN, waiting for an operator. */
+export async function toPublishUnknown(api: TestApi, errorCode?: string) {
+  const run = await toStagingValidated(api);
+  const publishToken = randomUUID();
+  await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
+  const res = await api.gql(REPORT_PUBLISH_RESULT, {
+    input: { runId: run.runId, publishToken, outcome: 'PUBLISH_UNKNOWN', errorCode, message: 'no answer from HiveServer2' },
+  });
+  expect(res.body.data?.reportPublishResult?.runStatus).toBe('PUBLISH_UNKNOWN');
+  return { ...run, publishToken };
+}
+
 export async function toPublished(api: TestApi, counts: number[] = [3, 4], options: { create?: Record<string, unknown> } = {}) {
   const run = await toStagingValidated(api, counts, options);
   const publishToken = randomUUID();

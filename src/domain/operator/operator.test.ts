@@ -9,7 +9,6 @@ import {
   HDFS_ROOT,
   JOB,
   MARK_SUCCESS,
-  REPORT_PUBLISH_RESULT,
   START_VALIDATION,
   chunkInput,
   claim,
@@ -21,6 +20,7 @@ import {
   startRun,
   toPublished,
   toStageValidating,
+  toPublishUnknown as publishUnknown,
   toStagingValidated,
 } from '../../../test/support/fixtures.js';
 
@@ -60,16 +60,7 @@ async function lastEvent(runId: string, name: string) {
   return rows[0];
 }
 
-async function toPublishUnknown(errorCode?: string) {
-  const run = await toStagingValidated(api);
-  const publishToken = randomUUID();
-  await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
-  const res = await api.gql(REPORT_PUBLISH_RESULT, {
-    input: { runId: run.runId, publishToken, outcome: 'PUBLISH_UNKNOWN', errorCode, message: 'no answer from HiveServer2' },
-  });
-  expect(res.body.data!.reportPublishResult.runStatus).toBe('PUBLISH_UNKNOWN');
-  return { ...run, publishToken };
-}
+const toPublishUnknown = (errorCode?: string) => publishUnknown(api, errorCode);
 
 describe('resolveUnknown', () => {
   it('resolves PUBLISH_UNKNOWN to PUBLISHED for an operator, clears the publish error and records name and reason', async () => {

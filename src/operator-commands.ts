@@ -1,0 +1,334 @@
+// The operator's commands for runbooks: `load-control runs|run|alerts|resolve|resend|cancel|reissue`, through
+// the API like the console (the token decides what is allowed, and every action is recorded under its name).
+import { parseArgs } from 'node:util';
+
+export const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue'] as const;
+type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
+
+export const isOperatorCommand = (command: string | undefined): command is OperatorCommand =>
+  (OPERATOR_COMMANDS as readonly string[]).includes(command ?? '');
+
+/**
+ * Exit codes, for scripts: what went wrong decides what to do next (retry, fix the call, page someone).
+ * A soft refusal the API answers 200 (`changed: false`: already done) exits 0.
+ */
+export const EXIT_CODES = {
+  done: 0,
+  /** A 500, or an answer that is not the API's: a bug to report. */
+  failed: 1,
+  /** Wrong arguments, or no token. */
+  usage: 2,
+  /** 404: no such run, partition or dispatch. */
+  notFound: 3,
+  /** 409 or 422: the ledger refused (the run is not in a state that allows it, the input is invalid). */
+  refused: 4,
+  /** 401 or 403: the token is unknown or lacks the role. */
+  notAllowed: 5,
+  /** 503 or no answer: the API or its database is unavailable; try again later. */
+  unavailable: 6,
+} as const;
+
+export const OPERATOR_USAGE = `operator commands (through the API: --url or LC_URL, default http://127.0.0.1:8080;
+--token or LC_TOKEN; --json prints the API's data instead of a table):
+  runs [--status S] [--job JOB] [--since DATE] [--active] [--limit N]
+                        runs, newest first (at most N, default 50)
+  run <runId>           one run: counts, partitions by status, dispatches, its last 20 events
+  alerts                what needs a person (the monitor summary's alerts)
+  resolve <runId> --as PUBLISHED|FAILED_PUBLISH --reason TEXT
+                        decide a PUBLISH_UNKNOWN run
+  resend <runId> <dispatchId>
+                        queue a DEAD or SENT dispatch again
+  cancel <runId> --reason TEXT
+                        end an active run that has not started publishing
+  reissue <runId> <partitionId> --reason TEXT
+                        take a RUNNING partition from its owner and ask NiFi to extract it again
+exit codes: 0 done, 1 failed (a bug), 2 usage, 3 not found, 4 refused by the ledger, 5 not allowed,
+            6 unavailable (try again)`;
+
+export interface OperatorIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+class UsageError extends Error {}
+
+interface GraphQLAnswer {
+  status: number;
+  data: Record<string, any> | null;
+  error: { code: string; message: string; details?: unknown } | null;
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+async function call(url: string, token: string, query: string, variables: Record<string, unknown>): Promise<GraphQLAnswer> {
+  const response = await fetch(new URL('/graphql', url), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const body = (await response.json().catch(() => null)) as {
+    data?: Record<string, any> | null;
+    errors?: Array<{ message: string; extensions?: { code?: string; details?: unknown } }>;
+  } | null;
+  const first = body?.errors?.[0];
+  return {
+    status: response.status,
+    data: body?.data ?? null,
+    error: first
+      ? { code: first.extensions?.code ?? 'UNKNOWN', message: first.message, details: first.extensions?.details }
+      : body
+        ? null
+        : { code: 'NOT_THE_API', message: `HTTP ${response.status} without a GraphQL answer from ${url}` },
+  };
+}
+
+function exitCodeFor(answer: GraphQLAnswer): number {
+  if (!answer.error) return EXIT_CODES.done;
+  if (answer.status === 404) return EXIT_CODES.notFound;
+  if (answer.status === 409 || answer.status === 422) return EXIT_CODES.refused;
+  if (answer.status === 401 || answer.status === 403) return EXIT_CODES.notAllowed;
+  if (answer.status === 503) return EXIT_CODES.unavailable;
+  return EXIT_CODES.failed;
+}
+
+/** Rows as aligned columns, the header first; empty cells show as '-'. */
+export function formatTable(rows: Array<Record<string, unknown>>, columns: string[]): string[] {
+  const cell = (value: unknown) => (value === null || value === undefined || value === '' ? '-' : String(value));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))];
+}
+
+const RUN_ROW = `runId jobKey businessKey status startedAt completedAt successPartitionCount failedPartitionCount
+  expectedPartitionCount errorCode`;
+const RUNS = `query($filter: RunFilter, $first: Int, $after: String) {
+  runs(filter: $filter, first: $first, after: $after) { nodes { ${RUN_ROW} } pageInfo { hasNextPage endCursor } } }`;
+const RUN = `query($runId: UUID!) { run(runId: $runId) {
+  ${RUN_ROW} sourceCount extractedCount stagingCount targetCount hdfsRunPath stageTable snapshotScn heartbeatAt
+  publishStartedAt publishToken publishQueryId errorStage errorMessage purgedAt
+  partitionCounts { status count }
+  dispatches { dispatchId dispatchType partitionId status attemptCount lastHttpStatus lastError createdAt deadAt }
+  events(last: 20) { eventTime level name partitionId actor message } } }`;
+const ALERTS = `{ monitorSummary(alertLimit: 100) { alerts { severity kind jobKey businessKey runId status at message dispatchId partitionId } } }`;
+const RESOLVE = `mutation($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }`;
+const RESEND = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
+const CANCEL = `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus changed } }`;
+const REISSUE = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
+
+const MAX_LIMIT = 10_000;
+const PAGE = 500;
+
+/** `--since`: a date (its midnight UTC) or an instant with an offset. */
+function parseSince(text: string): Date {
+  const instant = new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  if (Number.isNaN(instant.getTime()) || !/^\d{4}-\d{2}-\d{2}($|T.*(Z|[+-]\d{2}:?\d{2})$)/.test(text)) {
+    throw new UsageError(`--since: ${JSON.stringify(text)} is not a date (2026-12-01) or an instant with an offset (2026-12-01T06:00:00Z)`);
+  }
+  return instant;
+}
+
+export async function runOperatorCommand(argv: string[], io: OperatorIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv, io.env);
+  } catch (error) {
+    io.err(`${error instanceof Error ? error.message : String(error)}\n\n${OPERATOR_USAGE}`);
+    return EXIT_CODES.usage;
+  }
+  const { command, args, values, url, token } = parsed;
+  const print = (answer: GraphQLAnswer, table: () => string[]): number => {
+    const code = exitCodeFor(answer);
+    if (answer.error) {
+      io.err(`error: ${answer.error.code} (HTTP ${answer.status}): ${answer.error.message}`);
+      if (answer.error.details !== undefined) io.err(`details: ${JSON.stringify(answer.error.details)}`);
+    } else if (values.json) {
+      io.out(JSON.stringify(answer.data, null, 2));
+    } else {
+      for (const line of table()) io.out(line);
+    }
+    return code;
+  };
+
+  try {
+    switch (command) {
+      case 'runs': {
+        const limit = values.limit === undefined ? 50 : Number(values.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+          throw new UsageError(`--limit: must be an integer from 1 to ${MAX_LIMIT}`);
+        const since = values.since === undefined ? null : parseSince(values.since);
+        const filter = { status: values.status ?? null, jobKey: values.job ?? null, activeOnly: values.active ?? null };
+        const runs: Array<Record<string, any>> = [];
+        let after: string | null = null;
+        let answer: GraphQLAnswer;
+        // newest first: pages are read until the limit or a run older than --since
+        for (;;) {
+          answer = await call(url, token, RUNS, { filter, first: Math.min(PAGE, limit - runs.length), after });
+          if (answer.error) break;
+          const page = answer.data!.runs as { nodes: Array<Record<string, any>>; pageInfo: { hasNextPage: boolean; endCursor: string } };
+          const kept = page.nodes.filter((run) => !since || new Date(run.startedAt) >= since);
+          runs.push(...kept);
+          if (kept.length < page.nodes.length || !page.pageInfo.hasNextPage || runs.length >= limit) break;
+          after = page.pageInfo.endCursor;
+        }
+        if (!answer.error) answer = { ...answer, data: { runs } };
+        return print(answer, () =>
+          formatTable(
+            runs.map((r) => ({
+              ...r,
+              partitions: `${r.successPartitionCount}/${r.failedPartitionCount}/${r.expectedPartitionCount ?? '-'}`,
+            })),
+            ['runId', 'jobKey', 'businessKey', 'status', 'partitions', 'startedAt', 'completedAt', 'errorCode'],
+          ),
+        );
+      }
+      case 'run': {
+        const [runId] = needArgs(args, ['runId']);
+        const answer = await call(url, token, RUN, { runId });
+        return print(answer, () => {
+          const run = answer.data!.run as Record<string, any>;
+          const fields = [
+            'runId',
+            'jobKey',
+            'businessKey',
+            'status',
+            'sourceCount',
+            'extractedCount',
+            'stagingCount',
+            'targetCount',
+            'snapshotScn',
+            'hdfsRunPath',
+            'stageTable',
+            'startedAt',
+            'heartbeatAt',
+            'completedAt',
+            'publishStartedAt',
+            'publishToken',
+            'publishQueryId',
+            'errorStage',
+            'errorCode',
+            'errorMessage',
+            'purgedAt',
+          ];
+          const width = Math.max(...fields.map((f) => f.length));
+          return [
+            ...fields.map((f) => `${f.padEnd(width)}  ${run[f] ?? '-'}`),
+            '',
+            'partitions',
+            ...formatTable(run.partitionCounts, ['status', 'count']),
+            '',
+            'dispatches',
+            ...formatTable(run.dispatches, [
+              'dispatchId',
+              'dispatchType',
+              'partitionId',
+              'status',
+              'attemptCount',
+              'lastHttpStatus',
+              'lastError',
+              'deadAt',
+            ]),
+            '',
+            'events (last 20)',
+            ...formatTable(run.events, ['eventTime', 'level', 'name', 'partitionId', 'actor', 'message']),
+          ];
+        });
+      }
+      case 'alerts': {
+        needArgs(args, []);
+        const answer = await call(url, token, ALERTS, {});
+        return print(answer, () =>
+          formatTable(answer.data!.monitorSummary.alerts, [
+            'severity',
+            'kind',
+            'jobKey',
+            'businessKey',
+            'runId',
+            'status',
+            'at',
+            'message',
+          ]),
+        );
+      }
+      case 'resolve': {
+        const [runId] = needArgs(args, ['runId']);
+        const resolution = values.as;
+        if (resolution !== 'PUBLISHED' && resolution !== 'FAILED_PUBLISH') throw new UsageError('--as: PUBLISHED or FAILED_PUBLISH');
+        const answer = await call(url, token, RESOLVE, { input: { runId, resolution, reason: needReason(values.reason) } });
+        return print(answer, () => changedLine(answer.data!.resolveUnknown));
+      }
+      case 'resend': {
+        const [runId, dispatchId] = needArgs(args, ['runId', 'dispatchId']);
+        const answer = await call(url, token, RESEND, { input: { runId, dispatchId } });
+        return print(answer, () => [`dispatch ${answer.data!.resendDispatch.dispatchId}: ${answer.data!.resendDispatch.status}`]);
+      }
+      case 'cancel': {
+        const [runId] = needArgs(args, ['runId']);
+        const answer = await call(url, token, CANCEL, { input: { runId, reason: needReason(values.reason) } });
+        return print(answer, () => changedLine(answer.data!.cancelRun));
+      }
+      case 'reissue': {
+        const [runId, partitionId] = needArgs(args, ['runId', 'partitionId']);
+        const answer = await call(url, token, REISSUE, { input: { runId, partitionId, reason: needReason(values.reason) } });
+        return print(answer, () => [
+          `partition ${partitionId}: ${answer.data!.reissuePartition.partitionStatus}, dispatch ${answer.data!.reissuePartition.dispatchId}`,
+        ]);
+      }
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`${error.message}\n\n${OPERATOR_USAGE}`);
+      return EXIT_CODES.usage;
+    }
+    io.err(`error: no answer from ${url}: ${(error as Error).cause ?? (error as Error).message}`);
+    return EXIT_CODES.unavailable;
+  }
+}
+
+function parse(argv: string[], env: NodeJS.ProcessEnv) {
+  const [command, ...rest] = argv;
+  if (!isOperatorCommand(command)) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      url: { type: 'string' },
+      token: { type: 'string' },
+      json: { type: 'boolean' },
+      status: { type: 'string' },
+      job: { type: 'string' },
+      since: { type: 'string' },
+      active: { type: 'boolean' },
+      limit: { type: 'string' },
+      as: { type: 'string' },
+      reason: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  const token = values.token ?? env.LC_TOKEN;
+  if (!token) throw new UsageError('a token is needed: --token or LC_TOKEN');
+  const url = values.url ?? env.LC_URL ?? 'http://127.0.0.1:8080';
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+    throw new UsageError(`--url: ${JSON.stringify(url)} is not an http(s) URL`);
+  return { command, args: positionals, values, url, token };
+}
+
+function needArgs(args: string[], names: string[]): string[] {
+  if (args.length !== names.length) {
+    throw new UsageError(names.length ? `expects ${names.map((n) => `<${n}>`).join(' ')}` : 'takes no arguments');
+  }
+  return args;
+}
+
+function needReason(reason: string | undefined): string {
+  if (!reason) throw new UsageError('--reason: why, for the event log (at least 5 characters)');
+  return reason;
+}
+
+const changedLine = (payload: { runStatus: string; changed: boolean }) => [
+  `${payload.runStatus}${payload.changed ? '' : ' (unchanged: it was already so)'}`,
+];
