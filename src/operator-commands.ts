@@ -2,7 +2,7 @@
 // the API like the console (the token decides what is allowed, and every action is recorded under its name).
 import { parseArgs } from 'node:util';
 
-export const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue'] as const;
+const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue'] as const;
 type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
 
 export const isOperatorCommand = (command: string | undefined): command is OperatorCommand =>
