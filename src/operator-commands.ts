@@ -53,15 +53,24 @@ export interface OperatorIo {
 
 class UsageError extends Error {}
 
-interface GraphQLAnswer {
+interface GraphQLAnswer<T = unknown> {
   status: number;
-  data: Record<string, any> | null;
+  data: T | null;
   error: { code: string; message: string; details?: unknown } | null;
 }
 
+type Row = Record<string, unknown>;
+type RunRow = Row & {
+  startedAt: string;
+  successPartitionCount: number;
+  failedPartitionCount: number;
+  expectedPartitionCount: number | null;
+};
+type Changed = { runStatus: string; changed: boolean };
+
 const REQUEST_TIMEOUT_MS = 30_000;
 
-async function call(url: string, token: string, query: string, variables: Record<string, unknown>): Promise<GraphQLAnswer> {
+async function call<T>(url: string, token: string, query: string, variables: Record<string, unknown>): Promise<GraphQLAnswer<T>> {
   const response = await fetch(new URL('/graphql', url), {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
@@ -69,7 +78,7 @@ async function call(url: string, token: string, query: string, variables: Record
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   const body = (await response.json().catch(() => null)) as {
-    data?: Record<string, any> | null;
+    data?: T | null;
     errors?: Array<{ message: string; extensions?: { code?: string; details?: unknown } }>;
   } | null;
   const first = body?.errors?.[0];
@@ -84,7 +93,7 @@ async function call(url: string, token: string, query: string, variables: Record
   };
 }
 
-function exitCodeFor(answer: GraphQLAnswer): number {
+function exitCodeFor(answer: GraphQLAnswer<unknown>): number {
   if (!answer.error) return EXIT_CODES.done;
   if (answer.status === 404) return EXIT_CODES.notFound;
   if (answer.status === 409 || answer.status === 422) return EXIT_CODES.refused;
@@ -142,7 +151,7 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
     return EXIT_CODES.usage;
   }
   const { command, args, values, url, token } = parsed;
-  const print = (answer: GraphQLAnswer, table: () => string[]): number => {
+  const print = (answer: GraphQLAnswer<unknown>, table: () => string[]): number => {
     const code = exitCodeFor(answer);
     if (answer.error) {
       io.err(`error: ${answer.error.code} (HTTP ${answer.status}): ${answer.error.message}`);
@@ -163,21 +172,20 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
           throw new UsageError(`--limit: must be an integer from 1 to ${MAX_LIMIT}`);
         const since = values.since === undefined ? null : parseSince(values.since);
         const filter = { status: values.status ?? null, jobKey: values.job ?? null, activeOnly: values.active ?? null };
-        const runs: Array<Record<string, any>> = [];
+        const runs: RunRow[] = [];
         let after: string | null = null;
-        let answer: GraphQLAnswer;
+        let answer: GraphQLAnswer<{ runs: { nodes: RunRow[]; pageInfo: { hasNextPage: boolean; endCursor: string } } }>;
         // newest first: pages are read until the limit or a run older than --since
         for (;;) {
           answer = await call(url, token, RUNS, { filter, first: Math.min(PAGE, limit - runs.length), after });
           if (answer.error) break;
-          const page = answer.data!.runs as { nodes: Array<Record<string, any>>; pageInfo: { hasNextPage: boolean; endCursor: string } };
+          const page = answer.data!.runs;
           const kept = page.nodes.filter((run) => !since || new Date(run.startedAt) >= since);
           runs.push(...kept);
           if (kept.length < page.nodes.length || !page.pageInfo.hasNextPage || runs.length >= limit) break;
           after = page.pageInfo.endCursor;
         }
-        if (!answer.error) answer = { ...answer, data: { runs } };
-        return print(answer, () =>
+        return print(answer.error ? answer : { ...answer, data: { runs } }, () =>
           formatTable(
             runs.map((r) => ({
               ...r,
@@ -189,9 +197,9 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
       }
       case 'run': {
         const [runId] = needArgs(args, ['runId']);
-        const answer = await call(url, token, RUN, { runId });
+        const answer = await call<{ run: Row & { partitionCounts: Row[]; dispatches: Row[]; events: Row[] } }>(url, token, RUN, { runId });
         return print(answer, () => {
-          const run = answer.data!.run as Record<string, any>;
+          const run = answer.data!.run;
           const fields = [
             'runId',
             'jobKey',
@@ -241,7 +249,7 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
       }
       case 'alerts': {
         needArgs(args, []);
-        const answer = await call(url, token, ALERTS, {});
+        const answer = await call<{ monitorSummary: { alerts: Row[] } }>(url, token, ALERTS, {});
         return print(answer, () =>
           formatTable(answer.data!.monitorSummary.alerts, [
             'severity',
@@ -259,22 +267,28 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
         const [runId] = needArgs(args, ['runId']);
         const resolution = values.as;
         if (resolution !== 'PUBLISHED' && resolution !== 'FAILED_PUBLISH') throw new UsageError('--as: PUBLISHED or FAILED_PUBLISH');
-        const answer = await call(url, token, RESOLVE, { input: { runId, resolution, reason: needReason(values.reason) } });
+        const answer = await call<{ resolveUnknown: Changed }>(url, token, RESOLVE, {
+          input: { runId, resolution, reason: needReason(values.reason) },
+        });
         return print(answer, () => changedLine(answer.data!.resolveUnknown));
       }
       case 'resend': {
         const [runId, dispatchId] = needArgs(args, ['runId', 'dispatchId']);
-        const answer = await call(url, token, RESEND, { input: { runId, dispatchId } });
+        const answer = await call<{ resendDispatch: { dispatchId: string; status: string } }>(url, token, RESEND, {
+          input: { runId, dispatchId },
+        });
         return print(answer, () => [`dispatch ${answer.data!.resendDispatch.dispatchId}: ${answer.data!.resendDispatch.status}`]);
       }
       case 'cancel': {
         const [runId] = needArgs(args, ['runId']);
-        const answer = await call(url, token, CANCEL, { input: { runId, reason: needReason(values.reason) } });
+        const answer = await call<{ cancelRun: Changed }>(url, token, CANCEL, { input: { runId, reason: needReason(values.reason) } });
         return print(answer, () => changedLine(answer.data!.cancelRun));
       }
       case 'reissue': {
         const [runId, partitionId] = needArgs(args, ['runId', 'partitionId']);
-        const answer = await call(url, token, REISSUE, { input: { runId, partitionId, reason: needReason(values.reason) } });
+        const answer = await call<{ reissuePartition: { partitionStatus: string; dispatchId: string } }>(url, token, REISSUE, {
+          input: { runId, partitionId, reason: needReason(values.reason) },
+        });
         return print(answer, () => [
           `partition ${partitionId}: ${answer.data!.reissuePartition.partitionStatus}, dispatch ${answer.data!.reissuePartition.dispatchId}`,
         ]);
@@ -329,6 +343,4 @@ function needReason(reason: string | undefined): string {
   return reason;
 }
 
-const changedLine = (payload: { runStatus: string; changed: boolean }) => [
-  `${payload.runStatus}${payload.changed ? '' : ' (unchanged: it was already so)'}`,
-];
+const changedLine = (payload: Changed) => [`${payload.runStatus}${payload.changed ? '' : ' (unchanged: it was already so)'}`];
