@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { formatTokenEntry, generateToken, tokenConfigEntry } from './auth/tokens.js';
 import { ConfigError, describeConfig, loadConfig, type Config, type Role } from './config/config.js';
 import { createDb, type Db } from './db/client.js';
@@ -16,7 +16,7 @@ import { startRealtime } from './realtime/realtime.js';
 import { createApiServer } from './server/app.js';
 import { startExecutionLane } from './server/execution-lane.js';
 import { createLogger, type Logger } from './server/logger.js';
-import { createApiMetrics, type ApiMetrics } from './server/metrics.js';
+import { collectProcessMetrics, createApiMetrics, observeRunLockWaits, type ApiMetrics } from './server/metrics.js';
 import { createShutdown, type Shutdown } from './server/shutdown.js';
 import { isOperatorCommand, OPERATOR_USAGE, runOperatorCommand } from './operator-commands.js';
 import { parseBefore, runPurgeCommand } from './purge-command.js';
@@ -269,7 +269,8 @@ async function main(argv: string[]): Promise<void> {
         const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database, onNotifyError: notifyFailed(log) });
         shutdown.close('database', () => db.close());
         const registry = new Registry();
-        collectDefaultMetrics({ register: registry, prefix: 'lc_' });
+        collectProcessMetrics(registry);
+        observeRunLockWaits(registry);
         const worker = startWorker({ config, db, log, registry });
         const heartbeat = startHeartbeat({
           db,

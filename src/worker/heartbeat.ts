@@ -9,6 +9,7 @@ import {
   listProcesses,
   markStopped,
   registerProcess,
+  type ProcessInstance,
   type ProcessRegistration,
   type ProcessRole,
 } from '../domain/processes/processes.js';
@@ -54,8 +55,8 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
   };
   const ages = new Gauge({
     name: 'lc_process_heartbeat_age_seconds',
-    help: 'Seconds since each registered process (serve, work, start) last beat; stopped ones are left out',
-    labelNames: ['instance', 'role', 'host'],
+    help: 'Seconds since each process (serve, work, start) last beat; stopped ones and ones a restart replaced are left out',
+    labelNames: ['instance_id', 'role', 'host'],
     registers: [options.registry],
   });
 
@@ -64,8 +65,11 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
     const processes = await listProcesses(db.prisma);
     ages.reset();
     const now = Date.now();
+    // as WORKER_STALE decides: a process that stopped, or was replaced by a restart on its host, is not reported
+    const replaced = (p: ProcessInstance) => processes.some((n) => n.role === p.role && n.host === p.host && n.startedAt > p.lastSeenAt);
     for (const p of processes) {
-      if (p.state !== 'STOPPED') ages.set({ instance: p.instanceId, role: p.role, host: p.host }, (now - p.lastSeenAt.getTime()) / 1000);
+      if (p.state === 'STOPPED' || replaced(p)) continue;
+      ages.set({ instance_id: p.instanceId, role: p.role, host: p.host }, (now - p.lastSeenAt.getTime()) / 1000);
     }
   }
 

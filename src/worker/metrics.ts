@@ -5,6 +5,7 @@ export interface WorkerMetrics {
   dispatches: Counter<'type' | 'result'>;
   backlog: Gauge<'status'>;
   activeRuns: Gauge<'status'>;
+  alerts: Gauge<'kind' | 'severity'>;
   sweeperActions: Counter<'rule'>;
   purgedRuns: Counter;
   purgedRows: Counter<'table'>;
@@ -28,6 +29,12 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
       name: 'lc_active_runs',
       help: 'Runs by status (terminal statuses are reported as 0)',
       labelNames: ['status'],
+      registers: [registry],
+    }),
+    alerts: new Gauge({
+      name: 'lc_alerts',
+      help: "The monitor summary's alerts by kind and severity (every kind, zeros included): what the alert rules watch",
+      labelNames: ['kind', 'severity'],
       registers: [registry],
     }),
     sweeperActions: new Counter({

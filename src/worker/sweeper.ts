@@ -3,6 +3,7 @@ import type { Db } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
+import { countAlerts } from '../domain/monitor/monitor-summary.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnce, type SweepResult } from '../domain/sweeper/sweep.js';
@@ -39,6 +40,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     const counts = await countBacklog(db.pool);
     for (const [status, n] of Object.entries(counts.dispatches)) metrics.backlog.set({ status }, n);
     for (const [status, n] of Object.entries(counts.runs)) metrics.activeRuns.set({ status }, n);
+    for (const { kind, severity, count } of await countAlerts(db.prisma, config.recovery)) metrics.alerts.set({ kind, severity }, count);
   }
 
   /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */

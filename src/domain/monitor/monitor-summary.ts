@@ -26,6 +26,7 @@ export const ALERT_KINDS = [
 ] as const;
 type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
+type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
 
 const RECENT_WINDOW_HOURS = 24;
 const MESSAGE_MAX = 500;
@@ -51,7 +52,7 @@ export interface StatusCount<S extends RunStatus | DispatchStatus> {
 
 export interface Alert {
   kind: AlertKind;
-  severity: (typeof ALERT_SEVERITIES)[number];
+  severity: AlertSeverity;
   runId: string | null;
   jobKey: string | null;
   businessKey: string | null;
@@ -111,14 +112,14 @@ export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promis
 }
 
 /**
- * Every alert kind as one UNION ALL, ERROR before WARN, newest first (the processes' kinds are written beside
- * the processes, src/domain/processes/). Event-based kinds (CLEANUP_FAILED,
- * DEPENDENCIES_NOT_READY, CHUNK_CONFLICT) look back over the recent window and show the latest event per
- * subject, and disappear once the subject moved on (cleaned, or the refused step happened since).
+ * The `alerts` CTE: every alert kind as one UNION ALL (the processes' kinds are written beside the processes,
+ * src/domain/processes/). Event-based kinds (CLEANUP_FAILED, DEPENDENCIES_NOT_READY, CHUNK_CONFLICT) look back
+ * over the recent window and show the latest event per subject, and disappear once the subject moved on
+ * (cleaned, or the refused step happened since). listAlerts orders them, ERROR before WARN, newest first.
  */
-async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise<Alert[]> {
-  const thresholds = runStaleThresholds(query.recovery);
-  const alerts = await tx.$queryRaw<Array<Omit<Alert, 'status'> & { status: string | null }>>`
+function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
+  const thresholds = runStaleThresholds(recovery);
+  return Prisma.sql`
     WITH thresholds AS (
       SELECT * FROM unnest(${thresholds.map(([s]) => s)}::text[], ${thresholds.map(([, ms]) => ms)}::double precision[])
           AS t(status, ms)
@@ -177,7 +178,12 @@ async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): P
          ORDER BY e.run_id, e.partition_id, e.event_time DESC) conflicts
       UNION ALL
       ${Prisma.raw(PROCESS_ALERTS_SQL)}
-    )
+    )`;
+}
+
+async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise<Alert[]> {
+  const alerts = await tx.$queryRaw<Array<Omit<Alert, 'status'> & { status: string | null }>>`
+    ${alertsCte(query.recovery, window)}
     SELECT kind, severity, run_id::text AS "runId", job_key AS "jobKey", business_key AS "businessKey", status, at,
            NULLIF(left(btrim(message), ${MESSAGE_MAX}), '') AS message, dispatch_id::text AS "dispatchId",
            partition_id AS "partitionId"
@@ -185,4 +191,21 @@ async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): P
      ORDER BY severity = 'ERROR' DESC, at DESC NULLS LAST, kind, run_id
      LIMIT ${query.alertLimit}`;
   return alerts.map((a) => ({ ...a, status: a.status === null ? null : parseRunStatus(a.status) }));
+}
+
+/** How many alerts of each kind and severity there are now (lc_alerts): every kind, zeros included. */
+export async function countAlerts(
+  tx: Tx,
+  recovery: StaleThresholds,
+): Promise<Array<{ kind: AlertKind; severity: AlertSeverity; count: number }>> {
+  const rows = await tx.$queryRaw<Array<{ kind: AlertKind; severity: AlertSeverity; count: number }>>`
+    ${alertsCte(recovery, `${RECENT_WINDOW_HOURS} hours`)}
+    SELECT kind, severity, count(*)::int AS count FROM alerts GROUP BY kind, severity`;
+  return ALERT_KINDS.flatMap((kind) =>
+    ALERT_SEVERITIES.map((severity) => ({
+      kind,
+      severity,
+      count: rows.find((r) => r.kind === kind && r.severity === severity)?.count ?? 0,
+    })),
+  );
 }

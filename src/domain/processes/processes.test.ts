@@ -1,5 +1,6 @@
 // The processes of an installation: registration, heartbeats, stop, and the alerts and metric built on them.
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
@@ -158,6 +159,10 @@ describe('the heartbeat', () => {
     const silent = registration({ host: 'etl-09' });
     await registerProcess(api.db.prisma, silent);
     await silence(silent.instanceId, 90_000);
+    // a crashed worker of this host, which the heartbeat's process (same role, same host) replaces
+    const crashed = registration({ host: hostname() });
+    await registerProcess(api.db.prisma, crashed);
+    await silence(crashed.instanceId, 90_000);
     const registry = new Registry();
     const sweptAt = new Date();
     const heartbeat = startHeartbeat({
@@ -179,9 +184,12 @@ describe('the heartbeat', () => {
       return metrics.includes(heartbeat.instanceId) && metrics.includes(silent.instanceId) ? metrics : null;
     });
     const age = Number(
-      new RegExp(`lc_process_heartbeat_age_seconds\\{instance="${silent.instanceId}",role="work",host="etl-09"\\} (\\S+)`).exec(text)?.[1],
+      new RegExp(`lc_process_heartbeat_age_seconds\\{instance_id="${silent.instanceId}",role="work",host="etl-09"\\} (\\S+)`).exec(
+        text,
+      )?.[1],
     );
     expect(age).toBeGreaterThanOrEqual(90);
+    expect(text).not.toContain(crashed.instanceId);
 
     await heartbeat.stop();
     expect((await listProcesses(api.db.prisma)).find((p) => p.instanceId === heartbeat.instanceId)?.state).toBe('STOPPED');

@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { parseRunStatus, type RunStatus } from '../states.js';
@@ -13,8 +14,16 @@ export interface LockedRun {
   publishToken: string | null;
 }
 
+/**
+ * How long each lockRun waited for the row (the statement's time, the lock wait being most of it when runs are
+ * contended), published for lc_run_lock_wait_seconds: the domain knows nothing of metrics, the process's
+ * metrics subscribe (src/server/metrics.ts).
+ */
+export const runLockWaits = channel('load-control:run-lock-wait');
+
 /** Locks the run row for a transition (taken after any partition rows: see the lock order). */
 export async function lockRun(tx: Tx, runId: string): Promise<LockedRun> {
+  const started = performance.now();
   const rows = await tx.$queryRaw<
     Array<{
       job_key: string;
@@ -28,6 +37,7 @@ export async function lockRun(tx: Tx, runId: string): Promise<LockedRun> {
   >`
     SELECT job_key, business_key, status, parameters, hdfs_run_path, source_count, publish_token::text
       FROM nifi_ops.load_run WHERE run_id = ${runId}::uuid FOR UPDATE`;
+  if (runLockWaits.hasSubscribers) runLockWaits.publish({ seconds: (performance.now() - started) / 1000 });
   const row = rows[0];
   if (!row) throw new DomainError('RUN_NOT_FOUND', { runId });
   return {
