@@ -71,7 +71,7 @@ describe('loadConfig defaults', () => {
       },
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
       retention: { ledger: 90 * DAY },
-      logging: { level: 'info', format: 'json' },
+      logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
     });
   });
 
@@ -120,7 +120,7 @@ logging:
     expect(config.nifi).toEqual({ receiverUrl: 'https://nifi.example:9443/pg05', timeoutSeconds: 2.5 });
     expect(config.recovery).toMatchObject({ mode: 'REISSUE', stale: 2 * HOUR, extractQueryTimeout: 30 * MINUTE });
     expect(config.cleanup.successRetention).toBe(36 * HOUR);
-    expect(config.logging).toEqual({ level: 'warn', format: 'pretty' });
+    expect(config.logging).toEqual({ level: 'warn', format: 'pretty', requests: false, bodyMax: 2000 });
   });
 
   it('accepts durations as ISO-8601 or (fractional) seconds', () => {
@@ -177,6 +177,15 @@ describe('loadConfig environment', () => {
     expect(config.recovery).toMatchObject({ stale: 2 * HOUR, maxAttempts: 7 });
     expect(config.dispatch.batch).toBe(7);
     expect(config.logging.level).toBe('debug');
+  });
+
+  it('takes logging.requests as true or false, from YAML or as the words in an environment variable', () => {
+    expect(fromYaml('logging:\n  requests: true\n  bodyMax: 500\n').logging).toMatchObject({ requests: true, bodyMax: 500 });
+    expect(loadConfig({ env: { LC_LOGGING__REQUESTS: ' TRUE ' } }).logging.requests).toBe(true);
+    expect(loadConfig({ env: { LC_LOGGING__REQUESTS: 'false' } }).logging.requests).toBe(false);
+    expect(problems(() => loadConfig({ env: { LC_LOGGING__REQUESTS: 'yes' } }))).toEqual([
+      'config: logging.requests: must be true or false (from LC_LOGGING__REQUESTS)',
+    ]);
   });
 
   it('matches section and key ignoring case and underscores', () => {

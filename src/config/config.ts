@@ -46,6 +46,13 @@ function integer(fallback: number, min: number, max?: number) {
   return numeric(max === undefined ? base : base.max(max, message)).default(fallback);
 }
 
+/** true or false; an environment variable's text says `true` or `false`. */
+function flag(fallback: boolean) {
+  const word = (value: unknown) =>
+    typeof value === 'string' && /^\s*(true|false)\s*$/i.test(value) ? value.trim().toLowerCase() === 'true' : value;
+  return z.preprocess(word, z.boolean({ error: typeError('true or false') })).default(fallback);
+}
+
 function duration(fallback: number, options: { timer?: boolean } = {}) {
   const positive = z.number().positive('must be greater than zero');
   const bounded = options.timer ? positive.max(TIMER_MAX, `must be at most ${formatDuration(TIMER_MAX)} (the timer limit)`) : positive;
@@ -249,6 +256,10 @@ const configSchema = z
       logging: section({
         level: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info'),
         format: choice(['json', 'pretty'], 'json'),
+        /** Every GraphQL request at info with its request and response bodies (as the reference logs); else 2xx at debug, no bodies. */
+        requests: flag(false),
+        /** Bodies longer than this are cut, with how much was left out. */
+        bodyMax: integer(2000, 0, 1_000_000),
       }).prefault({}),
     },
     { error: typeError('a mapping of sections') },

@@ -29,13 +29,25 @@ interface RequestFacts {
   partitionId?: unknown;
 }
 
-/** One access-log line and the request metrics per GraphQL request (2xx at debug: the hot paths are hot). */
-function useAccessLog(metrics: ApiMetrics, log: Logger): Plugin {
+/** `text` cut to `max` characters, saying how many were left out. */
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}...(+${text.length - max} chars)`;
+}
+
+/**
+ * One access-log line and the request metrics per GraphQL request: 2xx at debug (the hot paths are hot), unless
+ * logging.requests asks for every request at info with its bodies, cut at logging.bodyMax.
+ */
+function useAccessLog(metrics: ApiMetrics, log: Logger, logging: Config['logging']): Plugin {
   const facts = new WeakMap<Request, RequestFacts>();
   const started = new WeakMap<Request, number>();
+  const bodies = new WeakMap<Request, { requestBody?: string; responseBody?: string }>();
   return {
     onRequest({ request }) {
       started.set(request, performance.now());
+    },
+    onParams({ request, params }) {
+      if (logging.requests) bodies.set(request, { requestBody: clip(JSON.stringify(params), logging.bodyMax) });
     },
     onValidate({ params, context }) {
       const ctx = context as { request: Request; params?: { operationName?: string; variables?: Record<string, unknown> } };
@@ -47,12 +59,19 @@ function useAccessLog(metrics: ApiMetrics, log: Logger): Plugin {
         partitionId: input?.partitionId,
       });
     },
+    onResultProcess({ request, result }) {
+      // a subscription's result is a stream: its events are not logged
+      if (!logging.requests || Symbol.asyncIterator in result) return;
+      const logged = bodies.get(request) ?? {};
+      logged.responseBody = clip(JSON.stringify(result), logging.bodyMax);
+      bodies.set(request, logged);
+    },
     onResponse({ request, response }) {
       const fact = facts.get(request) ?? { operation: 'none' };
       const seconds = (performance.now() - (started.get(request) ?? performance.now())) / 1000;
       metrics.requests.inc({ operation: fact.operation, status: String(response.status) });
       metrics.requestSeconds.observe({ operation: fact.operation }, seconds);
-      const level = response.status >= 500 ? 'error' : response.status >= 400 ? 'info' : 'debug';
+      const level = response.status >= 500 ? 'error' : response.status >= 400 || logging.requests ? 'info' : 'debug';
       log[level](
         {
           requestId: requestIdOf(request),
@@ -62,6 +81,7 @@ function useAccessLog(metrics: ApiMetrics, log: Logger): Plugin {
           httpStatus: response.status,
           errorCode: response.headers.get('x-error-code') ?? undefined,
           durationMs: Math.round(seconds * 1000),
+          ...bodies.get(request),
         },
         'api_response',
       );
@@ -124,7 +144,7 @@ export function createGraphQLServer({ config, db, log, metrics, realtime }: Grap
         : false,
     plugins: [
       useRequestId(),
-      useAccessLog(metrics, log),
+      useAccessLog(metrics, log, config.logging),
       ...useDocumentLimits(),
       useRootFieldAuth(),
       useQueryCost(),

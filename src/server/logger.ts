@@ -4,7 +4,7 @@ import type { Config } from '../config/config.js';
 export type { Logger };
 
 /** Structured JSON logs (or pino-pretty for people); the Authorization header never reaches them. */
-export function createLogger(config: Config['logging'], service: string): Logger {
+export function createLogger(config: Pick<Config['logging'], 'level' | 'format'>, service: string): Logger {
   return pino({
     level: config.level,
     base: { service },
