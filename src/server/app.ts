@@ -9,6 +9,7 @@ import type { Actor, GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
 import type { Realtime } from '../realtime/realtime.js';
 import { createAuthenticator, useRootFieldAuth } from './auth.js';
+import { useBooleanStrings } from './boolean-strings.js';
 import { createConsoleHandler } from './console.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import { createGraphQLEndpoint, sendJson } from './graphql-endpoint.js';
@@ -155,6 +156,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       useRootFieldAuth(),
       useQueryCost(),
       useStorableInputs(),
+      useBooleanStrings(),
       useSubscriptionInputErrors(),
       useErrorEnvelope(log),
       useUnsupportedMediaType(),

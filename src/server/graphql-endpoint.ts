@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Actor } from '../graphql/builder.js';
 import type { Authenticate } from './auth.js';
+import { leadingWithCode } from './error-envelope.js';
 import { requestIdFrom } from './request-id.js';
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -97,7 +98,7 @@ function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse
   sendJson(
     res,
     401,
-    { errors: [{ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } }] },
+    { errors: [leadingWithCode({ message: 'Unauthorized', extensions: { code: 'UNAUTHENTICATED', requestId } })] },
     { 'WWW-Authenticate': 'Bearer', 'X-Error-Code': 'UNAUTHENTICATED', 'X-Request-Id': requestId },
   );
 }
