@@ -307,6 +307,28 @@ const EVALUATED_FUNCTIONS: Record<string, Evaluated> = {
     const condition = truth(s, 'not');
     return condition === null ? null : !condition;
   },
+  and: (s, [other]) => {
+    const condition = truth(s, 'and');
+    return condition === null ? null : condition && truth(other!, 'and') === true;
+  },
+  or: (s, [other]) => {
+    const condition = truth(s, 'or');
+    return condition === null ? null : condition || truth(other!, 'or') === true;
+  },
+  // Java's substring, whose IndexOutOfBoundsException NiFi turns into the empty string
+  substring: (s, [start, end]) => {
+    const value = text(s);
+    if (value === null) return '';
+    const from = Number(start);
+    const to = end === undefined ? value.length : Number(end);
+    return from < 0 || to > value.length || from > to ? '' : value.slice(from, to);
+  },
+  // commons-lang leftPad; NiFi's default padding is "_"
+  padLeft: (s, [length, pad]) => {
+    const value = text(s);
+    if (value === null) return null;
+    return Number(length) > 0 ? value.padStart(Number(length), text(pad ?? '_') || '_') : value;
+  },
   literal: (_, [value]) => text(value!),
 };
 
@@ -350,9 +372,14 @@ export function render(template: Template, scope: Scope): string {
  */
 export function jsonPathValue(json: string, path: string): string {
   if (json === '') throw new ExpressionError('jsonPath: the subject is empty');
+  return jsonPathOf(JSON.parse(json), path);
+}
+
+/** The same over a subject already parsed (one parse for all the attributes an answer sets). */
+export function jsonPathOf(subject: unknown, path: string): string {
   const steps = /^\$((\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\])+)$/.exec(path);
   if (!steps) throw new ExpressionError(`jsonPath: ${path} is not a path of names and indexes`);
-  let value: unknown = JSON.parse(json);
+  let value = subject;
   for (const [, name, index] of steps[1]!.matchAll(/\.([A-Za-z_][A-Za-z0-9_]*)|\[([0-9]+)\]/g)) {
     if (value === null || typeof value !== 'object') return '';
     value = name !== undefined ? (value as Record<string, unknown>)[name] : (value as unknown[])[Number(index)];
@@ -361,4 +388,21 @@ export function jsonPathValue(json: string, path: string): string {
   if (value === null) return '';
   if (typeof value === 'object') throw new ExpressionError(`jsonPath: ${path} is not a scalar`);
   return String(value);
+}
+
+const parsedTexts = new Map<string, Template>();
+
+/** A property value rendered over these attributes, its parse kept for the next time. */
+export function evaluateText(text: string, attributes: Scope['attributes']): string {
+  let template = parsedTexts.get(text);
+  if (!template) {
+    template = parseTemplate(text);
+    parsedTexts.set(text, template);
+  }
+  return render(template, { attributes });
+}
+
+/** UpdateAttribute's way: every value evaluated over the FlowFile as it arrived. */
+export function evaluateProperties(properties: Record<string, string>, attributes: Scope['attributes']): Record<string, string> {
+  return Object.fromEntries(Object.entries(properties).map(([name, text]) => [name, evaluateText(text, attributes)]));
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { attributeReferences, jsonPathValue, parseTemplate, render, type Template } from './expression-language.js';
+import { attributeReferences, jsonPathOf, parseTemplate, render, type Template } from './expression-language.js';
 
 const REQUESTS_DIR = fileURLToPath(new URL('./requests/', import.meta.url));
 
@@ -179,17 +179,20 @@ export function renderBody(call: KitCall, attributes: Attributes, content?: stri
 
 /** The attributes a 2xx answer sets (UpdateAttribute with jsonPath() over the answer's body attribute). */
 export function answerAttributes(call: KitCall, answer: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(call.sets).map(([name, path]) => [name, jsonPathValue(answer, path)]));
+  if (answer === '') throw new Error(`${call.id}: jsonPath over an empty answer`);
+  return readSets(call, JSON.parse(answer));
+}
+
+function readSets(call: KitCall, subject: unknown): Record<string, string> {
+  return Object.fromEntries(Object.entries(call.sets).map(([name, path]) => [name, jsonPathOf(subject, path)]));
 }
 
 /** For a call with `split`: one attribute set per item of the answer's list (SplitJson, then EvaluateJsonPath). */
 export function splitAnswer(call: KitCall, answer: string): Array<Record<string, string>> {
   if (!call.split) throw new Error(`${call.id} has no split`);
-  const list = JSON.parse(answer);
   const items = call.split
     .replace(/^\$\./, '')
     .split('.')
-    .reduce((v, key) => (v as Record<string, unknown> | null)?.[key], list as unknown);
-  if (!Array.isArray(items)) return [];
-  return items.map((item) => answerAttributes(call, JSON.stringify(item)));
+    .reduce((v, key) => (v as Record<string, unknown> | null)?.[key], JSON.parse(answer) as unknown);
+  return Array.isArray(items) ? items.map((item) => readSets(call, item)) : [];
 }

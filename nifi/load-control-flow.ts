@@ -1,7 +1,7 @@
 // The flow of nifi/load-control-flow.json (`npm run nifi:flow` writes it): one process group per step of the
 // load (README "Connecting NiFi"), every call to Load Control made from its template under nifi/requests, and
 // Oracle, HDFS and Hive reached through controller services marked SITE-SPECIFIC.
-import { bodyTexts, kitCall } from './kit.js';
+import { bodyTexts, kitCall, type KitCall } from './kit.js';
 import { flowDefinition, Group, type Parameter, type Ref } from './flow-model.js';
 
 const PARAMETER_CONTEXT = 'Load Control';
@@ -81,7 +81,10 @@ function link(g: Group, outlets: Outlet | Outlet[], to: Ref): void {
 }
 
 /** The attributes PG-90 reads of a failure. */
-function failure(group: string, f: { code: string; message: string; stage: string; kind: string; step: string }): Record<string, string> {
+export function failure(
+  group: string,
+  f: { code: string; message: string; stage: string; kind: string; step: string },
+): Record<string, string> {
   return {
     'load.error.code': f.code,
     'load.error.message': f.message,
@@ -91,6 +94,18 @@ function failure(group: string, f: { code: string; message: string; stage: strin
     'load.error.step': f.step,
   };
 }
+
+/** load.error.stage of a failed call, by the group that made it. */
+const STAGES: Record<string, string> = {
+  'PG-10': 'MANIFEST',
+  'PG-20': 'EXTRACT',
+  'PG-40': 'STAGING_VALIDATION',
+  'PG-50': 'PUBLISH',
+  'PG-60': 'TARGET_VALIDATION',
+  'PG-70': 'CLEANUP',
+  'PG-90': 'EVENT',
+  GATE: 'GATE',
+};
 
 /** A run failure for PG-90's failRun: the transition, with the failure. */
 const runFailure = (expected: string, failed: string) => ({ 'load.fail.expected.status': expected, 'load.fail.status': failed });
@@ -126,6 +141,20 @@ const INVOKE_HTTP = {
   'Request Failure Penalization Enabled': 'false',
 };
 
+/**
+ * What a failed call leaves for PG-90 (its `: failed` UpdateAttribute): the X-Error-Code, or HTTP_<status> when
+ * the answer has none. The simulator evaluates the same expressions over its answers.
+ */
+export function apiFailure(call: KitCall): Record<string, string> {
+  return failure(call.processGroup, {
+    code: `\${${API_HEADER}X-Error-Code:isEmpty():ifElse(\${invokehttp.status.code:prepend('HTTP_')}, ${ERROR_CODE})}`,
+    message: `${call.field} answered \${invokehttp.status.code} ${ERROR_CODE}`,
+    stage: STAGES[call.processGroup]!,
+    kind: 'API',
+    step: call.field,
+  });
+}
+
 interface CallBlock {
   /** Where a FlowFile with the call's attributes enters (the request body is made from them). */
   entry: Ref;
@@ -145,7 +174,7 @@ interface CallBlock {
  * retried — and the answer's attributes are read with jsonPath(). `errorAttributes: false` leaves load.error.* as
  * the FlowFile brought them (PG-90's own calls).
  */
-function call(g: Group, id: string, stage: string, options: { errorAttributes?: boolean } = {}): CallBlock {
+function call(g: Group, id: string, options: { errorAttributes?: boolean } = {}): CallBlock {
   const kit = kitCall(id);
   const field = kit.field;
   const [whole, suffix] = bodyTexts(kit);
@@ -248,13 +277,7 @@ function call(g: Group, id: string, stage: string, options: { errorAttributes?: 
     type: 'UpdateAttribute',
     comments: "The call's failure as PG-90 reads it: X-Error-Code (or HTTP_<status> without one).",
     properties: { 'Delete Attributes Expression': 'load\\.api\\.response' },
-    dynamic: failure(kit.processGroup, {
-      code: `\${${API_HEADER}X-Error-Code:isEmpty():ifElse(\${invokehttp.status.code:prepend('HTTP_')}, ${ERROR_CODE})}`,
-      message: `${field} answered \${invokehttp.status.code} ${ERROR_CODE}`,
-      stage,
-      kind: 'API',
-      step: field,
-    }),
+    dynamic: apiFailure(kit),
   });
   link(g, errorSources, failed);
   const routeNames = Object.keys(kit.errors);
@@ -378,6 +401,24 @@ function queryIntoAttributes(g: Group, name: string, dbcp: string, json: string,
 
 // ---- PG-05 Control Receiver ----
 
+/** What PG-05 reads of the worker's calls: attribute → JSON path in the call's body. */
+export const RECEIVER_CALL_ATTRIBUTES = {
+  validate: { 'load.run.id': '$.runId', 'load.dispatch.id': '$.dispatchId' },
+  reissue: {
+    'load.run.id': '$.runId',
+    'load.dispatch.id': '$.dispatchId',
+    'load.partition.id': '$.partitionId',
+    'load.business.key': '$.businessKey',
+    'load.snapshot.scn': '$.snapshotScn',
+    'load.hdfs.run.path': '$.hdfsRunPath',
+    'load.partition.lower': '$.lowerBound',
+    'load.partition.upper': '$.upperBound',
+    'load.partition.upper.inclusive': '$.upperInclusive',
+    'load.partition.null': '$.isNullPartition',
+    'load.partition.expected.rows': '$.expectedRowCount',
+  },
+};
+
 function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Ref } {
   const g = root.child(
     'PG-05 Control Receiver',
@@ -417,29 +458,13 @@ function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Re
   g.connect(receive, ['success'], byPath);
   g.connect(byPath, ['unmatched'], respond('404 not this job', '404', ['success', 'failure']));
   const malformed = respond('400 malformed call', '400', ['success', 'failure']);
-  const reads = {
-    validate: { 'load.run.id': '$.runId', 'load.dispatch.id': '$.dispatchId' },
-    reissue: {
-      'load.run.id': '$.runId',
-      'load.dispatch.id': '$.dispatchId',
-      'load.partition.id': '$.partitionId',
-      'load.business.key': '$.businessKey',
-      'load.snapshot.scn': '$.snapshotScn',
-      'load.hdfs.run.path': '$.hdfsRunPath',
-      'load.partition.lower': '$.lowerBound',
-      'load.partition.upper': '$.upperBound',
-      'load.partition.upper.inclusive': '$.upperInclusive',
-      'load.partition.null': '$.isNullPartition',
-      'load.partition.expected.rows': '$.expectedRowCount',
-    },
-  };
   const ports: Record<string, Ref> = {};
   for (const kind of ['validate', 'reissue'] as const) {
     const read = g.processor({
       name: `read ${kind} call`,
       type: 'EvaluateJsonPath',
       properties: { Destination: 'flowfile-attribute', 'Return Type': 'scalar', 'Path Not Found Behavior': 'ignore' },
-      dynamic: reads[kind],
+      dynamic: RECEIVER_CALL_ATTRIBUTES[kind],
       autoTerminate: ['unmatched'],
     });
     g.connect(byPath, [kind], read);
@@ -509,6 +534,16 @@ const PARTITION_PLAN_SQL = [
   'ORDER BY 1',
 ].join('\n');
 
+/** What PG-10 reads of each partition of the plan: attribute → JSON path in the partition's record. */
+export const PARTITION_ATTRIBUTES = {
+  'load.partition.id': '$.partitionId',
+  'load.partition.lower': '$.lowerBound',
+  'load.partition.upper': '$.upperBound',
+  'load.partition.upper.inclusive': '$.upperInclusive',
+  'load.partition.null': '$.isNullPartition',
+  'load.partition.expected.rows': '$.expectedRowCount',
+};
+
 function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: Ref } {
   const g = root.child(
     'PG-10 Run Coordinator',
@@ -535,7 +570,7 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
   g.connect(trigger, [''], job);
   const failures = g.output('failures');
 
-  const create = call(g, 'PG-10/createRun', 'MANIFEST');
+  const create = call(g, 'PG-10/createRun');
   g.connect(job, ['success'], create.entry);
   link(g, create.failed, failures);
   link(
@@ -576,12 +611,12 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
   );
   for (const failed of [scn.query, stats.query, plan]) g.connect(failed, ['failure'], sourceFailed);
   for (const failed of [scn.read, stats.read]) g.connect(failed, ['failure'], sourceFailed);
-  const failRun = call(g, 'PG-10/failRun', 'MANIFEST');
+  const failRun = call(g, 'PG-10/failRun');
   g.connect(sourceFailed, ['success'], failRun.entry);
   link(g, failRun.answered, failures);
   link(g, failRun.failed, failures);
 
-  const manifest = call(g, 'PG-10/registerManifest', 'MANIFEST');
+  const manifest = call(g, 'PG-10/registerManifest');
   g.connect(size, ['success'], manifest.entry);
   link(g, manifest.failed, failures);
   // the request's content is the manifest: its partitions become PG-20's FlowFiles
@@ -596,14 +631,7 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
     name: 'read partition',
     type: 'EvaluateJsonPath',
     properties: { Destination: 'flowfile-attribute', 'Return Type': 'scalar', 'Path Not Found Behavior': 'ignore' },
-    dynamic: {
-      'load.partition.id': '$.partitionId',
-      'load.partition.lower': '$.lowerBound',
-      'load.partition.upper': '$.upperBound',
-      'load.partition.upper.inclusive': '$.upperInclusive',
-      'load.partition.null': '$.isNullPartition',
-      'load.partition.expected.rows': '$.expectedRowCount',
-    },
+    dynamic: PARTITION_ATTRIBUTES,
     autoTerminate: ['unmatched'],
   });
   g.connect(split, ['split'], partition);
@@ -635,7 +663,15 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
 
 // ---- PG-20 Extract Worker ----
 
+/** The name of a chunk's Parquet file, made unique by the claim token (a reissued partition's files are its own). */
 const CHUNK_FILE = "part-${load.partition.id}-${load.claim.token:substring(0, 8)}-${fragment.index:padLeft(5, '0')}.parquet";
+/** What PG-20 sets of each Parquet file before PutHDFS writes it. */
+export const CHUNK_ATTRIBUTES = {
+  filename: CHUNK_FILE,
+  'load.chunk.hdfs.path': `\${load.hdfs.run.path}/${CHUNK_FILE}`,
+  'load.chunk.bytes': '${fileSize}',
+};
+
 const PARTITION_PREDICATE = [
   "${load.partition.null:equals('true'):ifElse('#{SOURCE.SPLIT.COLUMN} IS NULL',",
   " ${load.partition.upper.inclusive:equals('true'):ifElse('<=', '<'):prepend(' AND #{SOURCE.SPLIT.COLUMN} ')",
@@ -659,7 +695,7 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
     "Made once per FlowFile: a retried claim (a lost answer) is the same claim. The predicate is the partition's range, or IS NULL.",
   );
   g.connect(partitions, [''], token);
-  const claim = call(g, 'PG-20/claimPartition', 'EXTRACT');
+  const claim = call(g, 'PG-20/claimPartition');
   g.connect(token, ['success'], claim.entry);
   link(g, claim.failed, failures);
   const owned = route(
@@ -685,11 +721,7 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
     },
   });
   g.connect(owned, ['claimed'], extract);
-  const chunk = setAttributes(g, 'chunk file', {
-    filename: CHUNK_FILE,
-    'load.chunk.hdfs.path': `\${load.hdfs.run.path}/${CHUNK_FILE}`,
-    'load.chunk.bytes': '${fileSize}',
-  });
+  const chunk = setAttributes(g, 'chunk file', CHUNK_ATTRIBUTES);
   g.connect(extract, ['success'], chunk);
   const write = g.processor({
     name: 'write Parquet to HDFS',
@@ -704,13 +736,13 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
     },
   });
   g.connect(chunk, ['success'], write);
-  const report = call(g, 'PG-20/reportChunk', 'EXTRACT');
+  const report = call(g, 'PG-20/reportChunk');
   g.connect(write, ['success'], report.entry);
   g.terminate(report.answered.from, report.answered.relationships);
   // the partition was reissued: the new owner reports it; a WARN event, and the partition is not given up
   link(g, report.routes['not-owner']!, failures);
 
-  const giveUp = call(g, 'PG-20/failPartition', 'EXTRACT');
+  const giveUp = call(g, 'PG-20/failPartition');
   const extractFailed = setAttributes(
     g,
     'extract failed',
@@ -740,6 +772,18 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
 
 const STAGE_TABLE = '#{HIVE.STAGE.DATABASE}.${load.stage.table}';
 
+/** What PG-40 sets when the API refuses the staging table: the failure, and the transition PG-90's failRun makes. */
+export const STAGING_REFUSED = {
+  ...failure('PG-40', {
+    code: 'STAGE_VALIDATION_FAILED',
+    message: '${load.validation.reason}',
+    stage: 'STAGING_VALIDATION',
+    kind: 'VALIDATION',
+    step: 'markStageValidated',
+  }),
+  ...runFailure('STAGE_VALIDATING', 'FAILED_STAGE_VALIDATION'),
+};
+
 function stagingValidation(root: Group, s: Services): { calls: Ref; publish: Ref; failures: Ref; runFailures: Ref } {
   const g = root.child(
     'PG-40 Staging Validation',
@@ -751,7 +795,7 @@ function stagingValidation(root: Group, s: Services): { calls: Ref; publish: Ref
   const publish = g.output('publish');
   const node = setAttributes(g, 'node', { 'load.worker.node': '${hostname(true)}' });
   g.connect(calls, [''], node);
-  const start = call(g, 'PG-40/startValidation', 'STAGING_VALIDATION');
+  const start = call(g, 'PG-40/startValidation');
   g.connect(node, ['success'], start.entry);
   link(g, start.failed, failures);
   const started = route(
@@ -794,10 +838,10 @@ function stagingValidation(root: Group, s: Services): { calls: Ref; publish: Ref
   g.connect(count.query, ['failure'], hiveFailed);
   g.connect(count.read, ['failure'], hiveFailed);
   g.connect(hiveFailed, ['success'], runFailures);
-  const metrics = call(g, 'PG-40/recordMetrics', 'STAGING_VALIDATION');
+  const metrics = call(g, 'PG-40/recordMetrics');
   g.connect(count.read, ['matched'], metrics.entry);
   link(g, metrics.failed, failures);
-  const judge = call(g, 'PG-40/markStageValidated', 'STAGING_VALIDATION');
+  const judge = call(g, 'PG-40/markStageValidated');
   link(g, metrics.answered, judge.entry);
   link(g, judge.failed, failures);
   const verdict = route(g, 'validated?', {
@@ -806,16 +850,7 @@ function stagingValidation(root: Group, s: Services): { calls: Ref; publish: Ref
   });
   link(g, judge.answered, verdict);
   g.connect(verdict, ['validated'], publish);
-  const refused = setAttributes(g, 'staging refused', {
-    ...failure('PG-40', {
-      code: 'STAGE_VALIDATION_FAILED',
-      message: '${load.validation.reason}',
-      stage: 'STAGING_VALIDATION',
-      kind: 'VALIDATION',
-      step: 'markStageValidated',
-    }),
-    ...runFailure('STAGE_VALIDATING', 'FAILED_STAGE_VALIDATION'),
-  });
+  const refused = setAttributes(g, 'staging refused', STAGING_REFUSED);
   g.connect(verdict, ['refused'], refused);
   g.connect(refused, ['success'], runFailures);
   return { calls, publish, failures, runFailures };
@@ -838,7 +873,7 @@ function publishGroup(root: Group, s: Services): { publish: Ref; published: Ref;
     'Made once per FlowFile: a retried claim is the same claim.',
   );
   g.connect(publish, [''], token);
-  const claim = call(g, 'PG-50/claimPublish', 'PUBLISH');
+  const claim = call(g, 'PG-50/claimPublish');
   g.connect(token, ['success'], claim.entry);
   link(g, claim.failed, failures);
   link(
@@ -878,7 +913,7 @@ function publishGroup(root: Group, s: Services): { publish: Ref; published: Ref;
     'Hive did not confirm: the target may have changed.',
   );
   g.connect(insert, ['failure'], unknown);
-  const result = call(g, 'PG-50/reportPublishResult', 'PUBLISH');
+  const result = call(g, 'PG-50/reportPublishResult');
   g.connect(confirmed, ['success'], result.entry);
   g.connect(unknown, ['success'], result.entry);
   link(g, result.failed, failures);
@@ -889,6 +924,18 @@ function publishGroup(root: Group, s: Services): { publish: Ref; published: Ref;
 }
 
 // ---- PG-60 Target Validation ----
+
+/** What PG-60 sets when the API refuses the target: the failure, and the transition PG-90's failRun makes. */
+export const TARGET_REFUSED = {
+  ...failure('PG-60', {
+    code: 'TARGET_VALIDATION_FAILED',
+    message: '${load.validation.reason}',
+    stage: 'TARGET_VALIDATION',
+    kind: 'VALIDATION',
+    step: 'markSuccess',
+  }),
+  ...runFailure('PUBLISHED', 'FAILED_TARGET_VALIDATION'),
+};
 
 function targetValidation(root: Group, s: Services): { published: Ref; failures: Ref; runFailures: Ref } {
   const g = root.child(
@@ -914,26 +961,17 @@ function targetValidation(root: Group, s: Services): { published: Ref; failures:
   g.connect(count.query, ['failure'], hiveFailed);
   g.connect(count.read, ['failure'], hiveFailed);
   g.connect(hiveFailed, ['success'], runFailures);
-  const metrics = call(g, 'PG-60/recordMetrics', 'TARGET_VALIDATION');
+  const metrics = call(g, 'PG-60/recordMetrics');
   g.connect(count.read, ['matched'], metrics.entry);
   link(g, metrics.failed, failures);
-  const success = call(g, 'PG-60/markSuccess', 'TARGET_VALIDATION');
+  const success = call(g, 'PG-60/markSuccess');
   link(g, metrics.answered, success.entry);
   link(g, success.failed, failures);
   const verdict = route(g, 'succeeded?', {
     refused: "${load.run.success:equals('false'):and(${load.run.status:equals('PUBLISHED')})}",
   });
   link(g, success.answered, verdict);
-  const refused = setAttributes(g, 'target refused', {
-    ...failure('PG-60', {
-      code: 'TARGET_VALIDATION_FAILED',
-      message: '${load.validation.reason}',
-      stage: 'TARGET_VALIDATION',
-      kind: 'VALIDATION',
-      step: 'markSuccess',
-    }),
-    ...runFailure('PUBLISHED', 'FAILED_TARGET_VALIDATION'),
-  });
+  const refused = setAttributes(g, 'target refused', TARGET_REFUSED);
   g.connect(verdict, ['refused'], refused);
   g.connect(refused, ['success'], runFailures);
   return { published, failures, runFailures };
@@ -956,7 +994,7 @@ function cleanup(root: Group, s: Services): { failures: Ref } {
   });
   const job = setAttributes(g, 'job', { 'load.job.key': '#{LOAD.JOB.KEY}' });
   g.connect(daily, ['success'], job);
-  const candidates = call(g, 'PG-70/cleanupCandidates', 'CLEANUP');
+  const candidates = call(g, 'PG-70/cleanupCandidates');
   g.connect(job, ['success'], candidates.entry);
   link(g, candidates.failed, failures);
   const drop = g.processor({
@@ -978,7 +1016,7 @@ function cleanup(root: Group, s: Services): { failures: Ref } {
     },
   });
   g.connect(drop, ['success'], remove);
-  const record = call(g, 'PG-70/recordCleanup', 'CLEANUP');
+  const record = call(g, 'PG-70/recordCleanup');
   g.connect(remove, ['success'], record.entry);
   g.terminate(record.answered.from, record.answered.relationships);
   link(g, record.failed, failures);
@@ -1011,7 +1049,7 @@ function businessDateGate(root: Group): { failures: Ref } {
     'upstream attempts',
     'gate.job.id, gate.business.date, gate.attempt, gate.run.id, gate.state (RUNNING, SUCCEEDED, FAILED), gate.started.at (ISO-8601 with offset)',
   );
-  const observe = call(g, 'GATE/recordObservation', 'GATE');
+  const observe = call(g, 'GATE/recordObservation');
   g.connect(attempts, [''], observe.entry);
   g.terminate(observe.answered.from, observe.answered.relationships);
   link(g, observe.failed, failures);
@@ -1022,7 +1060,7 @@ function businessDateGate(root: Group): { failures: Ref } {
   );
   const consumer = setAttributes(g, 'consumer', { 'gate.consumer': '#{GATE.CONSUMER}' });
   g.connect(publications, [''], consumer);
-  const readiness = call(g, 'GATE/readiness', 'GATE');
+  const readiness = call(g, 'GATE/readiness');
   g.connect(consumer, ['success'], readiness.entry);
   link(g, readiness.failed, failures);
   const ready = route(g, 'ready?', { ready: "${gate.ready:equals('true')}" }, { keepUnmatched: true });
@@ -1032,7 +1070,7 @@ function businessDateGate(root: Group): { failures: Ref } {
     ['unmatched'],
     waitForGate(g, 'readiness: wait for the upstream jobs', 'gate.readiness.retries', readiness.http, failures, 'GATE', 'GATE'),
   );
-  const publish = call(g, 'GATE/publish', 'GATE');
+  const publish = call(g, 'GATE/publish');
   g.connect(ready, ['ready'], publish.entry);
   g.terminate(publish.answered.from, publish.answered.relationships);
   link(g, publish.failed, failures);
@@ -1046,7 +1084,8 @@ function businessDateGate(root: Group): { failures: Ref } {
 
 // ---- PG-90 Error and Event ----
 
-const EVENT_LEVEL =
+/** DUPLICATE_ACTIVE_RUN and CLAIM_MISMATCH are the normal races: WARN, everything else ERROR. */
+export const EVENT_LEVEL =
   "${load.error.code:equals('DUPLICATE_ACTIVE_RUN'):or(${load.error.code:equals('CLAIM_MISMATCH')}):ifElse('WARN', 'ERROR')}";
 
 function errorAndEvent(root: Group): { failures: Ref; runFailures: Ref } {
@@ -1059,14 +1098,14 @@ function errorAndEvent(root: Group): { failures: Ref; runFailures: Ref } {
     'load.error.code, load.error.message, load.error.stage, load.error.group, load.error.step; load.run.id and load.partition.id when known',
   );
   const runFailures = g.input('run failures', "the same, and load.fail.expected.status, load.fail.status: the run's failing transition");
-  const failRun = call(g, 'PG-90/failRun', 'EVENT', { errorAttributes: false });
+  const failRun = call(g, 'PG-90/failRun', { errorAttributes: false });
   g.connect(runFailures, [''], failRun.entry);
   const event = setAttributes(g, 'event', { 'load.event.level': EVENT_LEVEL, 'load.event.node': '${hostname(true)}' });
   g.connect(failures, [''], event);
   link(g, failRun.answered, event);
   // a refused failRun (the run moved on) still leaves the original failure's event
   link(g, failRun.failed, event);
-  const record = call(g, 'PG-90/recordEvent', 'EVENT', { errorAttributes: false });
+  const record = call(g, 'PG-90/recordEvent', { errorAttributes: false });
   g.connect(event, ['success'], record.entry);
   g.terminate(record.answered.from, record.answered.relationships);
   const unrecorded = g.processor({
