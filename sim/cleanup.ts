@@ -1,4 +1,4 @@
-// PG-70 Cleanup in the simulated world: every five seconds, for each job, the ended runs past retention (a second,
+// PG-70 Cleanup in the simulated world: every ten seconds, for each job, the ended runs past retention (a second,
 // in the simulation) lose their staging table and run path, and the cleanup is recorded — the kit's
 // cleanupCandidates, one FlowFile per candidate, and recordCleanup.
 import { randomUUID } from 'node:crypto';
@@ -7,7 +7,7 @@ import { SIM_JOBS } from './coordinator.js';
 import { recordFlowEvent } from './pg90.js';
 import { sleep, type World } from './world.js';
 
-const PASS_MS = 5_000;
+const PASS_MS = 10_000;
 
 /** Cleans up until `stopped()`. */
 export async function cleanUp(world: World, stopped: () => boolean): Promise<void> {
@@ -33,6 +33,7 @@ export async function cleanUp(world: World, stopped: () => boolean): Promise<voi
         if (recorded.status !== 200) await recordFlowEvent(world, { ...candidate, ...recorded.attributes });
       }
     }
-    await sleep(PASS_MS);
+    // the next pass, unless the simulation stops first
+    for (let waited = 0; waited < PASS_MS && !stopped(); waited += 250) await sleep(250);
   }
 }
