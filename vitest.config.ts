@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 const require = createRequire(import.meta.url);
 
 /**
- * The fast tier: server plugins alone on a small schema (test/support/small-api.ts), no database. Their own
+ * The fast tier: server plugins alone on a small schema (test/support/small-api.ts), and the NiFi kit's check of
+ * its templates and flow against the schema — no database. Their own
  * project has no global setup, so running them alone starts no PostgreSQL and makes no template database.
  */
 const FAST_TIER = [
@@ -17,6 +18,7 @@ const FAST_TIER = [
   'src/server/query-cost.test.ts',
   'src/server/request-id.test.ts',
   'src/server/storable-inputs.test.ts',
+  'test/nifi-kit.test.ts',
 ];
 
 export default defineConfig({

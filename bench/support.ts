@@ -334,23 +334,39 @@ export interface GqlRequestOptions {
   token?: string;
   /** The request fails with an error named TimeoutError after this long. */
   timeoutMs?: number;
+  /** Default application/json. */
+  contentType?: string;
+  headers?: Record<string, string>;
 }
 
 /** Like gql(), with a chosen token and a time limit; non-JSON bodies come back as { raw } instead of throwing. */
-export async function gqlRequest(url: string, query: string, variables: unknown, options: GqlRequestOptions = {}): Promise<GqlResult> {
-  const { statusCode, body } = await poolFor(url).request({
+export function gqlRequest(url: string, query: string, variables: unknown, options: GqlRequestOptions = {}): Promise<GqlResult> {
+  return gqlPost(url, JSON.stringify({ query, variables }), options);
+}
+
+/** POSTs a request body made elsewhere (a NiFi request template's), as it is; the answer's text too. */
+export async function gqlPost(
+  url: string,
+  requestBody: string,
+  options: GqlRequestOptions = {},
+): Promise<GqlResult & { text: string; headers: Record<string, string | string[] | undefined> }> {
+  const { statusCode, headers, body } = await poolFor(url).request({
     path: '/graphql',
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${options.token ?? BENCH_TOKEN}` },
-    body: JSON.stringify({ query, variables }),
+    headers: {
+      ...options.headers,
+      'content-type': options.contentType ?? 'application/json',
+      authorization: `Bearer ${options.token ?? BENCH_TOKEN}`,
+    },
+    body: requestBody,
     // aborts with a DOMException named TimeoutError
     signal: options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
   });
   const text = await body.text();
   try {
-    return { status: statusCode, body: JSON.parse(text) };
+    return { status: statusCode, body: JSON.parse(text), text, headers };
   } catch {
-    return { status: statusCode, body: { raw: text } };
+    return { status: statusCode, body: { raw: text }, text, headers };
   }
 }
 

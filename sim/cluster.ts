@@ -31,7 +31,8 @@ export const RECEIVER_TIMEOUT_MS = RECEIVER_WAIT_SECONDS * 1000 + 600;
 /**
  * Short timings so that recovery happens within seconds (README "Configuration"): REISSUE mode, partitions
  * stale after 3 s, unacknowledged calls re-sent after 4 s, publishing unknown after 5 s, a sweep twice a
- * second; the worker gives the receiver 1 s. Every process gets the same settings.
+ * second, ended runs due for cleanup after 1 s; the worker gives the receiver 1 s. Every process gets the same
+ * settings.
  */
 const SIM_SETTINGS: Record<string, string> = {
   LC_RECOVERY__MODE: 'REISSUE',
@@ -48,6 +49,9 @@ const SIM_SETTINGS: Record<string, string> = {
   LC_DISPATCH__BACKOFF_MIN: '0.2',
   LC_DISPATCH__BACKOFF_MAX: '1',
   LC_NIFI__TIMEOUT_SECONDS: String(RECEIVER_WAIT_SECONDS),
+  // PG-70 cleans up a run a second after it ended
+  LC_CLEANUP__SUCCESS_RETENTION: '1',
+  LC_CLEANUP__FAILED_RETENTION: '1',
 };
 
 class ManagedProcess {

@@ -1,12 +1,16 @@
-// PG-10 Run Coordinator, one per business key: createRun (idempotency key = the FlowFile's uuid), the
-// manifest of the source table's partitions, one FlowFile per non-empty partition for PG-20, and — as the
-// next trigger would — a new run for the key when this one ended without success.
+// PG-10 Run Coordinator, one per business key: createRun (idempotency key = the FlowFile's uuid), the source
+// queries at the snapshot SCN (which may fail: failRun), the manifest of the source table's partitions, one
+// FlowFile per non-empty partition for PG-20, and — as the next trigger would — a new run for the key when this
+// one ended without success. Every call is the kit's, rendered over the FlowFile's attributes.
 import { randomUUID } from 'node:crypto';
+import { jsonPathValue } from '../nifi/expression-language.js';
+import { failure, PARTITION_ATTRIBUTES } from '../nifi/load-control-flow.js';
 import { TERMINAL_RUN_STATUSES } from '../src/domain/states.js';
+import type { FlowFile } from './client.js';
 import type { ExtractPool } from './extract.js';
 import { GATED_JOB, businessDate, publishReport, runUpstream } from './gate.js';
-import type { SimPartition, SimRun } from './ledger.js';
-import { CREATE_RUN, REGISTER_MANIFEST, RUN_STATUS } from './operations.js';
+import { checksumOf, type SimPartition, type SimRun } from './ledger.js';
+import { RUN_STATUS } from './operations.js';
 import { recordFlowEvent } from './pg90.js';
 import { poll, sleep, type World } from './world.js';
 
@@ -15,20 +19,17 @@ const P_LAST_CHUNK_RACE = 0.3;
 const P_EMPTY_PARTITION = 0.1;
 const P_NULL_PARTITION = 0.3;
 const P_DUPLICATE_FLOWFILE = 0.1;
+/** A first run's source queries fail (ORA-01555): PG-10 fails the run, and the next trigger makes another. */
+const P_SOURCE_FAILURE = 0.04;
 /** A gated run waits for its upstream jobs this long before the trigger gives up. */
 const GATE_PATIENCE_MS = 60_000;
 
-interface CreatePayload {
-  runId: string;
-  status: string;
-  hdfsRunPath: string;
-  created: boolean;
-}
 interface ManifestPayload {
-  status: string;
   validationScheduled: boolean;
-  dispatchPartitions: Array<{ partitionId: string }>;
 }
+
+/** The simulated jobs: what PG-70 cleans up after. */
+export const SIM_JOBS = ['SIM_ORDERS', 'SIM_ITEMS', GATED_JOB];
 
 export interface KeyPlan {
   index: number;
@@ -40,7 +41,7 @@ export interface KeyPlan {
 /** Every fourth key belongs to the gated job and is a business date; the others alternate two jobs. */
 export function keyPlan(index: number): KeyPlan {
   if (index % 4 === 3) return { index, jobKey: GATED_JOB, businessKey: businessDate(index), gated: true };
-  return { index, jobKey: index % 2 === 0 ? 'SIM_ORDERS' : 'SIM_ITEMS', businessKey: `BK${String(index).padStart(5, '0')}`, gated: false };
+  return { index, jobKey: SIM_JOBS[index % 2]!, businessKey: `BK${String(index).padStart(5, '0')}`, gated: false };
 }
 
 /** Loads one business key to the end: SUCCESS, or runs that ended otherwise until MAX_RUNS_PER_KEY. */
@@ -67,36 +68,34 @@ export async function driveKey(world: World, pool: ExtractPool, plan: KeyPlan): 
 }
 
 async function createRun(world: World, plan: KeyPlan, runNumber: number): Promise<SimRun | undefined> {
-  const idempotencyKey = randomUUID();
-  const input = {
-    jobKey: plan.jobKey,
-    businessKey: plan.businessKey,
-    hdfsRoot: '/data/sim/stage',
-    stageTablePrefix: 'TMP_SIM_',
-    allowEmptySource: true,
-    parameters: { simKey: plan.index, attempt: runNumber },
-    idempotencyKey,
+  // the trigger's FlowFile with the job's parameters; its uuid is createRun's idempotency key
+  const flowFile: FlowFile = {
+    uuid: randomUUID(),
+    'load.business.key': plan.businessKey,
+    'load.job.key': plan.jobKey,
+    'load.hdfs.root': '/data/sim/stage',
+    'load.stage.table.prefix': 'TMP_SIM_',
+    'load.allow.empty.source': 'true',
+    'load.source.table': `SIM.${plan.jobKey}`,
   };
   const deadline = Date.now() + GATE_PATIENCE_MS;
   for (let attempt = 0; !world.stopping(); attempt++) {
-    const reply = await world.client.call<CreatePayload>(
-      'createRun',
-      CREATE_RUN,
-      { input },
-      { key: [plan.index, runNumber, 'create', attempt] },
-    );
+    const reply = await world.client.nifi('PG-10/createRun', flowFile, { key: [plan.index, runNumber, 'create', attempt] });
     if (reply.status === 200) {
+      Object.assign(flowFile, reply.attributes);
       const run: SimRun = {
-        runId: reply.data!.runId,
+        runId: flowFile['load.run.id']!,
         keyIndex: plan.index,
         runNumber,
         jobKey: plan.jobKey,
         businessKey: plan.businessKey,
-        hdfsRunPath: reply.data!.hdfsRunPath,
+        hdfsRunPath: flowFile['load.hdfs.run.path']!,
+        attributes: flowFile,
         sourceCount: 0,
         partitions: new Map(),
         race: undefined,
         targetRows: undefined,
+        validated: undefined,
         validationScheduled: 0,
         publishClaims: new Set(),
         validateCalls: 0,
@@ -111,7 +110,7 @@ async function createRun(world: World, plan: KeyPlan, runNumber: number): Promis
       await sleep(400);
       continue;
     }
-    await recordFlowEvent(world, { level: 'ERROR', processGroup: 'PG-10', step: 'createRun', reply });
+    await recordFlowEvent(world, { ...flowFile, ...reply.attributes });
     return undefined;
   }
   return undefined;
@@ -158,7 +157,6 @@ async function registerManifest(world: World, pool: ExtractPool, run: SimRun): P
     });
   }
   run.sourceCount = plan.reduce((sum, p) => sum + p.expectedRowCount, 0);
-  const ranges = plan.filter((p) => !p.isNullPartition);
   const nonEmpty = plan.filter((p) => p.expectedRowCount > 0);
   if (
     world.faults.enabled('last-chunk-race') &&
@@ -168,49 +166,71 @@ async function registerManifest(world: World, pool: ExtractPool, run: SimRun): P
     run.race = { waiting: new Map(), expected: nonEmpty.length, released: false, racers: 0 };
     world.ledger.races.push(run.race);
   }
-  const reply = await world.client.call<ManifestPayload>(
-    'registerManifest',
-    REGISTER_MANIFEST,
-    {
-      input: {
-        runId: run.runId,
-        snapshotScn: String(9_000_000_000 + run.keyIndex * 10 + run.runNumber),
-        sourceCount: String(run.sourceCount),
-        sourceNullSplitCount: String(plan.find((p) => p.isNullPartition)?.expectedRowCount ?? 0),
-        sourceMinSplit: ranges[0]?.lowerBound ?? null,
-        sourceMaxSplit: ranges[ranges.length - 1]?.upperBound ?? null,
-        plannedPartitionCount: String(plan.length),
-        sourceMetrics: { SOURCE_COUNT: String(run.sourceCount), AMOUNT_SUM: `${run.sourceCount * 7}.25` },
-        partitions: plan.map((p) => ({
-          partitionId: p.partitionId,
-          lowerBound: p.lowerBound,
-          upperBound: p.upperBound,
-          upperInclusive: p.upperInclusive,
-          isNullPartition: p.isNullPartition,
-          expectedRowCount: String(p.expectedRowCount),
-        })),
-      },
-    },
-    {
-      key: [run.keyIndex, run.runNumber, 'manifest'],
-      observe: (data) => {
-        if (data.validationScheduled) run.validationScheduled++;
-      },
-    },
-  );
-  if (reply.status !== 200) {
-    await recordFlowEvent(world, { level: 'ERROR', processGroup: 'PG-10', runId: run.runId, step: 'registerManifest', reply });
+  // what the source queries read at the snapshot SCN
+  const flowFile = run.attributes;
+  Object.assign(flowFile, {
+    'load.snapshot.scn': String(9_000_000_000 + run.keyIndex * 10 + run.runNumber),
+    'load.source.count': String(run.sourceCount),
+    'load.source.null.count': String(plan.find((p) => p.isNullPartition)?.expectedRowCount ?? 0),
+    'load.source.checksum': checksumOf(run.sourceCount),
+    'load.partition.count': String(plan.length),
+  });
+  if (
+    world.faults.enabled('source-failure') &&
+    run.runNumber === 1 &&
+    world.dice.chance(P_SOURCE_FAILURE, 'source-failure', run.keyIndex)
+  ) {
+    world.ledger.sourceFailures.push(run.runId);
+    world.log(`fault source-failure: the source queries of ${run.runId} fail`);
+    Object.assign(
+      flowFile,
+      failure('PG-10', {
+        code: 'SOURCE_QUERY_FAILED',
+        message: 'ORA-01555: snapshot too old',
+        stage: 'MANIFEST',
+        kind: 'SQL',
+        step: 'source queries',
+      }),
+    );
+    const failed = await world.client.nifi('PG-10/failRun', flowFile, { key: [run.keyIndex, run.runNumber, 'fail-manifest'] });
+    await recordFlowEvent(world, { ...flowFile, ...(failed.status === 200 ? {} : failed.attributes) });
     return;
   }
-  for (const { partitionId } of reply.data!.dispatchPartitions) {
-    const partition = run.partitions.get(partitionId)!;
-    pool.submit({ run, partition, origin: 'MANIFEST', copy: 0 });
+  // the partition plan query's records: strings all through, as Oracle's TO_CHAR and CASE give them
+  const records = plan.map((p) => ({
+    partitionId: p.partitionId,
+    lowerBound: p.lowerBound,
+    upperBound: p.upperBound,
+    upperInclusive: String(p.upperInclusive),
+    isNullPartition: String(p.isNullPartition),
+    expectedRowCount: String(p.expectedRowCount),
+  }));
+  const reply = await world.client.nifi<ManifestPayload>('PG-10/registerManifest', flowFile, {
+    key: [run.keyIndex, run.runNumber, 'manifest'],
+    content: JSON.stringify(records),
+    observe: (data) => {
+      if (data.validationScheduled) run.validationScheduled++;
+    },
+  });
+  if (reply.status !== 200) {
+    await recordFlowEvent(world, { ...flowFile, ...reply.attributes });
+    return;
+  }
+  Object.assign(flowFile, reply.attributes);
+  // the request's partitions become PG-20's FlowFiles, the empty ones dropped
+  for (const record of records) {
+    const text = JSON.stringify(record);
+    const attributes: FlowFile = { ...flowFile, uuid: randomUUID() };
+    for (const [name, path] of Object.entries(PARTITION_ATTRIBUTES)) attributes[name] = jsonPathValue(text, path);
+    if (attributes['load.partition.expected.rows'] === '0') continue;
+    const partition = run.partitions.get(record.partitionId)!;
+    pool.submit({ run, partition, origin: 'MANIFEST', copy: 0, attributes });
     // a FlowFile duplicated onto another node, which makes its own claim token
     if (
       world.faults.enabled('duplicate') &&
-      world.dice.chance(P_DUPLICATE_FLOWFILE, 'duplicate-flowfile', run.keyIndex, run.runNumber, partitionId)
+      world.dice.chance(P_DUPLICATE_FLOWFILE, 'duplicate-flowfile', run.keyIndex, run.runNumber, record.partitionId)
     ) {
-      pool.submit({ run, partition, origin: 'MANIFEST', copy: 1 });
+      pool.submit({ run, partition, origin: 'MANIFEST', copy: 1, attributes: { ...attributes, uuid: randomUUID() } });
     }
   }
 }

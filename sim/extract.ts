@@ -1,12 +1,14 @@
 // PG-20 Extract Worker: NiFi's concurrent tasks taking partition FlowFiles (from the manifest, or from a
 // reissue call), claiming each with a fresh claim token, querying "Oracle" and reporting one chunk per
-// file written to HDFS. A worker may crash mid-partition, or stall past recovery.stale and then report
-// with the claim token it no longer owns.
+// file written to HDFS; a failed query, or a chunk report refused for another reason than a lost claim, gives
+// the partition up (failPartition). A worker may crash mid-partition, or stall past recovery.stale and then
+// report with the claim token it no longer owns.
 import { randomUUID } from 'node:crypto';
-import type { Reply } from './client.js';
+import { evaluateProperties } from '../nifi/expression-language.js';
+import { CHUNK_ATTRIBUTES, failure } from '../nifi/load-control-flow.js';
+import type { FlowFile, Reply } from './client.js';
 import { STALE_MS } from './cluster.js';
 import type { LastChunkRace, SimPartition, SimRun } from './ledger.js';
-import { CLAIM_PARTITION, REPORT_CHUNK } from './operations.js';
 import { recordFlowEvent } from './pg90.js';
 import { poll, sleep, type World } from './world.js';
 
@@ -17,23 +19,18 @@ export interface PartitionFlowFile {
   origin: string;
   /** 0, or 1 for a duplicated FlowFile. */
   copy: number;
+  /** The FlowFile's attributes: the run's and the partition's (PG-10's plan, or the reissue call's body). */
+  attributes: FlowFile;
 }
 
-interface ClaimPayload {
-  claimed: boolean;
-  runStatus: string;
-  partitionStatus: string;
-  attempt: number;
-}
 interface ChunkPayload {
-  recorded: boolean;
-  partitionStatus: string;
-  runStatus: string;
   validationScheduled: boolean;
 }
 
 const P_CRASH = 0.08;
 const P_STALL = 0.08;
+/** A first attempt's Oracle query fails: the owner gives the partition up, which fails the run. */
+const P_EXTRACT_FAILURE = 0.006;
 const NODES = ['nifi-01', 'nifi-02', 'nifi-03'];
 const RACE_PATIENCE_MS = STALE_MS / 2;
 
@@ -86,98 +83,104 @@ export class ExtractPool {
     const { run, partition } = ff;
     if (world.stopping()) return;
     const pid = partition.partitionId;
-    const claimToken = randomUUID();
     const base = [run.keyIndex, run.runNumber, pid, ff.origin, ff.copy];
-    const node = world.dice.pick(NODES, 'node', ...base);
-
-    const claim = await world.client.call<ClaimPayload>(
-      'claimPartition',
-      CLAIM_PARTITION,
-      {
-        input: { runId: run.runId, partitionId: pid, claimToken, workerNode: node },
-      },
-      { key: [...base, 'claim'] },
-    );
+    // made once per FlowFile: a retried claim is the same claim
+    const flowFile: FlowFile = {
+      ...ff.attributes,
+      'load.claim.token': randomUUID(),
+      'load.worker.node': world.dice.pick(NODES, 'node', ...base),
+    };
+    const claim = await world.client.nifi('PG-20/claimPartition', flowFile, { key: [...base, 'claim'] });
     if (claim.status !== 200) {
-      await recordFlowEvent(world, {
-        level: 'ERROR',
-        processGroup: 'PG-20',
-        runId: run.runId,
-        partitionId: pid,
-        step: 'claimPartition',
-        reply: claim,
-      });
+      await recordFlowEvent(world, { ...flowFile, ...claim.attributes });
       return;
     }
-    if (!claim.data!.claimed) return; // another node owns it, or the run moved on: the FlowFile is dropped
-    const attempt = claim.data!.attempt;
+    Object.assign(flowFile, claim.attributes);
+    if (flowFile['load.partition.claimed'] !== 'true') return; // another node owns it, or the run moved on: dropped
+    const attempt = Number(flowFile['load.partition.attempt']);
     const rows = chunkRows(partition.expectedRowCount, partition.chunkCount);
-    // the owner's tag in every file name, so the ledger can tell whose files a partition holds
-    const owner = claimToken.slice(0, 8);
+    const resultSet = randomUUID();
+    const firstAttempt = attempt === 1 && ff.copy === 0;
     const crashAt =
-      world.faults.enabled('worker-crash') && attempt === 1 && ff.copy === 0 && world.dice.chance(P_CRASH, 'crash', ...base)
+      world.faults.enabled('worker-crash') && firstAttempt && world.dice.chance(P_CRASH, 'crash', ...base)
         ? world.dice.int(0, rows.length - 1, 'crash-at', ...base)
         : -1;
     const stallAt =
-      crashAt < 0 && world.faults.enabled('late-report') && attempt === 1 && ff.copy === 0 && world.dice.chance(P_STALL, 'stall', ...base)
+      crashAt < 0 && world.faults.enabled('late-report') && firstAttempt && world.dice.chance(P_STALL, 'stall', ...base)
         ? world.dice.int(0, rows.length - 1, 'stall-at', ...base)
         : -1;
+    const extractFails =
+      crashAt < 0 &&
+      stallAt < 0 &&
+      world.faults.enabled('extract-failure') &&
+      firstAttempt &&
+      run.runNumber === 1 &&
+      world.dice.chance(P_EXTRACT_FAILURE, 'extract-failure', ...base);
 
     await sleep(world.dice.int(5, 60, 'query', ...base)); // the Oracle query
+    if (extractFails) {
+      world.ledger.extractFailures.push(`${run.runId}/${pid}`);
+      world.log(`fault extract-failure ${run.runId}/${pid}`);
+      const failed = failure('PG-20', {
+        code: 'EXTRACT_QUERY_FAILED',
+        message: 'ORA-01555: snapshot too old',
+        stage: 'EXTRACT',
+        kind: 'SQL',
+        step: 'extract at the SCN',
+      });
+      await this.giveUp({ ...flowFile, ...failed }, base);
+      return;
+    }
     for (let index = 0; index < rows.length; index++) {
+      const chunk = this.chunk(flowFile, resultSet, index, rows);
       if (index === crashAt) {
         world.ledger.crashes.push(`${run.runId}/${pid}`);
         world.log(`fault worker-crash ${run.runId}/${pid} before chunk ${index} of ${rows.length}`);
         return;
       }
       if (index === stallAt) {
-        await this.stallThenReportLate(ff, claimToken, owner, index, rows);
+        await this.stallThenReportLate(ff, chunk, index);
         return;
       }
       if (run.race && index === rows.length - 1 && attempt === 1) await arriveAtBarrier(run.race, pid, world);
-      const reply = await this.report(ff, claimToken, owner, index, rows, [...base, 'chunk', attempt, index]);
+      const reply = await this.report(run, chunk, [...base, 'chunk', attempt, index]);
       if (reply.status !== 200) {
-        // CLAIM_MISMATCH: the partition was taken from this worker (stale, reissued) — the normal race
-        const level = reply.code === 'CLAIM_MISMATCH' ? 'WARN' : 'ERROR';
-        await recordFlowEvent(world, { level, processGroup: 'PG-20', runId: run.runId, partitionId: pid, step: 'reportChunk', reply });
+        // CLAIM_MISMATCH: the partition was taken from this worker (stale, reissued) — the normal race, an event only
+        if (reply.code === 'CLAIM_MISMATCH') await recordFlowEvent(world, { ...chunk, ...reply.attributes });
+        else await this.giveUp({ ...chunk, ...reply.attributes }, base);
         return;
       }
       await sleep(world.dice.int(2, 15, 'write', ...base, index)); // the next file is written
     }
   }
 
-  private report(
-    ff: PartitionFlowFile,
-    claimToken: string,
-    owner: string,
-    index: number,
-    rows: number[],
-    key: Array<string | number>,
-  ): Promise<Reply<ChunkPayload>> {
-    const { run, partition } = ff;
-    return this.world.client.call<ChunkPayload>(
-      'reportChunk',
-      REPORT_CHUNK,
-      {
-        input: {
-          runId: run.runId,
-          partitionId: partition.partitionId,
-          claimToken,
-          chunkIndex: String(index),
-          chunkCount: String(rows.length),
-          fragmentIdentifier: `${partition.partitionId}-${owner}`,
-          hdfsPath: `${run.hdfsRunPath}/part-${partition.partitionId}-o${owner}-${String(index).padStart(5, '0')}.parquet`,
-          recordCount: String(rows[index]),
-          byteCount: String(rows[index]! * 120),
-        },
+  /** ExecuteSQLRecord's index-th file of the partition, as PG-20 names it before PutHDFS writes it. */
+  private chunk(flowFile: FlowFile, resultSet: string, index: number, rows: number[]): FlowFile {
+    const file: FlowFile = {
+      ...flowFile,
+      uuid: randomUUID(),
+      'fragment.identifier': resultSet,
+      'fragment.index': String(index),
+      'fragment.count': String(rows.length),
+      'executesql.row.count': String(rows[index]),
+      fileSize: String(rows[index]! * 120),
+    };
+    return { ...file, ...evaluateProperties(CHUNK_ATTRIBUTES, file) };
+  }
+
+  private report(run: SimRun, chunk: FlowFile, key: Array<string | number>): Promise<Reply<ChunkPayload>> {
+    return this.world.client.nifi<ChunkPayload>('PG-20/reportChunk', chunk, {
+      key,
+      observe: (data) => {
+        if (data.validationScheduled) run.validationScheduled++;
       },
-      {
-        key,
-        observe: (data) => {
-          if (data.validationScheduled) run.validationScheduled++;
-        },
-      },
-    );
+    });
+  }
+
+  /** failPartition with the failure the FlowFile carries, then its event. */
+  private async giveUp(flowFile: FlowFile, base: Array<string | number>): Promise<void> {
+    const reply = await this.world.client.nifi('PG-20/failPartition', flowFile, { key: [...base, 'fail'] });
+    await recordFlowEvent(this.world, reply.status === 200 ? flowFile : { ...flowFile, ...reply.attributes });
   }
 
   /**
@@ -185,15 +188,10 @@ export class ExtractPool {
    * to a new owner. When it wakes up it reports the chunk it was writing, with the claim token it no
    * longer owns, which must be refused (409 CLAIM_MISMATCH) and change nothing.
    */
-  private async stallThenReportLate(
-    ff: PartitionFlowFile,
-    claimToken: string,
-    owner: string,
-    index: number,
-    rows: number[],
-  ): Promise<void> {
+  private async stallThenReportLate(ff: PartitionFlowFile, chunk: FlowFile, index: number): Promise<void> {
     const { world } = this;
     const { run, partition } = ff;
+    const claimToken = chunk['load.claim.token']!;
     world.log(`fault late-report: ${run.runId}/${partition.partitionId} stalls before chunk ${index}`);
     await sleep(STALE_MS);
     // report the moment the partition was taken away (not owned, or no longer RUNNING), before a new owner claims it
@@ -216,24 +214,15 @@ export class ExtractPool {
       if (!world.stopping()) world.ledger.notReissued.push(`${run.runId}/${partition.partitionId}`);
       return;
     }
-    const reply = await this.report(ff, claimToken, owner, index, rows, [
-      run.keyIndex,
-      run.runNumber,
-      partition.partitionId,
-      'late',
-      index,
-    ]);
-    world.ledger.lateReports.push({ runId: run.runId, partitionId: partition.partitionId, status: reply.status, code: reply.code });
-    if (reply.status !== 200) {
-      await recordFlowEvent(world, {
-        level: 'WARN',
-        processGroup: 'PG-20',
-        runId: run.runId,
-        partitionId: partition.partitionId,
-        step: 'reportChunk',
-        reply,
-      });
-    }
+    const reply = await this.report(run, chunk, [run.keyIndex, run.runNumber, partition.partitionId, 'late', index]);
+    world.ledger.lateReports.push({
+      runId: run.runId,
+      partitionId: partition.partitionId,
+      status: reply.status,
+      code: reply.code,
+      runStatus: reply.attributes['load.run.status'],
+    });
+    if (reply.status !== 200) await recordFlowEvent(world, { ...chunk, ...reply.attributes });
   }
 }
 

@@ -1,8 +1,11 @@
 // The business-date gate in the simulated world: two external upstream jobs report their attempts for each
 // date (some attempts fail and are repeated), a Load Control job bound to a gate on them waits for both
 // before it may start and before it may publish, and a downstream report publishes each date from two
-// publishers at once once that job succeeded — exactly one of them may write.
-import { DEFINE_GATE, PUBLISH, RECORD_OBSERVATION } from './operations.js';
+// publishers at once once that job succeeded — exactly one of them may write. The upstream jobs and the
+// publishers are flows through the kit's gate group: recordObservation, readiness, publish.
+import { randomUUID } from 'node:crypto';
+import type { FlowFile } from './client.js';
+import { DEFINE_GATE } from './operations.js';
 import { sleep, type World } from './world.js';
 
 export const GATED_JOB = 'SIM_GATED';
@@ -32,18 +35,20 @@ export async function runUpstream(world: World, date: string, index: number): Pr
     UPSTREAM_JOBS.map(async (jobId) => {
       const attempts = world.dice.chance(P_UPSTREAM_FAILS, 'upstream-fails', jobId, index) ? 2 : 1;
       for (let attempt = 1; attempt <= attempts; attempt++) {
-        const runId = `${jobId}-${date}-${attempt}`;
-        const startedAt = new Date().toISOString();
+        const flowFile: FlowFile = {
+          'gate.job.id': jobId,
+          'gate.business.date': date,
+          'gate.attempt': String(attempt),
+          'gate.run.id': `${jobId}-${date}-${attempt}`,
+          'gate.started.at': new Date().toISOString(),
+        };
         const observe = async (state: string) => {
-          const reply = await world.client.call(
-            'recordObservation',
-            RECORD_OBSERVATION,
-            {
-              input: { jobId, businessDate: date, attempt: String(attempt), runId, state, startedAt },
-            },
+          const reply = await world.client.nifi(
+            'GATE/recordObservation',
+            { ...flowFile, uuid: randomUUID(), 'gate.state': state },
             { key: ['observation', jobId, index, attempt, state] },
           );
-          if (reply.status !== 200) throw new Error(`recordObservation ${runId} ${state}: ${reply.status} ${reply.code}`);
+          if (reply.status !== 200) throw new Error(`recordObservation ${flowFile['gate.run.id']} ${state}: ${reply.status} ${reply.code}`);
         };
         await observe('RUNNING');
         await sleep(world.dice.int(100, 700, 'upstream-runs', jobId, index, attempt));
@@ -53,26 +58,32 @@ export async function runUpstream(world: World, date: string, index: number): Pr
   );
 }
 
-/** Two report publishers for the date at once; each retries while the gate is not ready. */
+/** Two report publishers for the date at once; each asks the gate until it is ready, then publishes. */
 export async function publishReport(world: World, date: string, rows: number): Promise<void> {
   const publishers = [1, 2].map(async (publisher) => {
+    const flowFile: FlowFile = {
+      uuid: randomUUID(),
+      'gate.consumer': REPORT_GATE,
+      'gate.business.date': date,
+      'gate.output.name': 'daily',
+      'gate.output.rows': String(rows),
+    };
     for (let attempt = 0; attempt < 20 && !world.stopping(); attempt++) {
-      const reply = await world.client.call<{ published: boolean }>(
-        'publish',
-        PUBLISH,
-        {
-          input: { consumer: REPORT_GATE, businessDate: date, output: { report: 'daily', date, rows } },
+      const readiness = await world.client.nifi('GATE/readiness', flowFile, { key: ['readiness', date, publisher, attempt] });
+      if (readiness.status !== 200) throw new Error(`readiness ${date}: ${readiness.status} ${readiness.code}`);
+      if (readiness.attributes['gate.ready'] !== 'true') {
+        await sleep(300);
+        continue;
+      }
+      const reply = await world.client.nifi<{ published: boolean }>('GATE/publish', flowFile, {
+        key: ['publish', date, publisher, attempt],
+        observe: (data) => {
+          if (data.published) {
+            const key = `${REPORT_GATE}|${date}`;
+            world.ledger.publications.set(key, (world.ledger.publications.get(key) ?? 0) + 1);
+          }
         },
-        {
-          key: ['publish', date, publisher, attempt],
-          observe: (data) => {
-            if (data.published) {
-              const key = `${REPORT_GATE}|${date}`;
-              world.ledger.publications.set(key, (world.ledger.publications.get(key) ?? 0) + 1);
-            }
-          },
-        },
-      );
+      });
       if (reply.status === 200) return;
       if (reply.code !== 'DEPENDENCIES_NOT_READY') throw new Error(`publish ${date}: ${reply.status} ${reply.code}`);
       await sleep(300);

@@ -1,5 +1,9 @@
 // What the simulated world knows that the database does not: the plan it sent for each run, what the Hive
 // target really holds after a publish, and what the clients were told. The invariants compare both sides.
+import type { FlowFile } from './client.js';
+
+/** The simulated #{SOURCE.CHECKSUM.EXPRESSION}: the same rows give the same value at the source, staging and target. */
+export const checksumOf = (rows: number) => String(rows * 7);
 
 export interface SimPartition {
   partitionId: string;
@@ -27,11 +31,15 @@ export interface SimRun {
   jobKey: string;
   businessKey: string;
   hdfsRunPath: string;
+  /** PG-10's FlowFile: the job's parameters, the run, the source queries' results. */
+  attributes: FlowFile;
   sourceCount: number;
   partitions: Map<string, SimPartition>;
   race: LastChunkRace | undefined;
   /** Rows in the Hive target after an INSERT OVERWRITE that really happened (undefined: never written). */
   targetRows: number | undefined;
+  /** PG-40's FlowFile once the API validated the staging table: what an operator feeds PG-60 after a resolution. */
+  validated: FlowFile | undefined;
   /** Answers with validationScheduled=true, lost ones included. */
   validationScheduled: number;
   /** Publish tokens that were answered claimed=true. */
@@ -49,6 +57,8 @@ export interface LateReport {
   partitionId: string;
   status: number;
   code: string | undefined;
+  /** The run's status in a 2xx answer. */
+  runStatus: string | undefined;
 }
 
 export class Ledger {
@@ -59,6 +69,12 @@ export class Ledger {
   /** Stalled owners whose partition was never taken from them within the wait. */
   readonly notReissued: string[] = [];
   readonly crashes: string[] = [];
+  /** Runs whose source queries failed (PG-10's failRun). */
+  readonly sourceFailures: string[] = [];
+  /** Partitions whose extraction failed (PG-20's failPartition). */
+  readonly extractFailures: string[] = [];
+  /** Runs PG-70 recorded as cleaned (changed: true). */
+  readonly cleaned: string[] = [];
   readonly races: LastChunkRace[] = [];
   /** consumer|businessDate → answers with published=true. */
   readonly publications = new Map<string, number>();

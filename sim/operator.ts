@@ -2,6 +2,7 @@
 // PUBLISH_UNKNOWN: check the Hive target and resolve to PUBLISHED (then PG-60 is started by hand) or
 // FAILED_PUBLISH. DISPATCH_DEAD: resend. A run stale in CREATED or STAGE_VALIDATING with no flow working on
 // it (its flow's answer was lost): cancel, so that the next trigger starts a new run for the key.
+import { randomUUID } from 'node:crypto';
 import { CANCEL_RUN, MONITOR_ALERTS, RESEND_DISPATCH, RESOLVE_UNKNOWN } from './operations.js';
 import { targetValidationFlow } from './validate.js';
 import { sleep, type World } from './world.js';
@@ -70,8 +71,10 @@ export class Operator {
     this.handled.add(`resolve|${runId}`);
     world.ledger.operatorActions.resolved++;
     world.log(`operator resolved ${runId} as ${reply.data!.runStatus}`);
-    // PG-60 is not triggered by the resolution: the operator starts it
-    if (reply.data!.runStatus === 'PUBLISHED') this.followUps.push(targetValidationFlow(world, run));
+    // PG-60 is not triggered by the resolution: the operator feeds it the run PG-40 validated
+    if (reply.data!.runStatus === 'PUBLISHED' && run.validated) {
+      this.followUps.push(targetValidationFlow(world, run, { ...run.validated, uuid: randomUUID(), 'load.run.status': 'PUBLISHED' }));
+    }
   }
 
   private async resend(runId: string, dispatchId: string): Promise<void> {

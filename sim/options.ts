@@ -7,6 +7,8 @@ const FAULTS = {
     'a request is sent twice at once; FlowFiles are duplicated: a partition onto another node (its own claim token), a receiver call, a PG-50 publish (its own publish token)',
   'worker-crash': 'a PG-20 worker dies mid-partition; the sweeper must reissue the partition',
   'late-report': 'a PG-20 worker stalls past recovery.stale, is reissued, then reports with its old claim token',
+  'source-failure': "a first run's source queries fail before the manifest: PG-10 fails the run (failRun)",
+  'extract-failure': "a first run's Oracle query fails: PG-20 gives the partition up (failPartition), which fails the run",
   'last-chunk-race': "the last chunks of a run's partitions arrive at the same moment",
   'publish-unknown': 'PG-50 reports PUBLISH_UNKNOWN, or dies after claiming; a simulated operator resolves it',
   'receiver-5xx': "the PG-05 receiver answers the worker's calls with 5xx, now and then 404 (DEAD until resent)",

@@ -3,8 +3,11 @@
 // partition), whose first request is the ACK. Faults: 5xx (now and then a 404, which kills the call until an
 // operator resends it), answers after the worker gave up (sometimes after the flow was started anyway),
 // calls accepted and then lost, and duplicated FlowFiles.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { FaultSwitch, Log } from './client.js';
+import { jsonPathValue } from '../nifi/expression-language.js';
+import { RECEIVER_CALL_ATTRIBUTES } from '../nifi/load-control-flow.js';
+import type { FaultSwitch, FlowFile, Log } from './client.js';
 import { RECEIVER_TIMEOUT_MS } from './cluster.js';
 import type { Dice, Key } from './random.js';
 
@@ -21,6 +24,13 @@ interface ReissueCall {
   partitionId: string;
   expectedRowCount: string;
   hdfsRunPath: string;
+}
+
+/** The FlowFile PG-05 makes of a call: what the kit's flow reads of its body (EvaluateJsonPath). */
+export function receivedFlowFile(kind: 'validate' | 'reissue', body: object): FlowFile {
+  const text = JSON.stringify(body);
+  const read = Object.entries(RECEIVER_CALL_ATTRIBUTES[kind]).map(([name, path]) => [name, jsonPathValue(text, path)]);
+  return { uuid: randomUUID(), ...Object.fromEntries(read) };
 }
 
 export interface ReceiverHandlers {

@@ -1,7 +1,8 @@
 // The NiFi simulator: starts Load Control (API and worker processes) on a fresh database, drives it over HTTP
-// as a NiFi cluster would — PG-10 runs and manifests, PG-20 claims and chunks, the PG-05 receiver of the
-// worker's calls, PG-40 validation, PG-50 publish, PG-60 target validation — with the faults asked for,
-// then checks the invariants against the database and exits non-zero on any violation.
+// as a NiFi cluster running the kit's flow would — PG-10 runs and manifests, PG-20 claims and chunks, the PG-05
+// receiver of the worker's calls, PG-40 validation, PG-50 publish, PG-60 target validation, PG-70 cleanup,
+// PG-90 events, the business-date gate — every request rendered from the kit's templates (nifi/requests), with
+// the faults asked for; then checks the invariants against the database and exits non-zero on any violation.
 // Usage: npm run simulate -- --runs 40 --partitions 8 --faults all --seed 7   (npx tsx sim/simulate.ts …)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,12 +15,13 @@ import { Cluster, SIM_APPLICATION_NAME } from './cluster.js';
 import { driveKey, keyPlan } from './coordinator.js';
 import { ExtractPool } from './extract.js';
 import { defineGates } from './gate.js';
+import { cleanUp } from './cleanup.js';
 import { checkClients, checkDatabase, type InvariantResult } from './invariants.js';
 import { Ledger } from './ledger.js';
 import { Operator } from './operator.js';
 import { parseOptions, USAGE, type SimOptions } from './options.js';
 import { Dice } from './random.js';
-import { startReceiver } from './receiver.js';
+import { receivedFlowFile, startReceiver } from './receiver.js';
 import { validationFlow } from './validate.js';
 import type { World } from './world.js';
 
@@ -76,7 +78,7 @@ async function simulate(options: SimOptions): Promise<number> {
         if (!run) return void receiver.stats.malformed.push(`validate ${call.dispatchId}: unknown run ${call.runId}`);
         if (copy === 0) run.validateCalls++;
         validations.push(
-          validationFlow(world, run, call.dispatchId, `VALIDATE-${run.validateCalls}`, copy).catch(
+          validationFlow(world, run, receivedFlowFile('validate', call), `VALIDATE-${run.validateCalls}`, copy).catch(
             (error) => void ledger.abandonedFlows.push(`PG-40 ${call.runId}: ${(error as Error).message}`),
           ),
         );
@@ -90,7 +92,7 @@ async function simulate(options: SimOptions): Promise<number> {
           receiver.stats.malformed.push(`reissue ${call.dispatchId}: ${JSON.stringify(call)} does not describe the partition`);
         }
         if (copy === 0) partition.reissueCalls++;
-        pool.submit({ run, partition, origin: `REISSUE-${partition.reissueCalls}`, copy });
+        pool.submit({ run, partition, origin: `REISSUE-${partition.reissueCalls}`, copy, attributes: receivedFlowFile('reissue', call) });
       },
     },
     faults,
@@ -125,6 +127,7 @@ async function simulate(options: SimOptions): Promise<number> {
     const operator = new Operator(world);
     let driving = true;
     const operatorDone = operator.watch(() => !driving);
+    const cleaning = cleanUp(world, () => !driving);
     const chaos = startChaos(world, cluster);
     const deadline = setTimeout(() => {
       stopping = true;
@@ -137,6 +140,7 @@ async function simulate(options: SimOptions): Promise<number> {
     await chaos.stop();
     driving = false;
     await operatorDone;
+    await cleaning;
     stopping = true;
     await pool.idle();
     await Promise.all(validations);
@@ -169,6 +173,8 @@ async function simulate(options: SimOptions): Promise<number> {
         `faults: lost responses ${stats.lost}`,
         `duplicated requests ${stats.duplicated}`,
         `worker crashes ${ledger.crashes.length}`,
+        `source failures ${ledger.sourceFailures.length}`,
+        `extract failures ${ledger.extractFailures.length}`,
         `late reports ${ledger.lateReports.length}`,
         `last-chunk races ${racers}`,
         `receiver 5xx ${receiver.stats.answered5xx} / 404 ${receiver.stats.answered4xx} / late ${receiver.stats.answeredLate} / lost ${receiver.stats.lostFlows} / duplicated flows ${receiver.stats.duplicatedFlows}`,
@@ -180,6 +186,7 @@ async function simulate(options: SimOptions): Promise<number> {
     );
     const { resolved, resent, cancelled } = ledger.operatorActions;
     console.log(`operator: resolved ${resolved} PUBLISH_UNKNOWN, resent ${resent} dispatches, cancelled ${cancelled} stalled runs`);
+    console.log(`cleanup: ${ledger.cleaned.length} runs cleaned up`);
 
     const results: InvariantResult[] = [
       ...(await checkDatabase(db)),

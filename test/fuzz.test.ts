@@ -48,6 +48,8 @@ interface Case {
 interface Outcome {
   c: Case;
   status: number;
+  /** The body's first 256 bytes. */
+  head: string;
   /** extensions.code of every error in the body. */
   codes: string[];
   code: string | undefined;
@@ -155,10 +157,16 @@ function variantsFor(type: GraphQLInputType, sample: unknown, random: Random): V
     case 'Boolean':
       v.push(
         ...wrongTypes([
-          ['string true', 'true'],
+          ['string yes', 'yes'],
+          ['string TRUE', 'TRUE'],
+          ['empty string', ''],
           ['number 1', 1],
           ['object', {}],
         ]),
+        // what a NiFi attribute holds
+        { label: 'string true', value: 'true', invalid: false },
+        { label: 'string false', value: 'false', invalid: false },
+        { label: 'padded string', value: ' true\n', invalid: false },
       );
       break;
     case 'Int':
@@ -407,6 +415,11 @@ function generateCases(): Case[] {
     ['syntax error', JSON.stringify({ query: 'mutation { createRun(' }), 'application/json'],
     ['unknown field', JSON.stringify({ query: 'mutation { dropEverything }' }), 'application/json'],
     ['text body', 'mutation { createRun }', 'text/plain'],
+    [
+      'charset parameter, string Booleans, bad input',
+      JSON.stringify({ query: world.document('createRun'), variables: { input: { allowEmptySource: 'true' } } }),
+      'application/json; charset=UTF-8',
+    ],
     ['deep selection', JSON.stringify({ query: `query { ${'a { '.repeat(40)}b${' }'.repeat(40)} }` }), 'application/json'],
     [
       'many aliases',
@@ -416,6 +429,15 @@ function generateCases(): Case[] {
   ] as const) {
     cases.push({ mutation: 'http', label, body, token: TOKENS.nifi, contentType, invalid: true });
   }
+  // InvokeHTTP's JSON content type, with a charset, on a request that may succeed
+  cases.push({
+    mutation: 'http',
+    label: 'application/json; charset=UTF-8',
+    body: JSON.stringify({ query: world.document('recordEvent'), variables: { input: baselines.get('recordEvent') } }),
+    token: TOKENS.nifi,
+    contentType: 'application/json; charset=UTF-8',
+    invalid: false,
+  });
 
   // random combinations of two to four variants until the total is reached
   while (cases.length < TOTAL_CASES) {
@@ -451,8 +473,8 @@ function generateCases(): Case[] {
 // ---- sending and fingerprints ----
 
 async function send(c: Case): Promise<Outcome> {
-  const { status, codes, code, headerCode } = await postGraphql(api.url, c.body, { token: c.token, contentType: c.contentType });
-  return { c, status, codes, code, headerCode };
+  const { status, codes, code, headerCode, head } = await postGraphql(api.url, c.body, { token: c.token, contentType: c.contentType });
+  return { c, status, codes, code, headerCode, head: head ?? '' };
 }
 
 const rejected = (o: Outcome) => o.status >= 400 && o.status < 500;
@@ -531,7 +553,13 @@ describe('fuzzing every mutation', () => {
     const envelope = outcomes
       .filter((o) => (o.status >= 400 ? !consistent(o) : o.codes.length > 0))
       .map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} header ${o.headerCode} body ${o.codes.join(',')}`);
+    // NiFi's InvokeHTTP keeps the first 256 bytes of an error body: the code has to be in them
+    const codeBeyond256 = outcomes
+      .filter((o) => o.status >= 400 && !o.head.includes(`"code":"${o.code ?? o.headerCode}"`))
+      .map((o) => `${o.c.mutation} ${o.c.label} → ${o.status} ${o.code}: ${o.head.slice(0, 80)}…`);
     expect(serverErrors, 'no 5xx').toEqual([]);
+    expect(codeBeyond256, 'every error body names its code in its first 256 bytes').toEqual([]);
+    expect(outcomes.find((o) => o.c.label === 'application/json; charset=UTF-8')?.status, 'a JSON body with a charset').toBe(200);
     expect(changedByRejection, 'no rejected request changed a row').toEqual([]);
     expect(acceptedInvalid, 'malformed requests are refused').toEqual([]);
     expect(unexpectedStatus, 'malformed requests are refused before the database: 400, 401, 403, 413, 415 or 422').toEqual([]);

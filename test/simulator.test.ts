@@ -1,8 +1,9 @@
 // The CI run of the NiFi simulator (sim/simulate.ts): 40 business keys of 8 partitions with every fault —
-// lost responses, duplicates, crashed and stalled PG-20 workers, concurrent last chunks, PUBLISH_UNKNOWN,
-// receiver 5xx and timeouts, API and worker processes killed with SIGKILL, connections terminated — must end
-// with every invariant holding. The simulator starts its own API and worker processes on a database it
-// creates on the test server.
+// lost responses, duplicates, crashed and stalled PG-20 workers, failed source and extract queries, concurrent
+// last chunks, PUBLISH_UNKNOWN, receiver 5xx and timeouts, API and worker processes killed with SIGKILL,
+// connections terminated — must end with every invariant holding. Every request of the simulated flows is the
+// NiFi kit's (nifi/requests). The simulator starts its own API and worker processes on a database it creates on
+// the test server.
 import { spawn } from 'node:child_process';
 import { describe, expect, inject, it } from 'vitest';
 
@@ -29,6 +30,8 @@ const INVARIANTS: Record<string, number> = {
   flows_completed: 40,
   receiver_calls_well_formed: 40,
   processes_restarted: 1,
+  cleaned_runs_ended: 10,
+  cleanup_recorded_once: 10,
 };
 
 /** Runs the simulator; past limitMs it gets SIGTERM, on which it kills its own API and worker processes. */
@@ -64,6 +67,8 @@ describe('the NiFi simulator, CI configuration', () => {
       'lost responses',
       'duplicated requests',
       'worker crashes',
+      'source failures',
+      'extract failures',
       'late reports',
       'last-chunk races',
       'API kills',

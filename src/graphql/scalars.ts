@@ -1,4 +1,17 @@
-import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  Kind,
+  typeFromAST,
+  type DocumentNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type ValueNode,
+} from 'graphql';
 import { INSTANT_PATTERN, calendarDateProblem } from '../domain/gate/business-date.js';
 import { builder } from './builder.js';
 
@@ -142,3 +155,81 @@ builder.scalarType('JSON', {
   parseValue: parseJsonObject,
   parseLiteral: (node) => parseJsonObject(literalValue(node)),
 });
+
+const BOOLEAN_STRINGS: Readonly<Record<string, boolean>> = { true: true, false: false };
+
+const holdsBoolean = new WeakMap<object, boolean>();
+
+/** Whether a value of this type can contain a Boolean (an input object's answer is cached: walks skip the rest). */
+function mayHoldBoolean(declared: GraphQLInputType): boolean {
+  const type = isNonNullType(declared) ? declared.ofType : declared;
+  if (isListType(type)) return mayHoldBoolean(type.ofType);
+  if (isScalarType(type)) return type.name === 'Boolean';
+  if (!isInputObjectType(type)) return false;
+  let found = holdsBoolean.get(type);
+  if (found === undefined) {
+    holdsBoolean.set(type, false); // a recursive input type ends here
+    found = Object.values(type.getFields()).some((field) => mayHoldBoolean(field.type));
+    holdsBoolean.set(type, found);
+  }
+  return found;
+}
+
+/**
+ * Boolean inputs take the strings "true" and "false" as Long takes strings of digits (NiFi's attributes are
+ * strings). The schema keeps GraphQL's own Boolean, which cannot be replaced by a scalar of ours (introspection
+ * uses it), so the variables are coerced before graphql-js reads them: every string at a Boolean position of
+ * the operation's variables becomes that Boolean, in place, and any other string there is a 422 naming the
+ * field. One walk over what the input types declare; values of any other type are left to graphql-js.
+ */
+export function coerceBooleanStrings(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): GraphQLError | null {
+  const operation = getOperationAST(document, operationName);
+  if (!operation || !variables) return null;
+  const path: Array<string | number> = [];
+  const walk = (holder: Record<string | number, unknown>, key: string | number, declared: GraphQLInputType): GraphQLError | null => {
+    const type = isNonNullType(declared) ? declared.ofType : declared;
+    const value = holder[key];
+    if (value === null || value === undefined || !mayHoldBoolean(type)) return null;
+    path.push(key);
+    let problem: GraphQLError | null = null;
+    if (isListType(type)) {
+      // a single value stands for a list of one, as graphql-js coerces it
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length && !problem; i++) problem = walk(value as unknown as Record<number, unknown>, i, type.ofType);
+      } else {
+        path.pop();
+        return walk(holder, key, type.ofType);
+      }
+    } else if (isInputObjectType(type)) {
+      if (typeof value === 'object' && !Array.isArray(value)) {
+        for (const field of Object.values(type.getFields())) {
+          if (problem) break;
+          if (Object.hasOwn(value, field.name)) problem = walk(value as Record<string, unknown>, field.name, field.type);
+        }
+      }
+    } else if (isScalarType(type) && type.name === 'Boolean' && typeof value === 'string') {
+      const parsed = BOOLEAN_STRINGS[value.trim()];
+      if (parsed === undefined) {
+        const field = path.join('.');
+        const reason = 'must be true or false (a JSON boolean, or the string "true" or "false")';
+        problem = new GraphQLError(`${field}: ${reason}`, { extensions: { code: 'INVALID_INPUT', details: { field, reason } } });
+      } else {
+        holder[key] = parsed;
+      }
+    }
+    path.pop();
+    return problem;
+  };
+  for (const definition of operation.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+    const name = definition.variable.name.value;
+    const problem = type && Object.hasOwn(variables, name) ? walk(variables, name, type) : null;
+    if (problem) return problem;
+  }
+  return null;
+}

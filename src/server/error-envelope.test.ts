@@ -1,7 +1,7 @@
 // The error envelope alone, through yoga.fetch on a small schema: no database, no HTTP server.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ERROR_HTTP_STATUS, type ErrorCode } from '../domain/errors.js';
-import { capturingLogger, post, smallYoga } from '../../test/support/small-api.js';
+import { ACTORS, capturingLogger, post, smallYoga } from '../../test/support/small-api.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import { useRequestId } from './request-id.js';
 
@@ -47,6 +47,59 @@ describe('domain errors', () => {
     expect(res.headers.get('x-error-code')).toBe('CHUNK_CONFLICT');
     expect(res.body.errors!.map((e) => e.extensions!.code)).toEqual(['RUN_NOT_FOUND', 'CHUNK_CONFLICT']);
     expect(res.body.data).toEqual({ a: null, b: null, hello: 'world' });
+  });
+});
+
+describe('error bodies lead with their code', () => {
+  /** What InvokeHTTP keeps of an error body by default: its first 256 bytes. */
+  const first256 = async (res: Response) =>
+    Buffer.from(await res.arrayBuffer())
+      .subarray(0, 256)
+      .toString('latin1');
+  const fetchRaw = (query: string, variables: Record<string, unknown> = {}) =>
+    yoga.fetch(
+      'http://test/graphql',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) },
+      { actor: ACTORS.viewer },
+    );
+
+  it.each(Object.keys(ERROR_HTTP_STATUS) as ErrorCode[])(
+    '%s: the code is in the first 256 bytes, before a long message and details',
+    async (code) => {
+      const res = await fetchRaw('query($code: String!) { domainError(code: $code, padding: 3000) }', { code });
+      const head = await first256(res);
+      expect(head.startsWith(`{"errors":[{"extensions":{"code":"${code}","requestId":"`), head).toBe(true);
+    },
+  );
+
+  it('so do schema-level errors with long messages, and the 415 of an unknown content type', async () => {
+    const unknownField = await fetchRaw(`{ items { ${'x'.repeat(2000)} } }`);
+    expect(unknownField.status).toBe(400);
+    expect(await first256(unknownField)).toMatch(/^\{"errors":\[\{"extensions":\{"code":"BAD_REQUEST"/);
+    const unsupported = await yoga.fetch(
+      'http://test/graphql',
+      { method: 'POST', headers: { 'content-type': `text/${'x'.repeat(2000)}` }, body: '{}' },
+      { actor: null },
+    );
+    expect(unsupported.status).toBe(415);
+    expect(await first256(unsupported)).toMatch(/^\{"errors":\[\{"extensions":\{"code":"BAD_REQUEST"/);
+  });
+
+  it('keeps every field of the error, and the data after the errors', async () => {
+    const res = await fetchRaw('{ a: domainError(code: "RUN_NOT_FOUND") hello }');
+    const text = await res.text();
+    expect(text.indexOf('"errors"')).toBeLessThan(text.indexOf('"data"'));
+    expect(JSON.parse(text)).toEqual({
+      errors: [
+        {
+          extensions: { code: 'RUN_NOT_FOUND', requestId: expect.any(String), details: { asked: 'RUN_NOT_FOUND' } },
+          message: 'refused with RUN_NOT_FOUND',
+          locations: [{ line: 1, column: 3 }],
+          path: ['a'],
+        },
+      ],
+      data: { a: null, hello: 'world' },
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../db/errors.js';
@@ -49,6 +49,22 @@ function headersFor(envelope: Envelope, error: GraphQLError): Record<string, str
   };
 }
 
+/** An error as it goes on the wire: its code first, then the request id, the details and the message. */
+export function leadingWithCode({ message, extensions = {}, ...rest }: GraphQLFormattedError): Record<string, unknown> {
+  const { code, requestId, ...more } = extensions;
+  return { extensions: { code, requestId, ...more }, message, ...rest };
+}
+
+/**
+ * The body of a result with errors, every error leading with its code and the errors before the data: NiFi's
+ * InvokeHTTP keeps only the first 256 bytes of an error body by default, and a MANIFEST_INVALID message alone
+ * can be 2,000 characters.
+ */
+function stringifyLeadingWithCodes(result: ExecutionResult): string {
+  const { errors, ...rest } = result;
+  return JSON.stringify({ errors: errors?.map((error) => leadingWithCode(error.toJSON())), ...rest });
+}
+
 /** Rewrites every error of every result (parse, validation, execution) into the contract's envelope. */
 export function useErrorEnvelope(log: Logger): Plugin {
   return {
@@ -78,7 +94,7 @@ export function useErrorEnvelope(log: Logger): Plugin {
             },
           }),
       );
-      setResult({ ...result, errors });
+      setResult({ ...result, errors, stringify: stringifyLeadingWithCodes });
     },
   };
 }
@@ -92,7 +108,7 @@ export function useUnsupportedMediaType(): Plugin {
     onRequestParse({ request, requestParser, endResponse, fetchAPI }) {
       if (requestParser) return;
       const message = `unsupported Content-Type ${JSON.stringify(request.headers.get('content-type') ?? '')}: send application/json`;
-      const body = { errors: [{ message, extensions: { code: 'BAD_REQUEST', requestId: requestIdOf(request) } }] };
+      const body = { errors: [leadingWithCode({ message, extensions: { code: 'BAD_REQUEST', requestId: requestIdOf(request) } })] };
       endResponse(
         new fetchAPI.Response(JSON.stringify(body), {
           status: 415,

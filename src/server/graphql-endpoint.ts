@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Actor } from '../graphql/builder.js';
 import type { Authenticate } from './auth.js';
+import { leadingWithCode } from './error-envelope.js';
 import { belongsOnLane, type ExecutionLane, LaneOverloadedError } from './execution-lane.js';
 import { asksForGraphiQL, serveGraphiQL } from './graphiql.js';
 import { requestIdFrom } from './request-id.js';
@@ -104,7 +105,7 @@ function sendError(
   sendJson(
     res,
     status,
-    { errors: [{ message: error.message, extensions: { code: error.code, requestId } }] },
+    { errors: [leadingWithCode({ message: error.message, extensions: { code: error.code, requestId } })] },
     { 'X-Error-Code': error.code, 'X-Request-Id': requestId, ...headers },
   );
 }

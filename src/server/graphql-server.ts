@@ -9,6 +9,7 @@ import type { Actor, GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
 import type { Realtime } from '../realtime/realtime.js';
 import { useRootFieldAuth } from './auth.js';
+import { useBooleanStrings } from './boolean-strings.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
@@ -149,6 +150,7 @@ export function createGraphQLServer({ config, db, log, metrics, realtime }: Grap
       useRootFieldAuth(),
       useQueryCost(),
       useStorableInputs(),
+      useBooleanStrings(),
       useSubscriptionInputErrors(),
       useErrorEnvelope(log),
       useUnsupportedMediaType(),

@@ -261,6 +261,8 @@ export interface PostOutcome {
   /** The first error's extensions.details. */
   details: Record<string, unknown> | undefined;
   headerCode: string | null;
+  /** The body's first 256 bytes: what NiFi's InvokeHTTP keeps of an error body by default. */
+  head?: string;
   ms: number;
   /** Why there is no status, when there is none. */
   failure?: string;
@@ -279,7 +281,8 @@ export async function postGraphql(url: string, body: string, options: PostOption
       body,
       signal: options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
     });
-    const text = await response.text();
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const text = bytes.toString('utf8');
     let parsed: { errors?: Array<{ extensions?: { code?: string; details?: Record<string, unknown> } }> } = {};
     try {
       parsed = JSON.parse(text);
@@ -293,6 +296,7 @@ export async function postGraphql(url: string, body: string, options: PostOption
       code: codes[0],
       details: parsed.errors?.[0]?.extensions?.details,
       headerCode: response.headers.get('x-error-code'),
+      head: bytes.subarray(0, 256).toString('latin1'),
       ms: performance.now() - started,
     };
   } catch (error) {

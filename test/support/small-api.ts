@@ -80,9 +80,11 @@ const smallSchema = new GraphQLSchema({
         extensions: { complexity: pagedCost('first', 10, 500) },
       }),
       domainError: field(GraphQLString, ANY_ROLE, {
-        args: { code: { type: new GraphQLNonNull(GraphQLString) } },
-        resolve: (_, args: { code: string }) => {
-          throw new DomainError(args.code as ErrorCode, { asked: args.code }, `refused with ${args.code}`);
+        // padding: that many more characters in the message and in the details, as a long MANIFEST_INVALID has
+        args: { code: { type: new GraphQLNonNull(GraphQLString) }, padding: { type: GraphQLInt } },
+        resolve: (_, args: { code: string; padding?: number | null }) => {
+          const pad = args.padding ? { padding: 'p'.repeat(args.padding) } : {};
+          throw new DomainError(args.code as ErrorCode, { asked: args.code, ...pad }, `refused with ${args.code}${pad.padding ?? ''}`);
         },
       }),
       invalidInput: field(GraphQLString, ANY_ROLE, {
