@@ -180,8 +180,13 @@ export class Replay {
     this.runIds.clear();
     this.leases.clear();
     await this.api.sql.query(this.ledgerTables.truncate);
-    await this.operator(DEFINE_GATE, { input: { consumer: GATE, requiredJobs: [UPSTREAM], boundJobKey: JOB } });
-    await this.operator(DEFINE_GATE, { input: { consumer: CONSUMER, requiredJobs: [UPSTREAM, JOB] } });
+    for (const gate of [
+      { consumer: GATE, requiredJobs: [UPSTREAM], boundJobKey: JOB },
+      { consumer: CONSUMER, requiredJobs: [UPSTREAM, JOB] },
+    ]) {
+      const defined = await this.operator(DEFINE_GATE, { input: gate });
+      if (defined.code !== undefined) throw new Error(`defineGate ${gate.consumer}: ${defined.code}`);
+    }
     const states = trace.states as unknown as ModelState[];
     for (let i = 1; i < states.length; i++) {
       const { last, ledger } = states[i]!;
@@ -215,6 +220,7 @@ export class Replay {
           },
         });
         if (answer.code !== undefined) return answer;
+        // a replay names a run the model knows; a new run is the model's next (an unknown replay is then a mismatch)
         const model = [...this.runIds].find(([, real]) => real.runId === answer.runId)?.[0] ?? this.runIds.size + 1;
         if (answer.created === true) this.runIds.set(model, { ...(answer as unknown as CreatedRun), businessKey: BUSINESS_DATE });
         return { created: answer.created, runId: model, status: answer.status };
@@ -226,18 +232,12 @@ export class Replay {
         return this.nifi(REGISTER_MANIFEST, { input }, ['status', 'validationScheduled']);
       }
       case 'ClaimPartition':
-        return this.nifi(
-          CLAIM,
-          {
-            input: {
-              runId: this.run(s.runId).runId,
-              partitionId: partitionIdOf(s.partition),
-              claimToken: claimToken(s.token),
-              workerNode: `nifi-0${s.worker}`,
-            },
-          },
-          ['claimed', 'runStatus', 'partitionStatus', 'attempt'],
-        );
+        return this.nifi(CLAIM, { input: { ...this.claimOf(s), workerNode: `nifi-0${s.worker}` } }, [
+          'claimed',
+          'runStatus',
+          'partitionStatus',
+          'attempt',
+        ]);
       case 'ReportChunk':
         return this.nifi(
           REPORT,
@@ -249,9 +249,7 @@ export class Replay {
           FAIL_PARTITION,
           {
             input: {
-              runId: this.run(s.runId).runId,
-              partitionId: partitionIdOf(s.partition),
-              claimToken: claimToken(s.token),
+              ...this.claimOf(s),
               errorStage: 'EXTRACT',
               errorClass: 'java.sql.SQLException',
               errorCode: s.snapshotTooOld ? 'ORA-01555' : 'ORA-03113',
@@ -369,6 +367,11 @@ export class Replay {
       default:
         throw new Error(`the replay does not know the step ${step.tag}`);
     }
+  }
+
+  /** The run, partition and claim token a worker's call names. */
+  private claimOf(s: StepFields): { runId: string; partitionId: string; claimToken: string } {
+    return { runId: this.run(s.runId).runId, partitionId: partitionIdOf(s.partition), claimToken: claimToken(s.token) };
   }
 
   private run(model: number): CreatedRun {
