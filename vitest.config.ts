@@ -41,7 +41,7 @@ export default defineConfig({
         test: {
           name: 'database',
           globalSetup: ['test/support/global-setup.ts'],
-          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'spec/**/*.test.ts'],
           exclude: FAST_TIER,
         },
       },

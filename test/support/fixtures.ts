@@ -19,6 +19,8 @@ export const REPORT = `mutation($input: ReportChunkInput!) {
 export const FAIL_PARTITION = `mutation($input: FailPartitionInput!) {
   failPartition(input: $input) { partitionStatus runStatus changed } }`;
 export const FAIL_RUN = `mutation($input: FailRunInput!) { failRun(input: $input) { runId runStatus changed } }`;
+export const CANCEL_RUN = `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus changed } }`;
+export const REISSUE_PARTITION = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
 export const RUN = `query($runId: UUID!) { run(runId: $runId) {
   runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount
   failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable errorStage errorCode errorMessage
