@@ -18,7 +18,6 @@ import { loadConfig } from '../src/config/config.js';
 import { createDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from '../src/domain/retention/purge.js';
-import { encodeRunCursor } from '../src/domain/runs/queries.js';
 import { createLogger } from '../src/server/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
 import { createSweeper } from '../src/worker/sweeper.js';
@@ -158,17 +157,13 @@ async function probes(url: string, days: number): Promise<Probe[]> {
       name: 'runs: started before a date',
       document: RUNS,
       size: runs,
-      variables: { first: 50, after: encodeRunCursor({ startedAt: rangeStart, runId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }) },
+      variables: { first: 50, filter: { startedBefore: rangeStart } },
     },
     {
       name: 'runs: one job, before a date',
       document: RUNS,
       size: runs,
-      variables: {
-        filter: { jobKey: 'JOB_050' },
-        first: 50,
-        after: encodeRunCursor({ startedAt: rangeStart, runId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }),
-      },
+      variables: { filter: { jobKey: 'JOB_050', startedBefore: rangeStart }, first: 50 },
     },
     { name: 'run page, 2,000 partitions', document: RUN, variables: { runId }, size: (data: any) => data.run.partitions.length },
     { name: 'monitorSummary', document: MONITOR_SUMMARY, variables: {}, size: (data: any) => data.monitorSummary.alerts.length },

@@ -18,6 +18,7 @@ function declaredAs<S extends z.ZodType>(type: GraphQLInput, schema: S): S {
 export const uuid = declaredAs('UUID', z.string());
 export const decimal = declaredAs('Decimal', z.string());
 export const date = declaredAs('Date', z.string());
+export const dateTime = declaredAs('DateTime', z.date());
 
 /** A GraphQL enum's values; a zod enum without one is a String field. */
 export function inputEnum<const V extends readonly [string, ...string[]]>(

@@ -13,6 +13,7 @@ import {
   listMetrics,
   listPartitions,
   listRuns,
+  RUN_ORDERS,
   partitionCounts,
   type DispatchRecord,
   type MetricRecord,
@@ -24,7 +25,7 @@ import { RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
-import { argsOf, inputEnum, inputObject, uuid } from './inputs.js';
+import { argsOf, dateTime, inputEnum, inputObject, uuid } from './inputs.js';
 import { inSlices } from './list-slices.js';
 import { defineMutation } from './mutation.js';
 import { ANY_ROLE, NIFI } from './roles.js';
@@ -34,6 +35,7 @@ const MAX_RUN_EVENTS = 1000;
 const RUN_SLICE = 50;
 
 const runStatus = inputEnum(RunStatusEnum, RUN_STATUSES);
+const RunOrderEnum = builder.enumType('RunOrder', { values: RUN_ORDERS });
 const reader = (ctx: GraphQLContext): Tx => ctx.services.db.prisma;
 
 const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
@@ -250,12 +252,17 @@ const listRunsArgs = z.object({
     z.object({
       jobKey: f.text(200).nullish(),
       businessKey: f.text(200).nullish(),
+      jobKeyContains: f.text(200).nullish().describe('Runs whose job key contains this text, in any case.'),
+      businessKeyContains: f.text(200).nullish().describe('Runs whose business key contains this text, in any case.'),
       status: runStatus.nullish(),
       activeOnly: z.boolean().nullish(),
+      startedFrom: dateTime.nullish().describe('Runs started at or after this instant.'),
+      startedBefore: dateTime.nullish().describe('Runs started before this instant.'),
     }),
   ).nullish(),
   first: z.number().int().min(1).max(MAX_RUNS_PAGE).default(50),
   after: z.string().max(200).nullish(),
+  order: inputEnum(RunOrderEnum, RUN_ORDERS).nullish().describe('By start: NEWEST_FIRST (the default) or OLDEST_FIRST.'),
 });
 
 builder.queryField('runs', (t) =>
@@ -269,7 +276,7 @@ builder.queryField('runs', (t) =>
       const parsed = f.parseCommand(listRunsArgs, args, 'args');
       const after = parsed.after ? decodeRunCursor(parsed.after) : null;
       if (parsed.after && !after) throw new DomainError('INVALID_INPUT', { field: 'after', reason: 'not a cursor from this API' });
-      return listRuns(reader(ctx), parsed.filter ?? {}, parsed.first, after);
+      return listRuns(reader(ctx), parsed.filter ?? {}, parsed.first, after, parsed.order ?? undefined);
     },
   }),
 );

@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { LoadDispatch, LoadPartition, LoadRun, LoadValidation } from '../../generated/prisma/client.js';
 import { DomainError } from '../errors.js';
 import {
@@ -36,52 +37,85 @@ export async function getRun(tx: Tx, runId: string): Promise<RunRecord> {
 export interface RunFilter {
   jobKey?: string | null;
   businessKey?: string | null;
+  /** Case-insensitive substrings (the console's search). */
+  jobKeyContains?: string | null;
+  businessKeyContains?: string | null;
   status?: string | null;
   activeOnly?: boolean | null;
+  /** Started at or after; started before. */
+  startedFrom?: Date | null;
+  startedBefore?: Date | null;
 }
+
+export const RUN_ORDERS = ['NEWEST_FIRST', 'OLDEST_FIRST'] as const;
+type RunOrder = (typeof RUN_ORDERS)[number];
 
 export interface RunPage {
   runs: RunRecord[];
   hasNextPage: boolean;
 }
 
+/**
+ * A page's cursor names its last run; the next page starts after that run's (started_at, run_id), read in
+ * the database at full precision. (A cursor holding started_at as a JavaScript Date lost its microseconds:
+ * runs started within the same millisecond were skipped or repeated.)
+ */
 export interface RunCursor {
-  startedAt: Date;
   runId: string;
 }
 
-export function encodeRunCursor(run: Pick<RunRecord, 'startedAt' | 'runId'>): string {
-  return Buffer.from(`${run.startedAt.toISOString()}|${run.runId}`).toString('base64url');
+export function encodeRunCursor(run: Pick<RunRecord, 'runId'>): string {
+  return Buffer.from(run.runId).toString('base64url');
 }
 
 export function decodeRunCursor(cursor: string): RunCursor | null {
-  const [time, runId] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const startedAt = new Date(time ?? '');
-  if (!runId || Number.isNaN(startedAt.getTime()) || !/^[0-9a-f-]{36}$/.test(runId)) return null;
-  return { startedAt, runId };
+  // cursors of earlier releases were `<started_at>|<run_id>`: the run is all that counts
+  const runId = Buffer.from(cursor, 'base64url').toString().split('|').at(-1) ?? '';
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(runId) ? { runId } : null;
 }
 
-/** Runs newest first (started_at, then run_id, both descending), as a keyset page. */
-export async function listRuns(tx: Tx, filter: RunFilter, first: number, after: RunCursor | null): Promise<RunPage> {
-  const runs = await tx.loadRun.findMany({
-    where: {
-      ...(filter.jobKey ? { jobKey: filter.jobKey } : {}),
-      ...(filter.businessKey ? { businessKey: filter.businessKey } : {}),
-      ...(filter.status ? { status: filter.status } : {}),
-      ...(filter.activeOnly ? { status: { in: [...ACTIVE_RUN_STATUSES] } } : {}),
-      // startedAt <= the cursor's, implied by the OR, is what an index range scan can start from: without it
-      // a page deep in the history read and dropped every newer run first (18,200 of them at half a year)
-      ...(after
-        ? {
-            startedAt: { lte: after.startedAt },
-            OR: [{ startedAt: { lt: after.startedAt } }, { startedAt: after.startedAt, runId: { lt: after.runId } }],
-          }
-        : {}),
-    },
-    orderBy: [{ startedAt: 'desc' }, { runId: 'desc' }],
-    take: first + 1,
-  });
-  return { runs: runs.slice(0, first).map(runRecord), hasNextPage: runs.length > first };
+/** Prisma's `contains` and our ILIKE leave LIKE's wildcards to the text: a search is for the characters typed. */
+const literalLike = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+
+/**
+ * Runs by start (started_at, then run_id), newest first unless asked otherwise, as a keyset page: the page's
+ * ids in one statement (row comparison against the cursor's run, which an index range scan starts from), then
+ * the runs themselves.
+ */
+export async function listRuns(
+  tx: Tx,
+  filter: RunFilter,
+  first: number,
+  after: RunCursor | null,
+  order: RunOrder = 'NEWEST_FIRST',
+): Promise<RunPage> {
+  const newestFirst = order === 'NEWEST_FIRST';
+  const conditions: Prisma.Sql[] = [
+    ...(filter.jobKey ? [Prisma.sql`job_key = ${filter.jobKey}`] : []),
+    ...(filter.businessKey ? [Prisma.sql`business_key = ${filter.businessKey}`] : []),
+    ...(filter.jobKeyContains ? [Prisma.sql`job_key ILIKE ${literalLike(filter.jobKeyContains)}`] : []),
+    ...(filter.businessKeyContains ? [Prisma.sql`business_key ILIKE ${literalLike(filter.businessKeyContains)}`] : []),
+    ...(filter.status ? [Prisma.sql`status = ${filter.status}`] : []),
+    ...(filter.activeOnly ? [Prisma.sql`status = ANY(${ACTIVE_RUN_STATUSES}::text[])`] : []),
+    ...(filter.startedFrom ? [Prisma.sql`started_at >= ${filter.startedFrom}`] : []),
+    ...(filter.startedBefore ? [Prisma.sql`started_at < ${filter.startedBefore}`] : []),
+    ...(after
+      ? [
+          newestFirst
+            ? Prisma.sql`(started_at, run_id) < (SELECT started_at, run_id FROM nifi_ops.load_run WHERE run_id = ${after.runId}::uuid)`
+            : Prisma.sql`(started_at, run_id) > (SELECT started_at, run_id FROM nifi_ops.load_run WHERE run_id = ${after.runId}::uuid)`,
+        ]
+      : []),
+  ];
+  const ids = await tx.$queryRaw<Array<{ run_id: string }>>`
+    SELECT run_id FROM nifi_ops.load_run
+     WHERE ${conditions.length ? Prisma.join(conditions, ' AND ') : Prisma.sql`true`}
+     ORDER BY ${newestFirst ? Prisma.sql`started_at DESC, run_id DESC` : Prisma.sql`started_at, run_id`}
+     LIMIT ${first + 1}`;
+  const page = ids.slice(0, first).map((row) => row.run_id);
+  const runs = await tx.loadRun.findMany({ where: { runId: { in: page } } });
+  const byId = new Map(runs.map((run) => [run.runId, run]));
+  return { runs: page.flatMap((id) => (byId.has(id) ? [runRecord(byId.get(id)!)] : [])), hasNextPage: ids.length > first };
 }
 
 /** Rows per read of a run's partitions. */

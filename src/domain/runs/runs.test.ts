@@ -223,6 +223,85 @@ describe('run and runs queries', () => {
     expect(badFirst.status).toBe(422);
   });
 
+  it('searches job and business keys by substring in any case (wildcards taken literally), by start range, oldest first', async () => {
+    const tag = randomUUID().slice(0, 6);
+    const runs = [];
+    for (const businessKey of [`Srch_${tag}_a`, `SRCH_${tag}_b`, `srch_${tag}Xc`]) {
+      runs.push({ ...(await createRun(api, { businessKey })), businessKey });
+    }
+    const { rows } = await api.sql.query<{ started_at: Date }>('SELECT started_at FROM nifi_ops.load_run WHERE run_id = $1', [
+      runs[1]!.runId,
+    ]);
+    const second = rows[0]!.started_at;
+    const query = `query($f: RunFilter, $first: Int, $after: String, $order: RunOrder) {
+      runs(filter: $f, first: $first, after: $after, order: $order) { nodes { runId } pageInfo { hasNextPage endCursor } } }`;
+    const ids = async (variables: Record<string, unknown>) => {
+      const res = await api.gql<{ runs: { nodes: Array<{ runId: string }> } }>(query, { first: 50, ...variables }, { token: 'viewer' });
+      expect(res.status).toBe(200);
+      return res.body.data!.runs.nodes.map((n) => n.runId);
+    };
+    const [a, b, c] = runs.map((r) => r.runId);
+    expect(await ids({ f: { businessKeyContains: `srch_${tag}` } })).toEqual([c, b, a]);
+    // LIKE's wildcards are plain characters here: % matches nothing, _ only an underscore
+    expect(await ids({ f: { businessKeyContains: `${tag}%` } })).toEqual([]);
+    expect(await ids({ f: { businessKeyContains: `${tag}_` } })).toEqual([b, a]);
+    expect(await ids({ f: { businessKeyContains: tag, jobKeyContains: JOB.slice(3, 12).toLowerCase() } })).toEqual([c, b, a]);
+    expect(await ids({ f: { businessKeyContains: tag, jobKeyContains: 'NO_SUCH' } })).toEqual([]);
+    expect(await ids({ f: { businessKeyContains: tag, startedFrom: second.toISOString() } })).toEqual([c, b]);
+    expect(await ids({ f: { businessKeyContains: tag, startedBefore: second.toISOString() } })).toEqual([a]);
+    expect(await ids({ f: { businessKeyContains: tag }, order: 'OLDEST_FIRST' })).toEqual([a, b, c]);
+    // oldest first, a page at a time
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const res: any = await api.gql(
+        query,
+        { f: { businessKeyContains: tag }, first: 2, after, order: 'OLDEST_FIRST' },
+        { token: 'viewer' },
+      );
+      seen.push(...res.body.data.runs.nodes.map((n: { runId: string }) => n.runId));
+      after = res.body.data.runs.pageInfo.hasNextPage ? res.body.data.runs.pageInfo.endCursor : null;
+    } while (after);
+    expect(seen).toEqual([a, b, c]);
+    const badFrom = await api.gql(query, { f: { startedFrom: 'yesterday' } }, { token: 'viewer' });
+    expect([badFrom.status, badFrom.code]).toEqual([422, 'INVALID_INPUT']);
+    const longSearch = await api.gql(query, { f: { jobKeyContains: 'x'.repeat(201) } }, { token: 'viewer' });
+    expect([longSearch.status, longSearch.code]).toEqual([422, 'INVALID_INPUT']);
+  });
+
+  it('pages runs started within the same millisecond once each, in either order', async () => {
+    const businessKey = `SAME_MS_${randomUUID().slice(0, 6)}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const run = await createRun(api, { businessKey });
+      await api.gql(FAIL_RUN, {
+        input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' },
+      });
+      ids.push(run.runId);
+    }
+    // microseconds apart, one millisecond: what a JavaScript Date cannot tell apart
+    await api.sql.query(
+      `UPDATE nifi_ops.load_run r SET started_at = '2026-11-30T10:00:00.123000Z'::timestamptz + (o.n * interval '100 microseconds')
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS o(run_id, n) WHERE r.run_id = o.run_id`,
+      [ids],
+    );
+    const query = `query($f: RunFilter, $after: String, $order: RunOrder) { runs(filter: $f, first: 1, after: $after, order: $order) {
+      nodes { runId } pageInfo { hasNextPage endCursor } } }`;
+    for (const [order, expected] of [
+      ['NEWEST_FIRST', [...ids].reverse()],
+      ['OLDEST_FIRST', ids],
+    ] as const) {
+      const seen: string[] = [];
+      let after: string | null = null;
+      do {
+        const res: any = await api.gql(query, { f: { businessKey }, after, order }, { token: 'viewer' });
+        seen.push(...res.body.data.runs.nodes.map((n: { runId: string }) => n.runId));
+        after = res.body.data.runs.pageInfo.hasNextPage ? res.body.data.runs.pageInfo.endCursor : null;
+      } while (after);
+      expect(seen, order).toEqual(expected);
+    }
+  });
+
   it('answers every partition of a run larger than a read page (1,000) and a list slice (250), in partition order', async () => {
     const run = await startRun(
       api,
