@@ -153,7 +153,13 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     resendDispatch: { runId: extracted.runId, dispatchId: extracted.dispatchId, reason: 'receiver is back' },
     cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
-    defineGate: { consumer: 'FUZZ_OTHER', requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'], boundJobKey: null },
+    defineGate: {
+      consumer: 'FUZZ_OTHER',
+      requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'],
+      boundJobKey: null,
+      notifyUrl: 'https://reports.example/gates/FUZZ_OTHER',
+      expectedBy: [{ jobId: 'FUZZ_UP', daysAfter: 1, time: '06:00', timeZone: 'Asia/Seoul' }],
+    },
     recordObservation: {
       jobId: 'FUZZ_UP',
       businessDate: '2031-05-03',

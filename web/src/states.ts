@@ -28,6 +28,7 @@ export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'ba
     case 'ACKED':
     case 'PASS':
     case 'SUCCEEDED':
+    case 'MET':
       return 'good';
     case 'EXTRACTING':
     case 'RUNNING':
@@ -43,6 +44,8 @@ export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'ba
     case 'RETRY':
     case 'WARN':
     case 'MISSING':
+    case 'OBSERVATION_MISSING':
+    case 'OBSERVATION_LATE':
       return 'warn';
     case 'CANCELLED':
     case 'ABANDONED':
