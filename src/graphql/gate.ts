@@ -29,7 +29,7 @@ import { getPublication, listPublications, MAX_PUBLICATIONS_PAGE, publish, type 
 import { recordObservation, type ObservationRecord } from '../domain/gate/record-observation.js';
 import { builder } from './builder.js';
 import { pagedCost } from './cost.js';
-import { DispatchStatusEnum } from './enums.js';
+import { deliveryFields } from './dispatch-fields.js';
 import { argsOf, date, inputEnum, inputObject } from './inputs.js';
 import { defineMutation } from './mutation.js';
 import { ANY_ROLE, NIFI, OPERATOR } from './roles.js';
@@ -136,6 +136,8 @@ const RequiredJobReadinessRef = builder.objectRef<JobReadiness>('RequiredJobRead
 type DatedEvidence = Evidence & { businessDate: string };
 const dated = (evidence: Evidence[], businessDate: string): DatedEvidence[] => evidence.map((e) => ({ ...e, businessDate }));
 const attemptsKey = (e: DatedEvidence) => `${e.jobId} ${e.businessDate}`;
+/** A loader key "name date" (names never hold a space: identifier) back into its two parts. */
+const splitKey = (key: string): [string, string] => [key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)];
 
 const EvidenceRef = builder.objectRef<DatedEvidence>('Evidence').implement({
   description: 'An upstream attempt that authorised an output.',
@@ -154,7 +156,10 @@ const EvidenceRef = builder.objectRef<DatedEvidence>('Evidence').implement({
       load: (keys: string[], ctx) =>
         listAttemptsOf(
           ctx.services.db.prisma,
-          keys.map((key) => ({ jobId: key.slice(0, key.indexOf(' ')), businessDate: key.slice(key.indexOf(' ') + 1) })),
+          keys.map((key) => {
+            const [jobId, businessDate] = splitKey(key);
+            return { jobId, businessDate };
+          }),
         ),
       resolve: attemptsKey,
     }),
@@ -199,7 +204,10 @@ const ReadinessRef = builder.objectRef<Readiness>('Readiness').implement({
       load: (keys: string[], ctx) =>
         currentDecisions(
           ctx.services.db.prisma,
-          keys.map((key) => ({ consumer: key.slice(0, key.indexOf(' ')), businessDate: key.slice(key.indexOf(' ') + 1) })),
+          keys.map((key) => {
+            const [consumer, businessDate] = splitKey(key);
+            return { consumer, businessDate };
+          }),
         ),
       resolve: (r) => `${r.consumer} ${r.businessDate}`,
     }),
@@ -209,18 +217,9 @@ const ReadinessRef = builder.objectRef<Readiness>('Readiness').implement({
 const GateDispatchRef = builder.objectRef<GateDispatchRecord>('GateDispatch').implement({
   description: 'A GATE_READY call: one readiness decision delivered to the gate’s notifyUrl.',
   fields: (t) => ({
-    dispatchId: t.field({ type: 'UUID', resolve: (d) => d.dispatchId }),
+    ...deliveryFields(t),
     businessDate: t.field({ type: 'Date', resolve: (d) => d.businessDate }),
     version: t.exposeInt('version', { description: 'The readiness decision delivered.' }),
-    status: t.field({ type: DispatchStatusEnum, resolve: (d) => d.status }),
-    attemptCount: t.exposeInt('attemptCount'),
-    nextAttemptAt: t.field({ type: 'DateTime', resolve: (d) => d.nextAttemptAt }),
-    lastHttpStatus: t.exposeInt('lastHttpStatus', { nullable: true }),
-    lastError: t.exposeString('lastError', { nullable: true }),
-    createdAt: t.field({ type: 'DateTime', resolve: (d) => d.createdAt }),
-    ackedAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.ackedAt }),
-    deadAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.deadAt }),
-    cancelledAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.cancelledAt }),
   }),
 });
 

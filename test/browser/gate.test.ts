@@ -2,15 +2,13 @@
 // live by readinessChanged, the expected-by deadlines, the publications with their evidence linked to its runs and
 // the attempts it superseded, and a receiver's dead call resent.
 import type { Page } from 'playwright-core';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/server/logger.js';
-import { startWorker, type Worker } from '../../src/worker/worker.js';
+import type { Worker } from '../../src/worker/worker.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import { FAIL_RUN, createRun, toPublished } from '../support/fixtures.js';
 import { PUBLISH, defineGate, observed, publishInput, toSuccess, unique } from '../support/gate-fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
+import { ensureConsoleBuilt, openBrowser, startConsoleWorker, type Browser } from './browser.js';
 
 let api: TestApi;
 let receiver: Receiver;
@@ -25,16 +23,7 @@ beforeAll(async () => {
   api = await startTestApi({}, { realtime: true });
   receiver = await startReceiver();
   gateReceiver = await startReceiver();
-  worker = startWorker({
-    config: {
-      ...api.config,
-      nifi: { ...api.config.nifi, receiverUrl: receiver.url, timeoutSeconds: 5 },
-      dispatch: { ...api.config.dispatch, pollInterval: 300 },
-    },
-    db: api.db,
-    log: createLogger({ level: 'fatal', format: 'json' }, 'test-worker'),
-    registry: new Registry(),
-  });
+  worker = startConsoleWorker(api, receiver.url);
   browser = await openBrowser();
   page = browser.page;
 }, 180_000);

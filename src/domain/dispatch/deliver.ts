@@ -1,9 +1,23 @@
 import type pg from 'pg';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { DISPATCH_RECEIVED_STATUS, type DispatchType } from '../states.js';
+import { DISPATCH_RECEIVED_STATUS, type DispatchStatus, type DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
 import { backoffMs } from './backoff.js';
+
+/** Where a call stands in its delivery: what every outbox row shows, whoever the call is for. */
+export interface DeliveryState {
+  dispatchId: string;
+  status: DispatchStatus;
+  attemptCount: number;
+  nextAttemptAt: Date;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  ackedAt: Date | null;
+  deadAt: Date | null;
+  cancelledAt: Date | null;
+}
 
 /** What came back from one HTTP call: a response, or no response at all (refused, reset, timed out). */
 export type DeliveryAttempt = { httpStatus: number; responseText: string } | { httpStatus: null; error: string };

@@ -1,24 +1,15 @@
 // A gate's GATE_READY calls: one per readiness decision while the gate has a receiver (notifyUrl), written by the
 // decision itself (nifi_ops.decide_readiness) and delivered by the dispatcher like every other call.
 import type { Tx } from '../../db/client.js';
-import { parseDispatchStatus, type DispatchStatus } from '../states.js';
+import type { DeliveryState } from '../dispatch/deliver.js';
+import { parseDispatchStatus } from '../states.js';
 import { dateOfColumn } from './business-date.js';
 
-export interface GateDispatchRecord {
-  dispatchId: string;
+export interface GateDispatchRecord extends DeliveryState {
   consumer: string;
   businessDate: string;
   /** The decision delivered. */
   version: number;
-  status: DispatchStatus;
-  attemptCount: number;
-  nextAttemptAt: Date;
-  lastHttpStatus: number | null;
-  lastError: string | null;
-  createdAt: Date;
-  ackedAt: Date | null;
-  deadAt: Date | null;
-  cancelledAt: Date | null;
 }
 
 export const MAX_GATE_DISPATCHES_PAGE = 100;
