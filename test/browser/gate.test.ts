@@ -3,6 +3,8 @@
 // the attempts it superseded, and a receiver's dead call resent.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction } from '../../src/db/transaction.js';
+import { sweepOnce } from '../../src/domain/sweeper/sweep.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import { FAIL_RUN, createRun, toPublished } from '../support/fixtures.js';
@@ -120,6 +122,43 @@ describe('the gate pages', () => {
       .click();
     await page.getByRole('heading', { name: new RegExp(D) }).waitFor();
     expect(new URL(page.url()).pathname).toBe(`/runs/${run.runId}`);
+  });
+
+  it('shows a deadline the sweeper found missed, on the readiness page and among the dashboard’s alerts', async () => {
+    const consumer = unique('LATE_REPORTS');
+    const job = unique('upstream');
+    // a deadline that passed ten minutes ago in Seoul, D+1: for the business date before today's there
+    const { rows } = await api.sql.query<{ time: string; business_date: string }>(
+      `SELECT to_char(t, 'HH24:MI') AS time, to_char(t::date - 1, 'YYYY-MM-DD') AS business_date
+         FROM (SELECT (clock_timestamp() - interval '10 minutes') AT TIME ZONE 'Asia/Seoul' AS t) local`,
+    );
+    const { time, business_date: businessDate } = rows[0]!;
+    await defineGate(api, consumer, [job], undefined, { expectedBy: [{ jobId: job, daysAfter: 1, time, timeZone: 'Asia/Seoul' }] });
+    // set before the deadline passed: the sweeper checks deadlines that passed after their expectation was set
+    await api.sql.query(`UPDATE nifi_ops.gate_required_job SET expected_since = expected_since - interval '1 day' WHERE consumer = $1`, [
+      consumer,
+    ]);
+    // this sweep, or the worker's own if it holds the sweeper's lock at that moment
+    const checked = async () => {
+      await inTransaction(api.db, (tx, afterCommit) => sweepOnce(tx, api.config, afterCommit));
+      return (await api.sql.query('SELECT outcome FROM nifi_ops.gate_deadline_check WHERE job_id = $1', [job])).rows;
+    };
+    await expect.poll(checked, { timeout: 20_000 }).toEqual([{ outcome: 'OBSERVATION_MISSING' }]);
+
+    await page.goto(`${api.url}/readiness`);
+    await page.getByRole('heading', { name: 'Readiness' }).waitFor();
+    await page.getByLabel('Consumer').fill(consumer);
+    await page.getByLabel('Business date').fill(businessDate);
+    await page.getByRole('button', { name: 'Check' }).click();
+    const row = page.locator('tr', { hasText: job });
+    await expect.poll(() => row.textContent(), { timeout: 20_000 }).toContain('OBSERVATION MISSING');
+    expect(await row.textContent()).toContain(`D+1 ${time} Asia/Seoul`);
+
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    const alert = page.getByRole('region', { name: /^Alerts/ }).locator('tr', { hasText: job });
+    await expect.poll(() => alert.textContent(), { timeout: 20_000 }).toContain('OBSERVATION MISSING');
+    expect(await alert.textContent()).toContain(businessDate);
+    await browser.screenshot('gate-03-deadline-missed');
   });
 
   it('says so for a consumer without a gate', async () => {
