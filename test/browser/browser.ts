@@ -82,7 +82,10 @@ export async function openBrowser(): Promise<Browser> {
   };
 }
 
-/** The worker behind a console test: NiFi's calls to `receiverUrl`, a quick poll so that what the page shows moves soon. */
+/**
+ * The worker behind a console test: NiFi's calls to `receiverUrl`, a quick poll so that what the page shows moves
+ * soon. (console.test.ts still starts its own: its setup is being changed on another branch.)
+ */
 export function startConsoleWorker(api: TestApi, receiverUrl: string): Worker {
   return startWorker({
     config: {

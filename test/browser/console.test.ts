@@ -2,8 +2,10 @@
 // sign in, watch a partition grid fill, resolve PUBLISH_UNKNOWN, resend a DEAD dispatch, and more.
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Worker } from '../../src/worker/worker.js';
+import { createLogger } from '../../src/server/logger.js';
+import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import {
   CLAIM_PUBLISH,
@@ -19,7 +21,7 @@ import {
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { purgeLedger } from '../../src/domain/retention/purge.js';
 import { formatDate } from '../../web/src/format.js';
-import { ensureConsoleBuilt, openBrowser, startConsoleWorker, type Browser } from './browser.js';
+import { ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
 
 let api: TestApi;
 let receiver: Receiver;
@@ -32,7 +34,16 @@ beforeAll(async () => {
   api = await startTestApi({}, { realtime: true });
   receiver = await startReceiver();
   receiver.setDefault(400); // NiFi refuses: a 4xx other than 408/425/429 makes the dispatch DEAD at once
-  worker = startConsoleWorker(api, receiver.url);
+  worker = startWorker({
+    config: {
+      ...api.config,
+      nifi: { ...api.config.nifi, receiverUrl: receiver.url, timeoutSeconds: 5 },
+      dispatch: { ...api.config.dispatch, pollInterval: 300 },
+    },
+    db: api.db,
+    log: createLogger({ level: 'fatal', format: 'json' }, 'test-worker'),
+    registry: new Registry(),
+  });
   browser = await openBrowser();
   page = browser.page;
 }, 180_000);
