@@ -23,7 +23,9 @@ async function scenario(db: Db): Promise<void> {
   const suffix = randomUUID().slice(0, 8);
   const consumer = `daily_sales_${suffix}`;
   const dimensions = [`dim_customer_${suffix}`, `dim_product_${suffix}`];
-  await inTransaction(db, (tx) => defineGate(tx, { consumer, requiredJobs: dimensions, boundJobKey: null, actor: ACTOR }));
+  await inTransaction(db, (tx) =>
+    defineGate(tx, { consumer, requiredJobs: dimensions, boundJobKey: null, notifyUrl: null, expectedBy: [], actor: ACTOR }),
+  );
 
   const succeeded = (jobId: string, businessDate: string, startedAt: string) =>
     inTransaction(db, (tx) =>

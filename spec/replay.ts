@@ -3,7 +3,7 @@
 // functions; a tick of the model's clock moves every timestamp of the ledger one hour into the past. After each
 // step the API's answer must be the model's `last.answer`, and the ledger the model's `ledger`.
 import type { Config } from '../src/config/config.js';
-import { decideDelivery, deferDispatch, markDead, markSent, type DeliveryAttempt } from '../src/domain/dispatch/deliver.js';
+import { decideDelivery, deferDispatch, markDead, markReceived, type DeliveryAttempt } from '../src/domain/dispatch/deliver.js';
 import { cancelUnwantedDispatches, leaseDispatches, type LeasedDispatch } from '../src/domain/dispatch/lease.js';
 import type { SweeperSettings } from '../src/domain/sweeper/settings.js';
 import { sweepOnce } from '../src/domain/sweeper/sweep.js';
@@ -422,12 +422,15 @@ export class Replay {
     for (const d of this.leases.get(dispatcher) ?? []) {
       const decision = decideDelivery(attempt, d.attempt, this.settings.dispatch);
       if (decision.action === 'SENT') {
-        await inStatement(this.api.db, (sql) => markSent(sql, [{ dispatchId: d.dispatchId, httpStatus: decision.httpStatus }]));
+        await inStatement(this.api.db, (sql) =>
+          markReceived(sql, [{ dispatchId: d.dispatchId, dispatchType: d.dispatchType, httpStatus: decision.httpStatus }]),
+        );
       } else if (decision.action === 'RETRY') {
         await inStatement(this.api.db, (sql) => deferDispatch(sql, d.dispatchId, decision));
       } else {
         const { dispatchId, runId, dispatchType, partitionId } = d;
-        const dead = { dispatchId, runId, dispatchType, partitionId, attempt: d.attempt, httpStatus: decision.httpStatus };
+        // the model's calls are NiFi's (VALIDATE_RUN, REISSUE_PARTITION): none is a gate's
+        const dead = { dispatchId, runId, gate: null, dispatchType, partitionId, attempt: d.attempt, httpStatus: decision.httpStatus };
         await inTransaction(this.api.db, (tx) => markDead(tx, { ...dead, error: decision.error, actor: 'dispatcher' }));
       }
     }

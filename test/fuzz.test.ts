@@ -10,7 +10,10 @@ import {
   isInputObjectType,
   isListType,
   isNonNullType,
+  parse,
+  typeFromAST,
   type GraphQLInputObjectType,
+  type OperationDefinitionNode,
   type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
@@ -571,6 +574,74 @@ describe('fuzzing every mutation', () => {
       `fuzz: ${outcomes.length} requests over ${mutations.size - 1} mutations (${invalid.length} built to be refused), statuses ${JSON.stringify(statuses)}`,
     );
   }, 150_000);
+});
+
+describe('fuzzing the arguments of the gate’s queries (issue 15)', () => {
+  /** Each query with a document declaring its arguments as variables, and arguments it answers with 200. */
+  const QUERIES: Array<{ name: string; document: string; baseline: Record<string, unknown> }> = [
+    {
+      name: 'publications',
+      document: `query($consumer: String!, $from: Date, $to: Date, $first: Int, $after: Date) {
+        publications(consumer: $consumer, from: $from, to: $to, first: $first, after: $after) {
+          nodes { businessDate evidence { runId attempts { attempt } } } pageInfo { endCursor } } }`,
+      baseline: { consumer: 'FUZZ_REPORT', from: '2031-05-01', to: '2031-05-31', first: 10, after: '2031-06-01' },
+    },
+    {
+      name: 'readinessDecisions',
+      document: `query($consumer: String!, $businessDate: Date!, $last: Int) {
+        readinessDecisions(consumer: $consumer, businessDate: $businessDate, last: $last) { version ready } }`,
+      baseline: { consumer: 'FUZZ_REPORT', businessDate: '2031-05-01', last: 5 },
+    },
+    {
+      name: 'readiness',
+      document: `query($consumer: String!, $businessDate: Date!) {
+        readiness(consumer: $consumer, businessDate: $businessDate) { ready jobs { deadline } decision { version } } }`,
+      baseline: { consumer: 'FUZZ_REPORT', businessDate: '2031-05-01' },
+    },
+    {
+      name: 'gate.dispatches',
+      document: `query($consumer: String!, $businessDate: Date, $last: Int) {
+        gate(consumer: $consumer) { expectedBy { text } dispatches(businessDate: $businessDate, last: $last) { status } } }`,
+      baseline: { consumer: 'FUZZ_REPORT', businessDate: '2031-05-01', last: 5 },
+    },
+  ];
+
+  it('answers every mutated argument without a 5xx, refuses the malformed ones before the database, and changes nothing', async () => {
+    const random = generator(SEED + 15);
+    const cases: Array<{ label: string; document: string; variables: Record<string, unknown>; invalid: boolean }> = [];
+    for (const query of QUERIES) {
+      const operation = parse(query.document).definitions[0] as OperationDefinitionNode;
+      for (const definition of operation.variableDefinitions ?? []) {
+        const name = definition.variable.name.value;
+        const type = typeFromAST(schema, definition.type) as GraphQLInputType;
+        for (const variant of variantsFor(type, query.baseline[name], random)) {
+          const variables = { ...query.baseline };
+          if (variant.value === DROP) delete variables[name];
+          else variables[name] = variant.value;
+          cases.push({ label: `${query.name} ${name}: ${variant.label}`, document: query.document, variables, invalid: variant.invalid });
+        }
+      }
+      cases.push({ label: `${query.name} as given`, document: query.document, variables: query.baseline, invalid: false });
+    }
+    const before = await world.fingerprint();
+    const outcomes = await pooled(cases, CONCURRENCY, async (c) => ({
+      c,
+      outcome: await postGraphql(api.url, JSON.stringify({ query: c.document, variables: c.variables }), { token: TOKENS.viewer }),
+    }));
+    expect(
+      outcomes.filter(({ outcome }) => outcome.status >= 500 || outcome.status === 0).map(({ c }) => c.label),
+      'no 5xx',
+    ).toEqual([]);
+    expect(
+      outcomes
+        .filter(({ c, outcome }) => c.invalid && ![400, 422].includes(outcome.status))
+        .map(({ c, outcome }) => `${c.label} → ${outcome.status}`),
+      'malformed arguments are refused with 400 or 422',
+    ).toEqual([]);
+    expect(outcomes.filter(({ c, outcome }) => c.label.endsWith('as given') && outcome.status !== 200).map(({ c }) => c.label)).toEqual([]);
+    expect(await world.fingerprint()).toEqual(before);
+    expect(cases.length).toBeGreaterThan(100);
+  });
 });
 
 describe('what the fuzzing and the simulator found', () => {

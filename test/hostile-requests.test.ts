@@ -265,7 +265,10 @@ describe('expensive requests', () => {
       RUN_CHANGED: { runId: run.runId },
       RUNS: { first: 50 },
       READINESS: { consumer: 'C', businessDate: '2026-12-01' },
+      READINESS_CHANGED: { consumer: 'C', businessDate: '2026-12-01' },
       PUBLICATION: { consumer: 'C', businessDate: '2026-12-01' },
+      GATE: { consumer: 'C' },
+      PUBLICATIONS: { consumer: 'C' },
     };
     for (const [name, document] of Object.entries(consoleOperations)) {
       if (!/^\s*(query|subscription)/.test(document)) continue;

@@ -116,6 +116,7 @@ function expectedColumnType(field: PrismaField): string {
     'DateTime@Timestamp': `timestamp without time zone${args || '(3)'}`,
     'DateTime@Timestamptz': `timestamp with time zone${args || '(3)'}`,
     'DateTime@Date': 'date',
+    'DateTime@Time': `time without time zone${args || '(3)'}`,
     Decimal: 'numeric(65,30)',
     'Decimal@Decimal': `numeric${args}`,
     Json: 'jsonb',
@@ -149,6 +150,7 @@ function columnType(column: ColumnRow): string {
       return column.numeric_precision === null ? 'numeric' : `numeric(${column.numeric_precision},${column.numeric_scale})`;
     case 'timestamp with time zone':
     case 'timestamp without time zone':
+    case 'time without time zone':
       return `${column.data_type}(${column.datetime_precision})`;
     case 'ARRAY':
       return `${column.udt_name.replace(/^_/, '')}[]`;
@@ -368,11 +370,17 @@ const validation = {
   measuredAt: at('2026-01-31T01:12:30.000Z'),
 } satisfies Prisma.LoadValidationUncheckedCreateInput;
 
+const businessDate = at('2026-10-23T00:00:00.000Z'); // a date column: midnight UTC
+
+// a GATE_READY call, the one kind with a value in the gate's columns (a run's calls have none: ck_load_dispatch_target)
 const dispatch = {
   dispatchId: randomUUID(),
-  runId,
-  dispatchType: 'REISSUE_PARTITION',
-  partitionId,
+  runId: null,
+  dispatchType: 'GATE_READY',
+  partitionId: null,
+  consumer: 'daily_sales',
+  businessDate,
+  readinessVersion: 2_147_483_647,
   status: 'ACKED',
   attemptCount: 2,
   nextAttemptAt: at('2026-01-31T01:04:00.000Z'),
@@ -410,8 +418,6 @@ const event = {
   actor: 'nifi-prod',
 } satisfies Prisma.LoadEventUncheckedCreateInput;
 
-const businessDate = at('2026-10-23T00:00:00.000Z'); // a date column: midnight UTC
-
 const observation = {
   jobId: 'dim_customer',
   businessDate,
@@ -425,13 +431,43 @@ const observation = {
 } satisfies Prisma.GateObservationUncheckedCreateInput;
 
 const gate = {
-  consumer: 'daily_sales',
+  consumer: dispatch.consumer,
   boundJobKey: 'SALES_DAILY',
   definedAt: at('2026-10-01T09:00:00.000Z'),
   definedBy: 'alice-operator',
+  notifyUrl: 'https://reports.example/gates/daily_sales?ü=1',
 } satisfies Prisma.GateUncheckedCreateInput;
 
-const requiredJob = { consumer: gate.consumer, jobId: observation.jobId } satisfies Prisma.GateRequiredJobUncheckedCreateInput;
+const requiredJob = {
+  consumer: gate.consumer,
+  jobId: observation.jobId,
+  expectedDaysAfter: 31,
+  expectedTime: at('1970-01-01T23:59:00.000Z'), // a time column: the time of day on 1970-01-01 UTC
+  expectedTimeZone: 'America/Argentina/Buenos_Aires',
+  expectedSince: at('2026-10-01T09:00:00.000Z'),
+} satisfies Prisma.GateRequiredJobUncheckedCreateInput;
+
+const readinessDecision = {
+  consumer: gate.consumer,
+  businessDate,
+  version: dispatch.readinessVersion,
+  ready: true,
+  evidence: [{ jobId: observation.jobId, attempt: observation.attempt, runId: observation.runId, source: 'EXTERNAL' }],
+  cause: { source: 'EXTERNAL', jobId: observation.jobId },
+  decidedAt: at('2026-10-23T07:00:00.000Z'),
+} satisfies Prisma.GateReadinessDecisionUncheckedCreateInput;
+
+const deadlineCheck = {
+  jobId: observation.jobId,
+  businessDate,
+  outcome: 'OBSERVATION_LATE',
+  consumer: gate.consumer,
+  deadline: at('2026-10-23T21:00:00.000Z'),
+  attempt: 2,
+  runId: 'databricks:882',
+  state: 'RUNNING',
+  checkedAt: at('2026-10-23T21:00:30.000Z'),
+} satisfies Prisma.GateDeadlineCheckUncheckedCreateInput;
 
 const publication = {
   consumer: gate.consumer,
@@ -504,14 +540,6 @@ const roundTrips: [ModelName, RoundTrip][] = [
     },
   ],
   [
-    'LoadDispatch',
-    {
-      data: dispatch,
-      write: (p) => p.loadDispatch.create({ data: dispatch }),
-      read: (p) => p.loadDispatch.findUniqueOrThrow({ where: { dispatchId: dispatch.dispatchId } }),
-    },
-  ],
-  [
     'LoadEvent',
     {
       data: event,
@@ -543,7 +571,35 @@ const roundTrips: [ModelName, RoundTrip][] = [
     {
       data: requiredJob,
       write: (p) => p.gateRequiredJob.create({ data: requiredJob }),
-      read: (p) => p.gateRequiredJob.findUniqueOrThrow({ where: { consumer_jobId: requiredJob } }),
+      read: (p) =>
+        p.gateRequiredJob.findUniqueOrThrow({ where: { consumer_jobId: { consumer: gate.consumer, jobId: observation.jobId } } }),
+    },
+  ],
+  [
+    'GateReadinessDecision',
+    {
+      data: readinessDecision,
+      write: (p) => p.gateReadinessDecision.create({ data: readinessDecision }),
+      read: (p) =>
+        p.gateReadinessDecision.findUniqueOrThrow({
+          where: { consumer_businessDate_version: { consumer: gate.consumer, businessDate, version: readinessDecision.version } },
+        }),
+    },
+  ],
+  [
+    'LoadDispatch',
+    {
+      data: dispatch,
+      write: (p) => p.loadDispatch.create({ data: dispatch }),
+      read: (p) => p.loadDispatch.findUniqueOrThrow({ where: { dispatchId: dispatch.dispatchId } }),
+    },
+  ],
+  [
+    'GateDeadlineCheck',
+    {
+      data: deadlineCheck,
+      write: (p) => p.gateDeadlineCheck.create({ data: deadlineCheck }),
+      read: (p) => p.gateDeadlineCheck.findUniqueOrThrow({ where: { jobId_businessDate: { jobId: observation.jobId, businessDate } } }),
     },
   ],
   [

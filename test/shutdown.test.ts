@@ -249,7 +249,10 @@ describe('stopping load-control serve', () => {
       }).then(async (response) => ({ status: response.status, body: await response.json() })),
     );
     // a thread takes 8 requests at once: 8 wait for the lock, 2 in the thread's queue
-    await until('the queries waiting in the execution thread', async () => (await waitingForRunLock('SELECT %nifi_ops%load_run%')) === 8);
+    await until(
+      'the queries waiting in the execution thread',
+      async () => (await waitingForRunLock('%SELECT%FROM nifi_ops.load_run%')) === 8,
+    );
     child.kill('SIGTERM');
     await until('the stop to begin', () => child.output().includes('"stopping"'));
     await client.query('COMMIT');

@@ -15,7 +15,10 @@
 
 CREATE OR REPLACE FUNCTION nifi_ops.notify_run_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('lc_run_changed', NEW.run_id::text);
+    -- a GATE_READY call belongs to no run (its decision notifies lc_readiness_changed, 05_gate_readiness.sql)
+    IF NEW.run_id IS NOT NULL THEN
+        PERFORM pg_notify('lc_run_changed', NEW.run_id::text);
+    END IF;
     RETURN NULL;
 END
 $$;

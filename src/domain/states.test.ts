@@ -5,6 +5,8 @@ import { createDb, type Db } from '../db/client.js';
 import { readFunctionFiles } from '../db/migrate.js';
 import { inTransaction } from '../db/transaction.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { ATTEMPT_SOURCES } from './gate/ledger.js';
+import { OBSERVATION_STATES } from './gate/observation-states.js';
 import { createRun } from './runs/create-run.js';
 import * as states from './states.js';
 import { TransitionNotAllowedError, transitionDispatch, transitionFiles, transitionPartition, transitionRun } from './transitions.js';
@@ -37,6 +39,9 @@ const STATUS_SUBJECTS: Record<string, string> = {
   'details.to': 'load_run',
   claimable_partition_statuses: 'load_partition',
   ackable_dispatch_statuses: 'load_dispatch',
+  // how a run status reads as an observation (05_gate_readiness.sql run_observation_state)
+  p_status: 'load_run',
+  failed_run_statuses: 'load_run',
 };
 
 /** Names whose literals are not statuses (outcomes, event fields, types), and the words they may hold. */
@@ -57,6 +62,10 @@ const OTHER_SUBJECTS: Record<string, readonly string[]> = {
   ],
   partition_outcome: ['SUCCESS', 'FAILED'],
   dispatch_type: states.DISPATCH_TYPES,
+  // the gate's observation states (src/domain/gate/observation-states.ts), not statuses of a ledger table
+  observation_state: OBSERVATION_STATES,
+  'r.state': OBSERVATION_STATES,
+  TG_OP: ['INSERT', 'UPDATE'],
 };
 
 /** Every other upper-case word the function files may hold: event levels, names and codes, stages, the API's name. */
@@ -73,6 +82,8 @@ const OTHER_WORDS = [
   'PARTITION_GATE',
   'LOAD_CONTROL_API',
   ...states.DISPATCH_TYPES,
+  // where a gate's attempt comes from (src/domain/gate/ledger.ts)
+  ...ATTEMPT_SOURCES,
 ];
 
 interface Literal {
@@ -250,7 +261,11 @@ describe('the SQL functions speak the statuses of states.ts', () => {
         members: [...m[2]!.matchAll(LITERAL)].map((l) => l[1]),
       })),
     );
-    expect(declared.map((d) => d.name).sort()).toEqual(['ACKABLE_DISPATCH_STATUSES', 'CLAIMABLE_PARTITION_STATUSES']);
+    expect(declared.map((d) => d.name).sort()).toEqual([
+      'ACKABLE_DISPATCH_STATUSES',
+      'CLAIMABLE_PARTITION_STATUSES',
+      'FAILED_RUN_STATUSES',
+    ]);
     for (const { name, members } of declared) expect(members, name).toEqual([...((states as Record<string, unknown>)[name] as string[])]);
   });
 });

@@ -130,8 +130,13 @@ export const FILE_TRANSITIONS: ReadonlyArray<readonly [FileStatus, FileStatus]> 
 
 export const DISPATCH_STATUSES = ['PENDING', 'SENT', 'ACKED', 'DEAD', 'CANCELLED'] as const;
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
-export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION'] as const;
+/**
+ * VALIDATE_RUN and REISSUE_PARTITION call NiFi's receiver about a run; GATE_READY calls a gate's receiver
+ * (its notifyUrl) about one readiness decision — a consumer, a business date and a version — and has no run.
+ */
+export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY'] as const;
 export type DispatchType = (typeof DISPATCH_TYPES)[number];
+type RunDispatchType = Exclude<DispatchType, 'GATE_READY'>;
 
 export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, DispatchStatus]> = [
   ['PENDING', 'SENT'],
@@ -156,9 +161,19 @@ export const BACKLOG_DISPATCH_STATUSES: readonly DispatchStatus[] = [...UNDELIVE
 export const RESENDABLE_DISPATCH_STATUSES: readonly DispatchStatus[] = ['DEAD', 'SENT'];
 
 /** The run status each dispatch type waits for; when the run leaves it the call is no longer wanted. */
-export const DISPATCH_WAITING_RUN_STATUS: Record<DispatchType, RunStatus> = {
+export const DISPATCH_WAITING_RUN_STATUS: Record<RunDispatchType, RunStatus> = {
   VALIDATE_RUN: 'EXTRACTED_VALIDATED',
   REISSUE_PARTITION: 'EXTRACTING',
+};
+/**
+ * What a 2xx makes of a PENDING call. NiFi's 2xx is a receipt, not an acknowledgement (startValidation, or the
+ * claim of the reissued partition, is): SENT, re-sent after dispatch.ackTimeout. A gate's receiver has nothing
+ * to call back with: its 2xx is the acknowledgement.
+ */
+export const DISPATCH_RECEIVED_STATUS: Record<DispatchType, Extract<DispatchStatus, 'SENT' | 'ACKED'>> = {
+  VALIDATE_RUN: 'SENT',
+  REISSUE_PARTITION: 'SENT',
+  GATE_READY: 'ACKED',
 };
 /** A reissue call is wanted only while its partition still waits in this status for a new owner. */
 export const REISSUE_WAITING_PARTITION_STATUS: PartitionStatus = 'RETRY';

@@ -1,11 +1,22 @@
-// The business-date gate: observations of upstream attempts, gates, readiness and publications.
+// The business-date gate: observations of upstream attempts, gates, readiness, its decisions and publications.
 import { z } from 'zod';
 import { inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
-import { defineGate, listGates, type GateRecord } from '../domain/gate/define-gate.js';
+import {
+  currentDecisions,
+  DECIDED_AT_DEFINITION,
+  listDecisions,
+  MAX_DECISIONS_PAGE,
+  type ReadinessDecision,
+} from '../domain/gate/decisions.js';
+import { defineGate, getGate, listGates, type DefineGateResult, type GateRecord, type JobExpectedBy } from '../domain/gate/define-gate.js';
+import { canonicalTimeZone, DEADLINE_OUTCOMES, describeExpectedBy, MAX_DAYS_AFTER, TIME_OF_DAY } from '../domain/gate/expected-by.js';
+import { listGateDispatches, MAX_GATE_DISPATCHES_PAGE, type GateDispatchRecord } from '../domain/gate/gate-dispatches.js';
 import {
   ATTEMPT_SOURCES,
   listAttempts,
+  listAttemptsOf,
+  MAX_ATTEMPTS_PER_KEY,
   readiness,
   type Evidence,
   type JobReadiness,
@@ -14,13 +25,16 @@ import {
 } from '../domain/gate/ledger.js';
 import { BLOCKING_REASONS, OBSERVATION_STATES } from '../domain/gate/observation-states.js';
 import { listPublishClaimEvidence, type PublishClaimEvidence } from '../domain/gate/publish-claim.js';
-import { getPublication, publish, type PublicationRecord } from '../domain/gate/publish.js';
+import { getPublication, listPublications, MAX_PUBLICATIONS_PAGE, publish, type PublicationRecord } from '../domain/gate/publish.js';
 import { recordObservation, type ObservationRecord } from '../domain/gate/record-observation.js';
 import { builder } from './builder.js';
-import { argsOf, date, inputEnum } from './inputs.js';
+import { pagedCost } from './cost.js';
+import { deliveryFields } from './dispatch-fields.js';
+import { argsOf, date, inputEnum, inputObject } from './inputs.js';
 import { defineMutation } from './mutation.js';
 import { ANY_ROLE, NIFI, OPERATOR } from './roles.js';
-import { RunRef } from './runs.js';
+import { PageInfo, RunRef } from './runs.js';
+import { realtimeFor } from './subscriptions.js';
 
 const ObservationStateEnum = builder.enumType('ObservationState', { values: OBSERVATION_STATES });
 const BlockingReasonEnum = builder.enumType('BlockingReason', {
@@ -30,6 +44,13 @@ const BlockingReasonEnum = builder.enumType('BlockingReason', {
 const AttemptSourceEnum = builder.enumType('AttemptSource', {
   description: 'EXTERNAL: reported with recordObservation. LOAD_CONTROL: a Load Control run.',
   values: ATTEMPT_SOURCES,
+});
+
+const DeadlineOutcomeEnum = builder.enumType('DeadlineOutcome', {
+  description:
+    'What the sweeper found when the first expected-by deadline for a job and business date passed: a successful ' +
+    'latest attempt (MET), none (OBSERVATION_MISSING) or one not SUCCEEDED yet (OBSERVATION_LATE).',
+  values: DEADLINE_OUTCOMES,
 });
 
 /** Job ids, consumers and external run ids. */
@@ -64,6 +85,19 @@ const AttemptRef = builder.objectRef<LedgerAttempt>('Attempt').implement({
   }),
 });
 
+const ExpectedByRef = builder.objectRef<JobExpectedBy>('ExpectedBy').implement({
+  description:
+    'A required job’s expected-by deadline: its attempt for business date D is expected to have succeeded by `time` ' +
+    'on the day D + daysAfter, wall-clock time in `timeZone`.',
+  fields: (t) => ({
+    jobId: t.exposeString('jobId'),
+    daysAfter: t.exposeInt('daysAfter'),
+    time: t.exposeString('time', { description: 'HH:MM, 24-hour.' }),
+    timeZone: t.exposeString('timeZone', { description: 'IANA time zone name.' }),
+    text: t.string({ description: 'D+1 06:00 Asia/Seoul', resolve: (e) => describeExpectedBy(e) }),
+  }),
+});
+
 const RequiredJobReadinessRef = builder.objectRef<JobReadiness>('RequiredJobReadiness').implement({
   fields: (t) => ({
     jobId: t.exposeString('jobId'),
@@ -78,6 +112,80 @@ const RequiredJobReadinessRef = builder.objectRef<JobReadiness>('RequiredJobRead
     attempt: t.int({ nullable: true, resolve: (j) => j.latest?.attempt ?? null }),
     state: t.field({ type: ObservationStateEnum, nullable: true, resolve: (j) => j.latest?.state ?? null }),
     runId: t.string({ nullable: true, resolve: (j) => j.latest?.runId ?? null }),
+    expectedBy: t.field({
+      type: ExpectedByRef,
+      nullable: true,
+      resolve: (j) => j.expectedBy && { jobId: j.jobId, ...j.expectedBy },
+    }),
+    deadline: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'The instant expectedBy falls on for this business date.',
+      resolve: (j) => j.deadline,
+    }),
+    deadlineOutcome: t.field({
+      type: DeadlineOutcomeEnum,
+      nullable: true,
+      description: 'Null until the deadline passed and the sweeper looked (or without expectedBy).',
+      resolve: (j) => j.deadlineOutcome,
+    }),
+  }),
+});
+
+/** Evidence with the business date it is evidence for, which its attempts are looked up by. */
+type DatedEvidence = Evidence & { businessDate: string };
+const dated = (evidence: Evidence[], businessDate: string): DatedEvidence[] => evidence.map((e) => ({ ...e, businessDate }));
+const attemptsKey = (e: DatedEvidence) => `${e.jobId} ${e.businessDate}`;
+/** A loader key "name date" (names never hold a space: identifier) back into its two parts. */
+const splitKey = (key: string): [string, string] => [key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)];
+
+const EvidenceRef = builder.objectRef<DatedEvidence>('Evidence').implement({
+  description: 'An upstream attempt that authorised an output.',
+  fields: (t) => ({
+    jobId: t.exposeString('jobId'),
+    attempt: t.exposeInt('attempt'),
+    runId: t.exposeString('runId'),
+    // the attempts of every evidence of a page are read in one statement; never cached (subscriptions keep their context)
+    attempts: t.loadableList({
+      type: AttemptRef,
+      description:
+        `Every attempt of the job for the business date, oldest first (the newest ${MAX_ATTEMPTS_PER_KEY}): those before ` +
+        'this one it superseded; one after it supersedes this evidence.',
+      complexity: { field: 1, multiplier: MAX_ATTEMPTS_PER_KEY },
+      loaderOptions: { cache: false },
+      load: (keys: string[], ctx) =>
+        listAttemptsOf(
+          ctx.services.db.prisma,
+          keys.map((key) => {
+            const [jobId, businessDate] = splitKey(key);
+            return { jobId, businessDate };
+          }),
+        ),
+      resolve: attemptsKey,
+    }),
+  }),
+});
+
+const ReadinessDecisionRef = builder.objectRef<ReadinessDecision>('ReadinessDecision').implement({
+  description:
+    'A change of a consumer’s readiness for a business date, recorded once in the transaction that caused it: version 1 ' +
+    'the first time it was ready, then one more per change of `ready` or of the evidence.',
+  fields: (t) => ({
+    consumer: t.exposeString('consumer'),
+    businessDate: t.field({ type: 'Date', resolve: (d) => d.businessDate }),
+    version: t.exposeInt('version'),
+    ready: t.exposeBoolean('ready'),
+    evidence: t.field({
+      type: [EvidenceRef],
+      description: 'The latest attempt of each required job when ready; empty when not.',
+      resolve: (d) => dated(d.evidence, d.businessDate),
+    }),
+    cause: t.field({
+      type: 'JSON',
+      description: 'The attempt whose change made the decision ({source, jobId, runId, …}), or {source: DEFINITION}.',
+      resolve: (d) => d.cause,
+    }),
+    decidedAt: t.field({ type: 'DateTime', resolve: (d) => d.decidedAt }),
   }),
 });
 
@@ -88,7 +196,36 @@ const ReadinessRef = builder.objectRef<Readiness>('Readiness').implement({
     gateDefined: t.exposeBoolean('gateDefined'),
     ready: t.exposeBoolean('ready', { description: 'Every required job’s latest attempt for the date succeeded.' }),
     jobs: t.field({ type: [RequiredJobReadinessRef], resolve: (r) => r.jobs }),
+    decision: t.loadable({
+      type: ReadinessDecisionRef,
+      nullable: true,
+      description: 'The current recorded decision (the latest version); null while the date was never ready.',
+      loaderOptions: { cache: false },
+      load: (keys: string[], ctx) =>
+        currentDecisions(
+          ctx.services.db.prisma,
+          keys.map((key) => {
+            const [consumer, businessDate] = splitKey(key);
+            return { consumer, businessDate };
+          }),
+        ),
+      resolve: (r) => `${r.consumer} ${r.businessDate}`,
+    }),
   }),
+});
+
+const GateDispatchRef = builder.objectRef<GateDispatchRecord>('GateDispatch').implement({
+  description: 'A GATE_READY call: one readiness decision delivered to the gate’s notifyUrl.',
+  fields: (t) => ({
+    ...deliveryFields(t),
+    businessDate: t.field({ type: 'Date', resolve: (d) => d.businessDate }),
+    version: t.exposeInt('version', { description: 'The readiness decision delivered.' }),
+  }),
+});
+
+const gateDispatchesArgs = z.object({
+  businessDate: f.optional(date).describe('Only the calls for this business date.'),
+  last: z.number().int().min(1, 'must be >= 1').max(MAX_GATE_DISPATCHES_PAGE, `must be <= ${MAX_GATE_DISPATCHES_PAGE}`).default(20),
 });
 
 const GateRef = builder.objectRef<GateRecord>('Gate').implement({
@@ -96,17 +233,24 @@ const GateRef = builder.objectRef<GateRecord>('Gate').implement({
     consumer: t.exposeString('consumer'),
     requiredJobs: t.exposeStringList('requiredJobs'),
     boundJobKey: t.exposeString('boundJobKey', { nullable: true }),
+    notifyUrl: t.exposeString('notifyUrl', { nullable: true, description: 'Where each readiness decision is delivered (GATE_READY).' }),
+    expectedBy: t.field({
+      type: [ExpectedByRef],
+      description: 'The required jobs that have an expected-by deadline.',
+      resolve: (g) => g.expectedBy,
+    }),
     definedAt: t.field({ type: 'DateTime', resolve: (g) => g.definedAt }),
     definedBy: t.exposeString('definedBy'),
-  }),
-});
-
-const EvidenceRef = builder.objectRef<Evidence>('Evidence').implement({
-  description: 'An upstream attempt that authorised an output.',
-  fields: (t) => ({
-    jobId: t.exposeString('jobId'),
-    attempt: t.exposeInt('attempt'),
-    runId: t.exposeString('runId'),
+    dispatches: t.field({
+      type: [GateDispatchRef],
+      description: 'The gate’s GATE_READY calls, newest first.',
+      complexity: pagedCost('last', 20, MAX_GATE_DISPATCHES_PAGE),
+      args: argsOf(t, gateDispatchesArgs),
+      resolve: (g, args, ctx) => {
+        const q = f.parseCommand(gateDispatchesArgs, args, 'args');
+        return listGateDispatches(ctx.services.db.prisma, g.consumer, q.businessDate, q.last);
+      },
+    }),
   }),
 });
 
@@ -118,9 +262,22 @@ const PublicationRef = builder.objectRef<PublicationRecord>('Publication').imple
     outputHash: t.exposeString('outputHash', { description: 'SHA-256 (hex) of the output’s canonical JSON.' }),
     publishedBy: t.exposeString('publishedBy'),
     publishedAt: t.field({ type: 'DateTime', resolve: (p) => p.publishedAt }),
-    evidence: t.field({ type: [EvidenceRef], resolve: (p) => p.evidence }),
+    evidence: t.field({ type: [EvidenceRef], resolve: (p) => dated(p.evidence, p.businessDate) }),
   }),
 });
+
+const PublicationConnection = builder
+  .objectRef<{ publications: PublicationRecord[]; hasNextPage: boolean }>('PublicationConnection')
+  .implement({
+    fields: (t) => ({
+      // the page's size is counted once, by publications(first)
+      nodes: t.field({ type: [PublicationRef], complexity: { field: 1, multiplier: 1 }, resolve: (c) => c.publications }),
+      pageInfo: t.field({
+        type: PageInfo,
+        resolve: (c) => ({ hasNextPage: c.hasNextPage, endCursor: c.publications.at(-1)?.businessDate ?? null }),
+      }),
+    }),
+  });
 
 const PublishClaimEvidenceRef = builder.objectRef<PublishClaimEvidence>('PublishClaimEvidence').implement({
   description: 'An upstream attempt that authorised a gated run’s publish claim.',
@@ -179,17 +336,59 @@ defineMutation('recordObservation', {
 
 // ---- defineGate ----
 
-const DefineGatePayload = builder.objectRef<{ gate: GateRecord; changed: boolean }>('DefineGatePayload').implement({
+const DefineGatePayload = builder.objectRef<DefineGateResult>('DefineGatePayload').implement({
   fields: (t) => ({
     gate: t.field({ type: GateRef, resolve: (p) => p.gate }),
     changed: t.exposeBoolean('changed'),
+    decisions: t.field({
+      type: [ReadinessDecisionRef],
+      description:
+        'The readiness decisions this definition recorded: the business dates it made ready, or no longer ready (of the ' +
+        `latest ${DECIDED_AT_DEFINITION} dates with an attempt of a required job or a decision).`,
+      resolve: (p) => p.decisions,
+    }),
   }),
 });
+
+/** An http(s) URL a worker can POST to; no user:password (it would be shown to every viewer). */
+const notifyUrl = z
+  .string()
+  .max(2000, 'at most 2000 characters')
+  .refine((text) => {
+    if (!URL.canParse(text)) return false;
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+  }, 'must be an http:// or https:// URL without credentials');
+
+const expectedByInput = inputObject(
+  'ExpectedByInput',
+  z.object({
+    jobId: identifier.describe('A job of requiredJobs.'),
+    daysAfter: z
+      .number()
+      .int()
+      .min(0, 'must be >= 0')
+      .max(MAX_DAYS_AFTER, `must be <= ${MAX_DAYS_AFTER}`)
+      .describe(`The deadline falls on the business date plus this many days (0 to ${MAX_DAYS_AFTER}).`),
+    time: z.string().regex(TIME_OF_DAY, 'must be HH:MM, 00:00 to 23:59').describe('Wall-clock time HH:MM in timeZone.'),
+    timeZone: z
+      .string()
+      .max(64, 'at most 64 characters')
+      .transform((zone, ctx) => {
+        const canonical = canonicalTimeZone(zone);
+        if (canonical === null) ctx.addIssue({ code: 'custom', message: 'must be an IANA time zone name such as Asia/Seoul' });
+        return canonical ?? zone;
+      })
+      .describe('An IANA time zone name, e.g. Asia/Seoul or America/New_York.'),
+  }),
+);
 
 defineMutation('defineGate', {
   roles: OPERATOR,
   description:
-    'Defines (or redefines) which upstream jobs a consumer needs for each business date. Existing publications keep their evidence.',
+    'Defines (or redefines) which upstream jobs a consumer needs for each business date, optionally where its readiness ' +
+    'decisions are delivered (notifyUrl) and by when each job is expected (expectedBy). Existing publications keep their ' +
+    'evidence. A changed definition decides readiness at once for the latest business dates it may have changed.',
   input: z
     .object({
       consumer: identifier.describe('^[A-Za-z0-9_.:-]{1,200}$'),
@@ -206,10 +405,31 @@ defineMutation('defineGate', {
             'is ready for the business date the run’s business key names, which must be a calendar date YYYY-MM-DD. A job ' +
             'is bound to at most one gate: binding it here unbinds it from any other.',
         ),
+      notifyUrl: f
+        .optional(notifyUrl)
+        .describe(
+          'Where each readiness decision is POSTed (a GATE_READY dispatch, with the same leases, backoff, DEAD and ' +
+            'resendDispatch as the other calls): {dispatchId, consumer, businessDate, version, ready, evidence, decidedAt}, ' +
+            'header X-Dispatch-Id. A 2xx is the receipt. None: no calls.',
+        ),
+      expectedBy: f
+        .optional(z.array(expectedByInput).max(100, 'at most 100 deadlines'), [])
+        .describe('Per required job (at most once each), by when its attempt for a business date is expected to succeed.'),
     })
     .refine((gate) => gate.boundJobKey === null || !gate.requiredJobs.includes(gate.boundJobKey), {
       path: ['boundJobKey'],
       message: 'a gate cannot require the job it holds back',
+    })
+    .superRefine((gate, ctx) => {
+      const seen = new Set<string>();
+      for (const [i, e] of gate.expectedBy.entries()) {
+        if (!gate.requiredJobs.includes(e.jobId)) {
+          ctx.addIssue({ code: 'custom', path: ['expectedBy', i, 'jobId'], message: 'must be one of requiredJobs' });
+        } else if (seen.has(e.jobId)) {
+          ctx.addIssue({ code: 'custom', path: ['expectedBy', i, 'jobId'], message: 'must not repeat a job' });
+        }
+        seen.add(e.jobId);
+      }
     }),
   payload: DefineGatePayload,
   run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => defineGate(tx, cmd)),
@@ -272,6 +492,80 @@ builder.queryField('publication', (t) =>
       const q = f.parseCommand(byConsumerAndDate, args, 'args');
       return getPublication(ctx.services.db.prisma, q.consumer, q.businessDate);
     },
+  }),
+);
+
+const byConsumer = z.object({ consumer: identifier });
+
+builder.queryField('gate', (t) =>
+  t.field({
+    type: GateRef,
+    nullable: true,
+    extensions: ANY_ROLE,
+    description: 'A consumer’s gate; null when none is defined.',
+    args: argsOf(t, byConsumer),
+    resolve: (_root, args, ctx) => getGate(ctx.services.db.prisma, f.parseCommand(byConsumer, args, 'args').consumer),
+  }),
+);
+
+const publicationsArgs = z
+  .object({
+    consumer: identifier,
+    from: f.optional(date).describe('The earliest business date, included.'),
+    to: f.optional(date).describe('The latest business date, included.'),
+    first: z.number().int().min(1, 'must be >= 1').max(MAX_PUBLICATIONS_PAGE, `must be <= ${MAX_PUBLICATIONS_PAGE}`).default(20),
+    after: f.optional(date).describe('pageInfo.endCursor of the previous page: the page starts before that business date.'),
+  })
+  .refine((q) => q.from === null || q.to === null || q.from <= q.to, { path: ['to'], message: 'must not be before from' });
+
+builder.queryField('publications', (t) =>
+  t.field({
+    type: PublicationConnection,
+    nullable: true,
+    extensions: ANY_ROLE,
+    description: 'A consumer’s publications with their evidence, newest business date first, a page at a time.',
+    complexity: pagedCost('first', 20, MAX_PUBLICATIONS_PAGE),
+    args: argsOf(t, publicationsArgs),
+    resolve: (_root, args, ctx) => listPublications(ctx.services.db.prisma, f.parseCommand(publicationsArgs, args, 'args')),
+  }),
+);
+
+const decisionsArgs = z.object({
+  consumer: identifier,
+  businessDate: date,
+  last: z.number().int().min(1, 'must be >= 1').max(MAX_DECISIONS_PAGE, `must be <= ${MAX_DECISIONS_PAGE}`).default(20),
+});
+
+builder.queryField('readinessDecisions', (t) =>
+  t.field({
+    type: [ReadinessDecisionRef],
+    nullable: true,
+    extensions: ANY_ROLE,
+    description: 'The recorded readiness decisions of a consumer for a business date, newest first (the first is the current one).',
+    complexity: pagedCost('last', 20, MAX_DECISIONS_PAGE),
+    args: argsOf(t, decisionsArgs),
+    resolve: (_root, args, ctx) => {
+      const q = f.parseCommand(decisionsArgs, args, 'args');
+      return listDecisions(ctx.services.db.prisma, q.consumer, q.businessDate, q.last);
+    },
+  }),
+);
+
+builder.subscriptionField('readinessChanged', (t) =>
+  t.field({
+    type: ReadinessRef,
+    nullable: true,
+    extensions: ANY_ROLE,
+    description:
+      'A consumer’s readiness for a business date: the current one first, then after every recorded decision (it became ' +
+      'ready, stopped being ready, or its evidence changed; `decision.version` counts them). After a LISTEN reconnect: ' +
+      'the current one again.',
+    args: argsOf(t, byConsumerAndDate),
+    subscribe: (_root, args, ctx) => {
+      const q = f.parseCommand(byConsumerAndDate, args, null);
+      return realtimeFor(ctx).readiness.subscribe(q.consumer, q.businessDate);
+    },
+    resolve: (current) => current,
   }),
 );
 

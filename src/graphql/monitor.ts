@@ -44,6 +44,11 @@ export const AlertRef = builder.objectRef<Alert>('Alert').implement({
     message: t.exposeString('message', { nullable: true }),
     dispatchId: t.field({ type: 'UUID', nullable: true, description: 'DISPATCH_DEAD only.', resolve: (a) => a.dispatchId }),
     partitionId: t.exposeString('partitionId', { nullable: true }),
+    consumer: t.exposeString('consumer', {
+      nullable: true,
+      description:
+        'The gate: OBSERVATION_MISSING and OBSERVATION_LATE (jobKey: the job, businessKey: the date), and a GATE_READY DISPATCH_DEAD.',
+    }),
   }),
 });
 

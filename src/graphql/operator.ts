@@ -44,9 +44,11 @@ const ResendDispatchPayload = builder.objectRef<ResendDispatchResult>('ResendDis
 
 defineMutation('resendDispatch', {
   roles: OPERATOR,
-  description: 'A DEAD dispatch, or a SENT one never acknowledged, goes back to PENDING with a fresh attempt budget.',
+  description:
+    'A DEAD dispatch, or a SENT one never acknowledged, goes back to PENDING with a fresh attempt budget. runId may be ' +
+    'left out (a GATE_READY call has no run); given, the dispatch must be that run’s.',
   input: z.object({
-    runId: uuid,
+    runId: f.optional(uuid),
     dispatchId: uuid,
     reason: f.optional(f.reason).describe('Optional, 5 to 2000 characters; recorded in the event log.'),
   }),

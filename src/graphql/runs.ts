@@ -24,7 +24,8 @@ import * as f from '../domain/fields.js';
 import { RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
-import { DispatchStatusEnum, DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
+import { deliveryFields } from './dispatch-fields.js';
+import { DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
 import { argsOf, dateTime, inputEnum, inputObject, uuid } from './inputs.js';
 import { inSlices } from './list-slices.js';
 import { defineMutation } from './mutation.js';
@@ -67,20 +68,11 @@ const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
 
 const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').implement({
   fields: (t) => ({
-    dispatchId: t.field({ type: 'UUID', resolve: (d) => d.dispatchId }),
+    ...deliveryFields(t),
     runId: t.field({ type: 'UUID', resolve: (d) => d.runId }),
     dispatchType: t.field({ type: DispatchTypeEnum, resolve: (d) => d.dispatchType }),
     partitionId: t.exposeString('partitionId', { nullable: true }),
-    status: t.field({ type: DispatchStatusEnum, resolve: (d) => d.status }),
-    attemptCount: t.exposeInt('attemptCount'),
-    nextAttemptAt: t.field({ type: 'DateTime', resolve: (d) => d.nextAttemptAt }),
-    lastHttpStatus: t.exposeInt('lastHttpStatus', { nullable: true }),
-    lastError: t.exposeString('lastError', { nullable: true }),
-    createdAt: t.field({ type: 'DateTime', resolve: (d) => d.createdAt }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.sentAt }),
-    ackedAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.ackedAt }),
-    deadAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.deadAt }),
-    cancelledAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.cancelledAt }),
   }),
 });
 
@@ -220,7 +212,7 @@ const RunEdge = builder.objectRef<RunRecord>('RunEdge').implement({
   }),
 });
 
-const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
+export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
   fields: (t) => ({ hasNextPage: t.exposeBoolean('hasNextPage'), endCursor: t.exposeString('endCursor', { nullable: true }) }),
 });
 

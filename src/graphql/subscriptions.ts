@@ -21,7 +21,7 @@ builder.subscriptionType({
  * connections: every event re-resolves them, and a backlog of requests waiting for the API's pool must
  * not hold them up.
  */
-function realtimeFor(ctx: GraphQLContext): Realtime {
+export function realtimeFor(ctx: GraphQLContext): Realtime {
   const realtime = ctx.services.realtime;
   if (!realtime)
     throw new DomainError('SERVICE_UNAVAILABLE', { reason: 'realtime is not running in this process' }, 'realtime unavailable');

@@ -55,8 +55,10 @@ async function readyz(url: string): Promise<number> {
 async function silentlySetStatus(sql: pg.Pool, runId: string, status: string): Promise<void> {
   const client = await sql.connect();
   try {
-    // DDL is transactional: the trigger is off for this transaction only
+    // DDL is transactional: the trigger is off for this transaction only. ALTER TABLE refuses a table with trigger
+    // events still pending in the transaction: the gate's deferred ones fire at the UPDATE instead of at COMMIT.
     await client.query('BEGIN');
+    await client.query('SET CONSTRAINTS ALL IMMEDIATE');
     await client.query('ALTER TABLE nifi_ops.load_run DISABLE TRIGGER tr_load_run_changed_notify');
     await client.query('UPDATE nifi_ops.load_run SET status = $2 WHERE run_id = $1', [runId, status]);
     await client.query('ALTER TABLE nifi_ops.load_run ENABLE TRIGGER tr_load_run_changed_notify');

@@ -2,9 +2,11 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { createDb, type Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
+import { readiness } from '../domain/gate/ledger.js';
 import { monitorSummary } from '../domain/monitor/monitor-summary.js';
-import { ALERT_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL } from './channels.js';
+import { ALERT_CHANNEL, READINESS_CHANGED_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL } from './channels.js';
 import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
+import { ReadinessFeed } from './readiness-feed.js';
 import { RunFeed } from './run-feed.js';
 import { createSharedReader } from './shared-reader.js';
 
@@ -12,6 +14,7 @@ import { createSharedReader } from './shared-reader.js';
 export interface Realtime {
   runs: RunFeed;
   monitor: MonitorFeed;
+  readiness: ReadinessFeed;
   /**
    * Connections of realtime's own for its re-reads and for resolving subscriptions' fields, so that a
    * backlog of requests waiting for the API's pool never delays what subscribers are shown; its
@@ -67,6 +70,7 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     log,
     ...options.monitor,
   });
+  const readinessFeed = new ReadinessFeed((consumer, businessDate) => readiness(db.prisma, consumer, businessDate), log);
   const listener =
     options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME, timeouts: config.database });
   listener.route({
@@ -87,18 +91,28 @@ export function startRealtime(options: RealtimeOptions): Realtime {
       monitor.resync();
     },
   });
+  listener.route({
+    channels: [READINESS_CHANGED_CHANNEL],
+    onNotification: (_channel, payload) => readinessFeed.changed(payload),
+    onListening(lostAt) {
+      if (lostAt) readinessFeed.resync();
+    },
+  });
   return {
     runs,
     monitor,
+    readiness: readinessFeed,
     db: { ...db, prisma: createSharedReader(db.prisma, (runId) => runs.deliveredAt(runId)) },
     listening: () => listener.connected(),
     endSubscriptions() {
       runs.close();
       monitor.close();
+      readinessFeed.close();
     },
     async close() {
       runs.close();
       monitor.close();
+      readinessFeed.close();
       if (!options.listener) await listener.close();
       await db.close();
     },

@@ -182,6 +182,7 @@ describe('dispatcher', () => {
     const dead = {
       dispatchId: run.dispatchId,
       runId: run.runId,
+      gate: null,
       dispatchType: 'VALIDATE_RUN' as const,
       partitionId: null,
       attempt: 1,

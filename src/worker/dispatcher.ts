@@ -6,11 +6,17 @@ import {
   decideDelivery,
   deferDispatch,
   markDead,
-  markSent,
+  markReceived,
   type DeliveryAttempt,
   type DeliveryDecision,
 } from '../domain/dispatch/deliver.js';
-import { cancelUnwantedDispatches, leaseDispatches, releaseLeases, type LeasedDispatch } from '../domain/dispatch/lease.js';
+import {
+  cancelUnwantedDispatches,
+  leaseDispatches,
+  releaseLeases,
+  type LeasedDecision,
+  type LeasedDispatch,
+} from '../domain/dispatch/lease.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
 import { DISPATCH_CHANNEL } from '../realtime/channels.js';
 import type { Logger } from '../server/logger.js';
@@ -72,16 +78,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const log = options.log.child({ component: 'dispatcher' });
   const policy = config.dispatch;
   const receiver = createReceiverClient(config.nifi.tls, log);
+  // gates' receivers are not NiFi: their certificates are checked against Node's CAs, and no client certificate
+  const gateReceivers = createReceiverClient(undefined, log);
   let stopping = false;
 
-  const childLog = (d: { runId: string; dispatchId: string; partitionId: string | null }) =>
-    log.child({ runId: d.runId, dispatchId: d.dispatchId, partitionId: d.partitionId ?? undefined });
+  const childLog = (d: { runId: string | null; dispatchId: string; partitionId: string | null; decision?: LeasedDecision | null }) =>
+    log.child({
+      runId: d.runId ?? undefined,
+      dispatchId: d.dispatchId,
+      partitionId: d.partitionId ?? undefined,
+      ...(d.decision ? { consumer: d.decision.consumer, businessDate: d.decision.businessDate, version: d.decision.version } : {}),
+    });
 
   async function call(d: LeasedDispatch): Promise<DeliveryAttempt> {
     const request = dispatchRequest(receiverUrl!, d);
     if (log.isLevelEnabled('debug')) childLog(d).debug({ url: request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
     try {
-      const response = await receiver.post(request.url, request.headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
+      const client = d.decision ? gateReceivers : receiver;
+      const response = await client.post(request.url, request.headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
       return { httpStatus: response.status, responseText: response.text.slice(0, MAX_ERROR_BODY) };
     } catch (error) {
       return { httpStatus: null, error: describeError(error) };
@@ -105,6 +119,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       markDead(tx, {
         dispatchId: d.dispatchId,
         runId: d.runId,
+        gate: d.decision && { consumer: d.decision.consumer, businessDate: d.decision.businessDate, version: d.decision.version },
         dispatchType: d.dispatchType,
         partitionId: d.partitionId,
         attempt: d.attempt,
@@ -129,9 +144,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const sent = deliveries.flatMap((o) => (o.decision.action === 'SENT' ? [{ ...o, httpStatus: o.decision.httpStatus }] : []));
     if (sent.length > 0) {
       const changed = await inStatement(db, (sql) =>
-        markSent(
+        markReceived(
           sql,
-          sent.map(({ d, httpStatus }) => ({ dispatchId: d.dispatchId, httpStatus })),
+          sent.map(({ d, httpStatus }) => ({ dispatchId: d.dispatchId, dispatchType: d.dispatchType, httpStatus })),
         ),
       );
       // child loggers cost allocations per call: made only when the line will be written

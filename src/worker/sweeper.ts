@@ -63,9 +63,11 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     const result = await inTransaction(db, (tx, afterCommit) => sweepOnce(tx, config, afterCommit));
     if (result) {
       for (const { rule, error } of result.failures) log.error({ rule, err: error }, 'sweeper_rule_error');
-      for (const { action, runId, partitionId, dispatchId } of result.acted) {
+      for (const { action, runId, partitionId, dispatchId, jobId, businessDate } of result.acted) {
         metrics.sweeperActions.inc({ rule: action });
-        log.child({ runId, partitionId: partitionId ?? undefined, dispatchId }).info({ action }, 'sweeper_action');
+        log
+          .child({ runId: runId ?? undefined, partitionId: partitionId ?? undefined, dispatchId, jobId, businessDate })
+          .info({ action }, 'sweeper_action');
       }
       if (result.acted.length) log.warn({ actions: result.actions }, 'sweeper_actions');
     }

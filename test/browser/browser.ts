@@ -6,6 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { Registry } from 'prom-client';
+import { createLogger } from '../../src/server/logger.js';
+import { startWorker, type Worker } from '../../src/worker/worker.js';
+import type { TestApi } from '../support/api.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WEB = join(ROOT, 'web');
@@ -76,4 +80,21 @@ export async function openBrowser(): Promise<Browser> {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The worker behind a console test: NiFi's calls to `receiverUrl`, a quick poll so that what the page shows moves
+ * soon. (console.test.ts still starts its own: its setup is being changed on another branch.)
+ */
+export function startConsoleWorker(api: TestApi, receiverUrl: string): Worker {
+  return startWorker({
+    config: {
+      ...api.config,
+      nifi: { ...api.config.nifi, receiverUrl, timeoutSeconds: 5 },
+      dispatch: { ...api.config.dispatch, pollInterval: 300 },
+    },
+    db: api.db,
+    log: createLogger({ level: 'fatal', format: 'json' }, 'test-worker'),
+    registry: new Registry(),
+  });
 }

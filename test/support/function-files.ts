@@ -22,7 +22,9 @@ interface DefinedFunction {
 }
 
 const FUNCTION_DEFINITION = /CREATE OR REPLACE FUNCTION nifi_ops\.(\w+)\s*\([\s\S]*?\bAS \$(\w*)\$([\s\S]*?)\$\2\$/g;
-const TRIGGER_DEFINITION = /CREATE OR REPLACE TRIGGER (\w+)[\s\S]*?\bON nifi_ops\.(\w+)[\s\S]*?EXECUTE FUNCTION nifi_ops\.(\w+)\(/g;
+// a constraint trigger has no CREATE OR REPLACE: its file drops it first (05_gate_readiness.sql)
+const TRIGGER_DEFINITION =
+  /CREATE (?:OR REPLACE |CONSTRAINT )TRIGGER (\w+)[\s\S]*?\bON nifi_ops\.(\w+)[\s\S]*?EXECUTE FUNCTION nifi_ops\.(\w+)\(/g;
 
 export async function definedInFiles(): Promise<{ functions: DefinedFunction[]; triggers: string[] }> {
   const functions: DefinedFunction[] = [];

@@ -161,7 +161,13 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     resendDispatch: { runId: extracted.runId, dispatchId: extracted.dispatchId, reason: 'receiver is back' },
     cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
-    defineGate: { consumer: 'FUZZ_OTHER', requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'], boundJobKey: null },
+    defineGate: {
+      consumer: 'FUZZ_OTHER',
+      requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'],
+      boundJobKey: null,
+      notifyUrl: 'https://reports.example/gates/FUZZ_OTHER',
+      expectedBy: [{ jobId: 'FUZZ_UP', daysAfter: 1, time: '06:00', timeZone: 'Asia/Seoul' }],
+    },
     recordObservation: {
       jobId: 'FUZZ_UP',
       businessDate: '2031-05-03',
@@ -189,7 +195,9 @@ export async function prepareFuzzWorld(api: TestApi): Promise<FuzzWorld> {
   }
   const baselines = await seed(api);
   const { rows } = await api.sql.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'nifi_ops' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+    // process_instance is the API process's own heartbeat (every 10 s), not what a request changed
+    `SELECT table_name FROM information_schema.tables
+      WHERE table_schema = 'nifi_ops' AND table_type = 'BASE TABLE' AND table_name <> 'process_instance' ORDER BY table_name`,
   );
   const fingerprintSql = rows
     .map(

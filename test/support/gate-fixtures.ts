@@ -9,11 +9,18 @@ export const RECORD_OBSERVATION = `mutation($input: RecordObservationInput!) {
     changed
     observation { jobId businessDate attempt runId state startedAt firstObservedAt observedAt observedBy } } }`;
 export const DEFINE_GATE = `mutation($input: DefineGateInput!) {
-  defineGate(input: $input) { changed gate { consumer requiredJobs boundJobKey definedBy definedAt } } }`;
+  defineGate(input: $input) {
+    changed
+    gate { consumer requiredJobs boundJobKey notifyUrl expectedBy { jobId daysAfter time timeZone text } definedBy definedAt }
+    decisions { businessDate version ready evidence { jobId attempt runId } cause } } }`;
 export const READINESS = `query($consumer: String!, $businessDate: Date!) {
   readiness(consumer: $consumer, businessDate: $businessDate) {
     consumer businessDate gateDefined ready
-    jobs { jobId ready reason attempt state runId latest { source startedAt } } } }`;
+    jobs { jobId ready reason attempt state runId latest { source startedAt } deadline deadlineOutcome }
+    decision { version ready evidence { jobId attempt runId } cause decidedAt } } }`;
+export const READINESS_DECISIONS = `query($consumer: String!, $businessDate: Date!, $last: Int) {
+  readinessDecisions(consumer: $consumer, businessDate: $businessDate, last: $last) {
+    consumer businessDate version ready evidence { jobId attempt runId } cause decidedAt } }`;
 export const PUBLISH = `mutation($input: PublishInput!) {
   publish(input: $input) {
     published
@@ -58,14 +65,42 @@ export async function observed(api: TestApi, input: ObservationInput) {
   return res.body.data!.recordObservation as { changed: boolean; observation: Record<string, unknown> };
 }
 
-export async function defineGate(api: TestApi, consumer: string, requiredJobs: string[], boundJobKey?: string) {
+export interface ExpectedByInput {
+  jobId: string;
+  daysAfter: number;
+  time: string;
+  timeZone: string;
+}
+
+export interface DecisionOut {
+  businessDate?: string;
+  version: number;
+  ready: boolean;
+  evidence: Array<{ jobId: string; attempt: number; runId: string }>;
+  cause: Record<string, unknown>;
+}
+
+export async function defineGate(
+  api: TestApi,
+  consumer: string,
+  requiredJobs: string[],
+  boundJobKey?: string,
+  more: { notifyUrl?: string | null; expectedBy?: ExpectedByInput[] } = {},
+) {
   const res = await api.gql(
     DEFINE_GATE,
-    { input: { consumer, requiredJobs, ...(boundJobKey ? { boundJobKey } : {}) } },
+    { input: { consumer, requiredJobs, ...(boundJobKey ? { boundJobKey } : {}), ...more } },
     { token: 'operator' },
   );
   expect(res.body.errors).toBeUndefined();
-  return res.body.data!.defineGate as { changed: boolean; gate: Record<string, unknown> };
+  return res.body.data!.defineGate as { changed: boolean; gate: Record<string, any>; decisions: DecisionOut[] };
+}
+
+/** The recorded readiness decisions of a consumer for a date, oldest first. */
+export async function decisionsOf(api: TestApi, consumer: string, businessDate: string): Promise<DecisionOut[]> {
+  const res = await api.gql(READINESS_DECISIONS, { consumer, businessDate, last: 100 }, { token: 'viewer' });
+  expect(res.body.errors).toBeUndefined();
+  return (res.body.data!.readinessDecisions as DecisionOut[]).reverse();
 }
 
 export async function readinessOf(api: TestApi, consumer: string, businessDate: string) {
@@ -82,7 +117,10 @@ export async function readinessOf(api: TestApi, consumer: string, businessDate: 
       state: string | null;
       runId: string | null;
       latest: { source: string; startedAt: string } | null;
+      deadline: string | null;
+      deadlineOutcome: string | null;
     }>;
+    decision: DecisionOut | null;
   };
 }
 

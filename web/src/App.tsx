@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { AlertToasts } from './components/AlertToasts';
 import { Announcer } from './components/Live';
 import { Dashboard } from './pages/Dashboard';
+import { GatePage } from './pages/GatePage';
 import { Readiness } from './pages/Readiness';
 import { RunDetail } from './pages/RunDetail';
 import { SignIn } from './pages/SignIn';
@@ -13,6 +14,8 @@ function Page({ path }: { path: string }) {
   if (path === '/') return <Dashboard />;
   if (run) return <RunDetail key={run[1]} runId={decodeURIComponent(run[1]!)} />;
   if (path === '/readiness') return <Readiness />;
+  const gate = /^\/gates\/([^/]+)$/.exec(path);
+  if (gate) return <GatePage key={gate[1]} consumer={decodeURIComponent(gate[1]!)} />;
   return (
     <>
       <h1 tabIndex={-1}>Page not found</h1>

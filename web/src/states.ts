@@ -29,6 +29,7 @@ export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'ba
     case 'PASS':
     case 'SUCCEEDED':
     case 'LIVE':
+    case 'MET':
       return 'good';
     case 'EXTRACTING':
     case 'RUNNING':
@@ -45,6 +46,8 @@ export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'ba
     case 'WARN':
     case 'MISSING':
     case 'STALE':
+    case 'OBSERVATION_MISSING':
+    case 'OBSERVATION_LATE':
       return 'warn';
     case 'CANCELLED':
     case 'ABANDONED':

@@ -1,9 +1,23 @@
 import type pg from 'pg';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { DispatchType } from '../states.js';
+import { DISPATCH_RECEIVED_STATUS, type DispatchStatus, type DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
 import { backoffMs } from './backoff.js';
+
+/** Where a call stands in its delivery: what every outbox row shows, whoever the call is for. */
+export interface DeliveryState {
+  dispatchId: string;
+  status: DispatchStatus;
+  attemptCount: number;
+  nextAttemptAt: Date;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  ackedAt: Date | null;
+  deadAt: Date | null;
+  cancelledAt: Date | null;
+}
 
 /** What came back from one HTTP call: a response, or no response at all (refused, reset, timed out). */
 export type DeliveryAttempt = { httpStatus: number; responseText: string } | { httpStatus: null; error: string };
@@ -38,19 +52,28 @@ export function decideDelivery(attempt: DeliveryAttempt, attemptCount: number, p
 }
 
 /**
- * PENDING → SENT for the calls NiFi received, in one statement for a whole batch. Only from PENDING:
- * an ACK that beat this bookkeeping stays ACKED (ref §12.1.3). Returns the ids that changed.
+ * PENDING → what a 2xx makes of each call (DISPATCH_RECEIVED_STATUS: SENT for NiFi's, ACKED for a gate
+ * receiver's), one statement per status for a whole batch. Only from PENDING: an ACK that beat this bookkeeping
+ * stays ACKED (ref §12.1.3). Returns the ids that changed.
  */
-export async function markSent(sql: pg.Pool, sent: Array<{ dispatchId: string; httpStatus: number }>): Promise<Set<string>> {
-  const rows = await transitionDispatch(
-    sql,
-    {
-      picked: Prisma.sql`SELECT * FROM unnest(${sent.map((s) => s.dispatchId)}::uuid[], ${sent.map((s) => s.httpStatus)}::integer[])
-                         AS s(dispatch_id, http_status)`,
-    },
-    { from: ['PENDING'], to: 'SENT', set: Prisma.sql`last_http_status = picked.http_status, last_error = NULL` },
-  );
-  return new Set(rows.map((r) => r.dispatch_id));
+export async function markReceived(
+  sql: pg.Pool,
+  received: Array<{ dispatchId: string; dispatchType: DispatchType; httpStatus: number }>,
+): Promise<Set<string>> {
+  const changed = new Set<string>();
+  for (const to of new Set(received.map((r) => DISPATCH_RECEIVED_STATUS[r.dispatchType]))) {
+    const batch = received.filter((r) => DISPATCH_RECEIVED_STATUS[r.dispatchType] === to);
+    const rows = await transitionDispatch(
+      sql,
+      {
+        picked: Prisma.sql`SELECT * FROM unnest(${batch.map((s) => s.dispatchId)}::uuid[], ${batch.map((s) => s.httpStatus)}::integer[])
+                           AS s(dispatch_id, http_status)`,
+      },
+      { from: ['PENDING'], to, set: Prisma.sql`last_http_status = picked.http_status, last_error = NULL` },
+    );
+    for (const row of rows) changed.add(row.dispatch_id);
+  }
+  return changed;
 }
 
 /** Stays PENDING, due again after the backoff; the failure is kept for operators. */
@@ -71,7 +94,9 @@ export async function deferDispatch(
 
 export interface DeadDispatch {
   dispatchId: string;
-  runId: string;
+  /** Null for a GATE_READY call; `gate` names its decision. */
+  runId: string | null;
+  gate: { consumer: string; businessDate: string; version: number } | null;
   dispatchType: DispatchType;
   partitionId: string | null;
   attempt: number;
@@ -96,7 +121,7 @@ export async function markDead(tx: Tx, dead: DeadDispatch): Promise<boolean> {
         partitionId: dead.partitionId,
         actor: dead.actor,
         message: dead.error,
-        details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt },
+        details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt, ...dead.gate },
       },
     },
   );

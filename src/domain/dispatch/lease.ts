@@ -4,20 +4,33 @@ import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
-import { STILL_WAITING } from './waiting.js';
+import type { DecisionEvidence } from '../gate/decisions.js';
+import { DISPATCH_SUBJECTS, STILL_WAITING } from './waiting.js';
+
+/** What a GATE_READY call delivers: one readiness decision, to the gate's receiver. */
+export interface LeasedDecision {
+  consumer: string;
+  businessDate: string;
+  version: number;
+  ready: boolean;
+  evidence: DecisionEvidence[];
+  decidedAt: string;
+  notifyUrl: string;
+}
 
 /** A call this worker now owns until the lease expires: the row stays PENDING, its attempt counted. */
 export interface LeasedDispatch {
   dispatchId: string;
-  runId: string;
+  /** Null for a GATE_READY call: it is about a gate's decision, which `decision` holds. */
+  runId: string | null;
   dispatchType: DispatchType;
   partitionId: string | null;
   /** Attempts so far, this one included. */
   attempt: number;
   /** The due time the lease set (PostgreSQL's text, microseconds and all): it and `attempt` identify the lease. */
   leasedUntil: string;
-  jobKey: string;
-  businessKey: string;
+  jobKey: string | null;
+  businessKey: string | null;
   snapshotScn: string | null;
   hdfsRunPath: string | null;
   lowerBound: string | null;
@@ -25,6 +38,7 @@ export interface LeasedDispatch {
   upperInclusive: boolean | null;
   isNullPartition: boolean | null;
   expectedRowCount: string | null;
+  decision: LeasedDecision | null;
 }
 
 export interface LeaseOptions {
@@ -34,20 +48,20 @@ export interface LeaseOptions {
 
 export interface LeaseResult {
   leased: LeasedDispatch[];
-  /** Due calls whose run no longer waits for them: not leased, to be cancelled (cancelUnwantedDispatches). */
+  /** Due calls no longer wanted (their run moved on, their gate has no receiver): not leased, to be cancelled. */
   unwanted: string[];
 }
 
 interface LeaseRow {
   leased: boolean;
   dispatch_id: string;
-  run_id: string;
+  run_id: string | null;
   dispatch_type: DispatchType;
   partition_id: string | null;
   attempt_count: number;
   leased_until: string;
-  job_key: string;
-  business_key: string;
+  job_key: string | null;
+  business_key: string | null;
   snapshot_scn: string | null;
   hdfs_run_path: string | null;
   lower_bound: string | null;
@@ -55,6 +69,13 @@ interface LeaseRow {
   upper_inclusive: boolean | null;
   is_null_partition: boolean | null;
   expected_row_count: string | null;
+  consumer: string | null;
+  business_date: string | null;
+  readiness_version: number | null;
+  notify_url: string | null;
+  ready: boolean | null;
+  evidence: DecisionEvidence[] | null;
+  decided_at: string | null;
 }
 
 /**
@@ -67,9 +88,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
   const query = Prisma.sql`
     WITH picked AS (
       SELECT d.dispatch_id, d.run_id, d.partition_id, ${STILL_WAITING} AS wanted
-        FROM nifi_ops.load_dispatch d
-        JOIN nifi_ops.load_run r ON r.run_id = d.run_id
-        LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
+        FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
        -- a sub-select is evaluated once, so the due time bounds the index scan
        WHERE d.status = 'PENDING' AND d.next_attempt_at <= (SELECT clock_timestamp())
        ORDER BY d.next_attempt_at
@@ -81,16 +100,23 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
              next_attempt_at = clock_timestamp() + make_interval(secs => ${options.leaseMs / 1000}::float8)
         FROM picked
        WHERE t.dispatch_id = picked.dispatch_id AND picked.wanted
-      RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count, t.next_attempt_at
+      RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count, t.next_attempt_at,
+                t.consumer, t.business_date, t.readiness_version
     )
     SELECT true AS leased, l.dispatch_id::text, l.run_id::text, l.dispatch_type, l.partition_id, l.attempt_count,
            l.next_attempt_at::text AS leased_until, r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
-           p.upper_inclusive, p.is_null_partition, p.expected_row_count::text
+           p.upper_inclusive, p.is_null_partition, p.expected_row_count::text,
+           l.consumer, to_char(l.business_date, 'YYYY-MM-DD') AS business_date, l.readiness_version, g.notify_url,
+           dec.ready, dec.evidence, to_char(dec.decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at
       FROM leased l
-      JOIN nifi_ops.load_run r ON r.run_id = l.run_id
+      LEFT JOIN nifi_ops.load_run r ON r.run_id = l.run_id
       LEFT JOIN nifi_ops.load_partition p ON p.run_id = l.run_id AND p.partition_id = l.partition_id
+      LEFT JOIN nifi_ops.gate g ON g.consumer = l.consumer
+      LEFT JOIN nifi_ops.gate_readiness_decision dec
+             ON dec.consumer = l.consumer AND dec.business_date = l.business_date AND dec.version = l.readiness_version
     UNION ALL
-    SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM picked WHERE NOT wanted`;
   const { rows } = await sql.query<LeaseRow>(query.text, query.values);
   return {
@@ -112,6 +138,18 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
         upperInclusive: l.upper_inclusive,
         isNullPartition: l.is_null_partition,
         expectedRowCount: l.expected_row_count,
+        decision:
+          l.dispatch_type === 'GATE_READY'
+            ? {
+                consumer: l.consumer!,
+                businessDate: l.business_date!,
+                version: l.readiness_version!,
+                ready: l.ready!,
+                evidence: l.evidence!,
+                decidedAt: l.decided_at!,
+                notifyUrl: l.notify_url!,
+              }
+            : null,
       })),
     unwanted: rows.filter((row) => !row.leased).map((row) => row.dispatch_id),
   };
@@ -136,34 +174,37 @@ export async function releaseLeases(
     [leases.map((l) => l.dispatchId), leases.map((l) => l.attempt), leases.map((l) => l.leasedUntil)],
   );
   // due again now: another worker's dispatcher takes them at once instead of at its next poll
-  for (const lease of leases) afterCommit.wakeDispatcher(lease.runId);
+  for (const lease of leases) afterCommit.wakeDispatcher(lease.runId ?? lease.dispatchId);
   return rowCount ?? 0;
 }
 
 export interface CancelledDispatch {
   dispatchId: string;
-  runId: string;
+  runId: string | null;
   dispatchType: DispatchType;
   partitionId: string | null;
   reason: string;
 }
 
-/** PENDING calls whose run no longer waits for them → CANCELLED, never sent (deviation 6). */
+/**
+ * PENDING calls no longer wanted → CANCELLED, never sent: their run no longer waits for them (deviation 6), or
+ * their gate has no receiver any more.
+ */
 export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], actor: string): Promise<CancelledDispatch[]> {
   const cancelled = await transitionDispatch<{
     dispatch_id: string;
-    run_id: string;
+    run_id: string | null;
     dispatch_type: DispatchType;
     partition_id: string | null;
     reason: string;
+    gate: { consumer: string; businessDate: string; version: number } | null;
   }>(
     tx,
     {
       picked: Prisma.sql`SELECT d.dispatch_id,
-                   'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') AS reason
-              FROM nifi_ops.load_dispatch d
-              JOIN nifi_ops.load_run r ON r.run_id = d.run_id
-              LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
+                   CASE WHEN d.run_id IS NULL THEN 'the gate ' || d.consumer || ' has no receiver any more'
+                        ELSE 'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') END AS reason
+              FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
              WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${STILL_WAITING}
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`,
@@ -172,7 +213,9 @@ export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], ac
       from: ['PENDING'],
       to: 'CANCELLED',
       set: Prisma.sql`last_error = picked.reason`,
-      returning: Prisma.sql`t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, picked.reason`,
+      returning: Prisma.sql`t.dispatch_id::text, t.run_id::text, t.dispatch_type, t.partition_id, picked.reason,
+        CASE WHEN t.consumer IS NOT NULL THEN jsonb_build_object('consumer', t.consumer,
+          'businessDate', to_char(t.business_date, 'YYYY-MM-DD'), 'version', t.readiness_version) END AS gate`,
       event: (c) => ({
         level: 'INFO',
         name: 'DISPATCH_CANCELLED',
@@ -180,7 +223,7 @@ export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], ac
         partitionId: c.partition_id,
         actor,
         message: c.reason,
-        details: { dispatchId: c.dispatch_id, type: c.dispatch_type },
+        details: { dispatchId: c.dispatch_id, type: c.dispatch_type, ...c.gate },
       }),
     },
   );

@@ -2,10 +2,18 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { DISPATCH_WAITING_RUN_STATUS, REISSUE_WAITING_PARTITION_STATUS } from '../states.js';
 
 /**
- * SQL condition: the call is still wanted (ref §2.3 "run still waiting"). Written over the aliases
- * `d` (load_dispatch), `r` (its run) and `p` (its partition, LEFT JOINed on run and partition id).
+ * SQL condition: the call is still wanted (ref §2.3 "run still waiting"; a GATE_READY call while its gate has a
+ * receiver). Written over the aliases `d` (load_dispatch), `r` (its run), `p` (its partition) and `g` (its gate),
+ * each LEFT JOINed: a run's call has no gate, a gate's call no run.
  */
 export const STILL_WAITING = Prisma.sql`(
   (d.dispatch_type = 'VALIDATE_RUN' AND r.status = ${DISPATCH_WAITING_RUN_STATUS.VALIDATE_RUN})
   OR (d.dispatch_type = 'REISSUE_PARTITION' AND r.status = ${DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION}
-      AND p.status IS NOT DISTINCT FROM ${REISSUE_WAITING_PARTITION_STATUS}))`;
+      AND p.status IS NOT DISTINCT FROM ${REISSUE_WAITING_PARTITION_STATUS})
+  OR (d.dispatch_type = 'GATE_READY' AND g.notify_url IS NOT NULL))`;
+
+/** The joins STILL_WAITING reads, after `FROM nifi_ops.load_dispatch d`. */
+export const DISPATCH_SUBJECTS = Prisma.sql`
+  LEFT JOIN nifi_ops.load_run r ON r.run_id = d.run_id
+  LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
+  LEFT JOIN nifi_ops.gate g ON g.consumer = d.consumer`;

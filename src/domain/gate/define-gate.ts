@@ -1,7 +1,14 @@
 import type { Tx } from '../../db/client.js';
-import type { Gate } from '../../generated/prisma/client.js';
+import type { Gate, GateRequiredJob } from '../../generated/prisma/client.js';
+import { invalidInput } from '../errors.js';
 import { recordApiEvent } from '../events/events.js';
+import { decideAtDefinition, type ReadinessDecision } from './decisions.js';
+import type { ExpectedBy } from './expected-by.js';
 import { lockGateDefinitions } from './locks.js';
+
+export interface JobExpectedBy extends ExpectedBy {
+  jobId: string;
+}
 
 export interface DefineGateCommand {
   consumer: string;
@@ -9,6 +16,10 @@ export interface DefineGateCommand {
   requiredJobs: string[];
   /** The Load Control job whose createRun and claimPublish wait for this gate, or null. */
   boundJobKey: string | null;
+  /** Where each readiness decision is delivered (GATE_READY), or null. */
+  notifyUrl: string | null;
+  /** Deadlines of some required jobs (each at most once); the others have none. */
+  expectedBy: JobExpectedBy[];
   actor: string;
 }
 
@@ -16,6 +27,9 @@ export interface GateRecord {
   consumer: string;
   requiredJobs: string[];
   boundJobKey: string | null;
+  notifyUrl: string | null;
+  /** The required jobs that have a deadline, by job id. */
+  expectedBy: JobExpectedBy[];
   definedAt: Date;
   definedBy: string;
 }
@@ -23,21 +37,31 @@ export interface GateRecord {
 export interface DefineGateResult {
   gate: GateRecord;
   changed: boolean;
+  /** The readiness decisions this definition recorded (dates it made ready, or no longer ready). */
+  decisions: ReadinessDecision[];
 }
 
 const withRequiredJobs = { requiredJobs: { orderBy: { jobId: 'asc' as const } } };
 
-function toGateRecord(gate: Gate & { requiredJobs: Array<{ jobId: string }> }): GateRecord {
+const timeOfColumn = (time: Date): string => time.toISOString().slice(11, 16);
+
+function toGateRecord(gate: Gate & { requiredJobs: GateRequiredJob[] }): GateRecord {
   return {
     consumer: gate.consumer,
     requiredJobs: gate.requiredJobs.map((job) => job.jobId),
     boundJobKey: gate.boundJobKey,
+    notifyUrl: gate.notifyUrl,
+    expectedBy: gate.requiredJobs.flatMap((job) =>
+      job.expectedDaysAfter === null
+        ? []
+        : [{ jobId: job.jobId, daysAfter: job.expectedDaysAfter, time: timeOfColumn(job.expectedTime!), timeZone: job.expectedTimeZone! }],
+    ),
     definedAt: gate.definedAt,
     definedBy: gate.definedBy,
   };
 }
 
-async function getGate(tx: Tx, consumer: string): Promise<GateRecord | null> {
+export async function getGate(tx: Tx, consumer: string): Promise<GateRecord | null> {
   const gate = await tx.gate.findUnique({ where: { consumer }, include: withRequiredJobs });
   return gate && toGateRecord(gate);
 }
@@ -47,23 +71,46 @@ export async function listGates(tx: Tx): Promise<GateRecord[]> {
   return gates.map(toGateRecord);
 }
 
+const expectationKey = (jobs: JobExpectedBy[]): string =>
+  jobs
+    .map((e) => `${e.jobId} ${e.daysAfter} ${e.time} ${e.timeZone}`)
+    .sort()
+    .join('\n');
+
+function sameDefinition(previous: GateRecord, cmd: DefineGateCommand, requiredJobs: string[]): boolean {
+  return (
+    previous.boundJobKey === cmd.boundJobKey &&
+    previous.notifyUrl === cmd.notifyUrl &&
+    previous.requiredJobs.length === requiredJobs.length &&
+    previous.requiredJobs.every((job, i) => job === requiredJobs[i]) &&
+    expectationKey(previous.expectedBy) === expectationKey(cmd.expectedBy)
+  );
+}
+
+/** Refuses a time zone PostgreSQL's tz database does not know (it may lag the API's), before anything is written. */
+async function assertKnownTimeZones(tx: Tx, expectedBy: JobExpectedBy[]): Promise<void> {
+  const zones = [...new Set(expectedBy.map((e) => e.timeZone))];
+  if (zones.length === 0) return;
+  const unknown = await tx.$queryRaw<Array<{ zone: string }>>`
+    SELECT zone FROM unnest(${zones}::text[]) AS zone WHERE NOT nifi_ops.is_time_zone(zone) LIMIT 1`;
+  if (unknown[0]) {
+    const index = expectedBy.findIndex((e) => e.timeZone === unknown[0]!.zone);
+    throw invalidInput(`input.expectedBy.${index}.timeZone`, `${unknown[0].zone} is not a time zone the database knows`);
+  }
+}
+
 /**
  * defineGate: the gate becomes exactly this definition (same definition again → changed: false). A job is
  * gated by at most one gate, so binding it here unbinds it from the gate that had it. Publications already
- * made keep the evidence they were made with.
+ * made keep the evidence they were made with. A changed definition decides the gate's readiness for the dates
+ * it may have changed (decisions.ts: a gate defined after its observations exist is decided at once).
  */
 export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<DefineGateResult> {
   await lockGateDefinitions(tx);
   const requiredJobs = [...cmd.requiredJobs].sort();
   const previous = await getGate(tx, cmd.consumer);
-  if (
-    previous &&
-    previous.boundJobKey === cmd.boundJobKey &&
-    previous.requiredJobs.length === requiredJobs.length &&
-    previous.requiredJobs.every((job, i) => job === requiredJobs[i])
-  ) {
-    return { gate: previous, changed: false };
-  }
+  if (previous && sameDefinition(previous, cmd, requiredJobs)) return { gate: previous, changed: false, decisions: [] };
+  await assertKnownTimeZones(tx, cmd.expectedBy);
 
   const unbound =
     cmd.boundJobKey === null
@@ -73,16 +120,31 @@ export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<Define
      WHERE bound_job_key = ${cmd.boundJobKey} AND consumer <> ${cmd.consumer}
      RETURNING consumer`;
   await tx.$executeRaw`
-    INSERT INTO nifi_ops.gate (consumer, bound_job_key, defined_by) VALUES (${cmd.consumer}, ${cmd.boundJobKey}, ${cmd.actor})
+    INSERT INTO nifi_ops.gate (consumer, bound_job_key, notify_url, defined_by)
+    VALUES (${cmd.consumer}, ${cmd.boundJobKey}, ${cmd.notifyUrl}, ${cmd.actor})
     ON CONFLICT (consumer) DO UPDATE
-       SET bound_job_key = EXCLUDED.bound_job_key, defined_at = clock_timestamp(), defined_by = EXCLUDED.defined_by`;
+       SET bound_job_key = EXCLUDED.bound_job_key, notify_url = EXCLUDED.notify_url, defined_at = clock_timestamp(),
+           defined_by = EXCLUDED.defined_by`;
   await tx.$executeRaw`
     DELETE FROM nifi_ops.gate_required_job WHERE consumer = ${cmd.consumer} AND job_id <> ALL(${requiredJobs}::text[])`;
+  const expected = new Map(cmd.expectedBy.map((e) => [e.jobId, e]));
+  const column = <T>(value: (e: JobExpectedBy) => T) => requiredJobs.map((job) => (expected.has(job) ? value(expected.get(job)!) : null));
+  // an expectation that did not change keeps its expected_since: deadlines it passed were already checked
   await tx.$executeRaw`
-    INSERT INTO nifi_ops.gate_required_job (consumer, job_id)
-    SELECT ${cmd.consumer}, job_id FROM unnest(${requiredJobs}::text[]) AS job_id
-    ON CONFLICT DO NOTHING`;
+    INSERT INTO nifi_ops.gate_required_job AS q
+           (consumer, job_id, expected_days_after, expected_time, expected_time_zone, expected_since)
+    SELECT ${cmd.consumer}, j.job_id, j.days_after, j.at::time, j.time_zone, CASE WHEN j.days_after IS NULL THEN NULL ELSE clock_timestamp() END
+      FROM unnest(${requiredJobs}::text[], ${column((e) => e.daysAfter)}::smallint[], ${column((e) => e.time)}::text[],
+                  ${column((e) => e.timeZone)}::text[]) AS j(job_id, days_after, at, time_zone)
+    ON CONFLICT (consumer, job_id) DO UPDATE
+       SET expected_days_after = EXCLUDED.expected_days_after, expected_time = EXCLUDED.expected_time,
+           expected_time_zone = EXCLUDED.expected_time_zone,
+           expected_since = CASE
+               WHEN (q.expected_days_after, q.expected_time, q.expected_time_zone)
+                    IS NOT DISTINCT FROM (EXCLUDED.expected_days_after, EXCLUDED.expected_time, EXCLUDED.expected_time_zone)
+               THEN q.expected_since ELSE EXCLUDED.expected_since END`;
 
+  const decisions = await decideAtDefinition(tx, cmd.consumer, requiredJobs, cmd.actor);
   await recordApiEvent(tx, {
     level: 'INFO',
     name: 'GATE_DEFINED',
@@ -92,9 +154,17 @@ export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<Define
       consumer: cmd.consumer,
       requiredJobs,
       boundJobKey: cmd.boundJobKey,
-      previous: previous && { requiredJobs: previous.requiredJobs, boundJobKey: previous.boundJobKey },
+      notifyUrl: cmd.notifyUrl,
+      expectedBy: cmd.expectedBy,
+      previous: previous && {
+        requiredJobs: previous.requiredJobs,
+        boundJobKey: previous.boundJobKey,
+        notifyUrl: previous.notifyUrl,
+        expectedBy: previous.expectedBy,
+      },
+      decisions: decisions.map((d) => ({ businessDate: d.businessDate, version: d.version, ready: d.ready })),
       ...(unbound[0] ? { boundJobKeyMovedFrom: unbound[0].consumer } : {}),
     },
   });
-  return { gate: (await getGate(tx, cmd.consumer))!, changed: true };
+  return { gate: (await getGate(tx, cmd.consumer))!, changed: true, decisions };
 }

@@ -1,14 +1,15 @@
 // One ledger of upstream attempts: external observations and Load Control's own runs, read together in one
-// statement. A run is an attempt of its job for the business date its business key names (when the key is
-// a calendar date YYYY-MM-DD); attempt n is the job's n-th run for that key in start order.
+// statement (nifi_ops.gate_attempts and nifi_ops.gate_readiness, prisma/functions/05_gate_readiness.sql — the
+// readiness triggers decide with the same statements). A run is an attempt of its job for the business date its
+// business key names (when the key is a calendar date YYYY-MM-DD); attempt n is the job's n-th run for that key in
+// start order.
 import type { Tx } from '../../db/client.js';
-import { Prisma } from '../../generated/prisma/client.js';
-import { FAILED_RUN_STATUSES } from '../states.js';
-import { SUCCEEDED_RUN_STATUSES, type BlockingReason, type ObservationState } from './observation-states.js';
+import type { DeadlineOutcome, ExpectedBy } from './expected-by.js';
+import type { BlockingReason, ObservationState } from './observation-states.js';
 
 /** EXTERNAL: reported with recordObservation. LOAD_CONTROL: a Load Control run. */
 export const ATTEMPT_SOURCES = ['EXTERNAL', 'LOAD_CONTROL'] as const;
-type AttemptSource = (typeof ATTEMPT_SOURCES)[number];
+export type AttemptSource = (typeof ATTEMPT_SOURCES)[number];
 
 export interface LedgerAttempt {
   jobId: string;
@@ -25,6 +26,11 @@ export interface JobReadiness {
   latest: LedgerAttempt | null;
   /** Null when the latest attempt succeeded. */
   reason: BlockingReason | null;
+  /** The job's expected-by deadline, if the gate has one for it, and the instant it falls on for this date. */
+  expectedBy: ExpectedBy | null;
+  deadline: Date | null;
+  /** What the sweeper found when the first deadline for this job and date passed; null before (or without one). */
+  deadlineOutcome: DeadlineOutcome | null;
 }
 
 export interface Readiness {
@@ -51,21 +57,12 @@ interface AttemptRow {
   started_at: Date | null;
 }
 
-/** Every attempt of the jobs `jobIds` (a query returning job ids) for one business date, from both sources. */
-function attemptsOf(jobIds: Prisma.Sql, businessDate: string): Prisma.Sql {
-  return Prisma.sql`
-    SELECT o.job_id, o.attempt, o.run_id, o.state, 'EXTERNAL' AS source, o.started_at
-      FROM nifi_ops.gate_observation o
-     WHERE o.job_id IN (${jobIds}) AND o.business_date = ${businessDate}::date
-    UNION ALL
-    SELECT r.job_key, (row_number() OVER (PARTITION BY r.job_key ORDER BY r.started_at, r.run_id))::int,
-           r.run_id::text,
-           CASE WHEN r.status = ANY(${SUCCEEDED_RUN_STATUSES}::text[]) THEN 'SUCCEEDED'
-                WHEN r.status = ANY(${FAILED_RUN_STATUSES}::text[]) THEN 'FAILED'
-                ELSE 'RUNNING' END,
-           'LOAD_CONTROL', r.started_at
-      FROM nifi_ops.load_run r
-     WHERE r.job_key IN (${jobIds}) AND r.business_key = ${businessDate}`;
+interface JobRow extends AttemptRow {
+  expected_days_after: number | null;
+  expected_time: string | null;
+  expected_time_zone: string | null;
+  deadline: Date | null;
+  deadline_outcome: DeadlineOutcome | null;
 }
 
 function toAttempt(row: AttemptRow): LedgerAttempt | null {
@@ -83,32 +80,54 @@ function toAttempt(row: AttemptRow): LedgerAttempt | null {
 /** All attempts of one job for one business date, oldest attempt first. */
 export async function listAttempts(tx: Tx, jobId: string, businessDate: string): Promise<LedgerAttempt[]> {
   const rows = await tx.$queryRaw<AttemptRow[]>`
-    SELECT * FROM (${attemptsOf(Prisma.sql`SELECT ${jobId}::text`, businessDate)}) a ORDER BY attempt, source`;
+    SELECT * FROM nifi_ops.gate_attempts(ARRAY[${jobId}::text], ${businessDate}::date) ORDER BY attempt, source`;
   return rows.map((row) => toAttempt(row)!);
+}
+
+/** How many attempts of one job for one date listAttemptsOf gives (the newest): bounded work per evidence. */
+export const MAX_ATTEMPTS_PER_KEY = 20;
+
+/**
+ * The attempts of each (job, business date), oldest first — at most the newest MAX_ATTEMPTS_PER_KEY — in the
+ * order of keys: one statement for every evidence of a page of publications.
+ */
+export async function listAttemptsOf(tx: Tx, keys: ReadonlyArray<{ jobId: string; businessDate: string }>): Promise<LedgerAttempt[][]> {
+  const rows = await tx.$queryRaw<Array<AttemptRow & { ordinal: bigint }>>`
+    SELECT k.ordinal, a.*
+      FROM unnest(${keys.map((k) => k.jobId)}::text[], ${keys.map((k) => k.businessDate)}::date[])
+           WITH ORDINALITY AS k(job_id, business_date, ordinal)
+      CROSS JOIN LATERAL (
+        SELECT * FROM nifi_ops.gate_attempts(ARRAY[k.job_id], k.business_date) g
+         ORDER BY g.attempt DESC, g.source LIMIT ${MAX_ATTEMPTS_PER_KEY}) a
+     ORDER BY k.ordinal, a.attempt, a.source`;
+  const byKey: LedgerAttempt[][] = keys.map(() => []);
+  for (const row of rows) byKey[Number(row.ordinal) - 1]!.push(toAttempt(row)!);
+  return byKey;
 }
 
 /**
  * Readiness of a consumer's gate for one business date, in one statement: exactly the required jobs, each
- * decided by its greatest attempt. A consumer without a gate is not ready.
+ * decided by its greatest attempt, with its expected-by deadline for the date. A consumer without a gate is not
+ * ready.
  */
 export async function readiness(tx: Tx, consumer: string, businessDate: string): Promise<Readiness> {
-  const rows = await tx.$queryRaw<AttemptRow[]>`
-    WITH required AS (
-        SELECT job_id FROM nifi_ops.gate_required_job WHERE consumer = ${consumer}
-    ), latest AS (
-        -- the same job id never has attempts from both sources (recordObservation refuses Load Control
-        -- jobs); the source only makes the order total
-        SELECT DISTINCT ON (job_id) *
-          FROM (${attemptsOf(Prisma.sql`SELECT job_id FROM required`, businessDate)}) a
-         ORDER BY job_id, attempt DESC, source
-    )
-    SELECT q.job_id, l.attempt, l.run_id, l.state, l.source, l.started_at
-      FROM required q LEFT JOIN latest l USING (job_id)
-     ORDER BY q.job_id`;
+  const rows = await tx.$queryRaw<JobRow[]>`
+    SELECT r.*, q.expected_days_after, to_char(q.expected_time, 'HH24:MI') AS expected_time, q.expected_time_zone,
+           nifi_ops.observation_deadline(${businessDate}::date, q.expected_days_after, q.expected_time, q.expected_time_zone)
+             AS deadline,
+           c.outcome AS deadline_outcome
+      FROM nifi_ops.gate_readiness(${consumer}, ${businessDate}::date) r
+      JOIN nifi_ops.gate_required_job q ON q.consumer = ${consumer} AND q.job_id = r.job_id
+      LEFT JOIN nifi_ops.gate_deadline_check c ON c.job_id = r.job_id AND c.business_date = ${businessDate}::date
+     ORDER BY r.job_id`;
   const jobs = rows.map((row): JobReadiness => {
     const latest = toAttempt(row);
     const reason = latest === null ? 'MISSING' : latest.state === 'SUCCEEDED' ? null : latest.state;
-    return { jobId: row.job_id, latest, reason };
+    const expectedBy =
+      row.expected_days_after === null
+        ? null
+        : { daysAfter: row.expected_days_after, time: row.expected_time!, timeZone: row.expected_time_zone! };
+    return { jobId: row.job_id, latest, reason, expectedBy, deadline: row.deadline, deadlineOutcome: row.deadline_outcome };
   });
   // a gate always requires at least one job (defineGate), so no rows means no gate
   const gateDefined = jobs.length > 0;

@@ -1,18 +1,20 @@
-// Transaction-scoped advisory locks of the gate, in their own class so no other advisory lock collides.
+// The gate's transaction-scoped advisory locks. Their keys live in SQL (prisma/functions/05_gate_readiness.sql),
+// where the readiness triggers take them too.
 import type { Tx } from '../../db/client.js';
 
-const GATE_LOCK_CLASS = 0x47415445; // 'GATE'
-const DEFINITIONS_KEY = 0;
-
-/** Serialises gate definitions: a definition may move a job's binding from another gate. */
+/**
+ * Serialises gate definitions (a definition may move a job's binding from another gate), and waits for the
+ * readiness decisions in flight, which read the definitions under the shared form of this lock: a gate defined
+ * while an attempt commits is decided by one of the two.
+ */
 export async function lockGateDefinitions(tx: Tx): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${GATE_LOCK_CLASS}::int, ${DEFINITIONS_KEY}::int)`;
+  await tx.$executeRaw`SELECT nifi_ops.lock_gate_definitions(true)`;
 }
 
 /**
  * Serialises publishers of one consumer and business date, whether or not a publication exists yet (a row
- * lock would need the row). A hash collision only makes two keys wait for each other.
+ * lock would need the row).
  */
 export async function lockPublication(tx: Tx, consumer: string, businessDate: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${GATE_LOCK_CLASS}::int, hashtext(${consumer} || '|' || ${businessDate}))`;
+  await tx.$executeRaw`SELECT nifi_ops.lock_gate_publication(${consumer}, ${businessDate}::date)`;
 }

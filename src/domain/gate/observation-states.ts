@@ -1,5 +1,6 @@
-// The observation state machine and how Load Control run statuses read as observations, as data.
-import { FAILED_RUN_STATUSES, TERMINAL_RUN_STATUSES, type RunStatus } from '../states.js';
+// The observation state machine, as data. How a Load Control run status reads as an observation state is
+// nifi_ops.run_observation_state (prisma/functions/05_gate_readiness.sql; its failed statuses are held equal to
+// states.ts by src/domain/states.test.ts).
 
 export const OBSERVATION_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
 export type ObservationState = (typeof OBSERVATION_STATES)[number];
@@ -17,9 +18,3 @@ export function canTransitionObservation(from: ObservationState, to: Observation
 /** Why a required job blocks a gate: no attempt at all, or its latest attempt has not succeeded. */
 export const BLOCKING_REASONS = ['MISSING', 'RUNNING', 'FAILED'] as const;
 export type BlockingReason = (typeof BLOCKING_REASONS)[number];
-
-/**
- * How a Load Control run reads as an observation: SUCCESS is SUCCEEDED, the failed statuses (FAILED_*, TIMED_OUT,
- * CANCELLED) are FAILED, and every active status (PUBLISHED included: target validation is still to come) is RUNNING.
- */
-export const SUCCEEDED_RUN_STATUSES: readonly RunStatus[] = TERMINAL_RUN_STATUSES.filter((s) => !FAILED_RUN_STATUSES.includes(s));

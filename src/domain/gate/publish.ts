@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/client.js';
+import type { GatePublication, GatePublicationEvidence } from '../../generated/prisma/client.js';
 import { DomainError } from '../errors.js';
 import { dateOfColumn } from './business-date.js';
 import { evidenceOf, notReadyDetails, notReadyMessage, readiness, type Evidence } from './ledger.js';
@@ -26,12 +27,9 @@ export interface PublishResult {
   publication: PublicationRecord;
 }
 
-async function findPublication(tx: Tx, consumer: string, businessDate: string): Promise<PublicationRecord | null> {
-  const row = await tx.gatePublication.findUnique({
-    where: { consumer_businessDate: { consumer, businessDate: new Date(businessDate) } },
-    include: { evidence: { orderBy: { jobId: 'asc' } } },
-  });
-  if (!row) return null;
+const withEvidence = { evidence: { orderBy: { jobId: 'asc' as const } } };
+
+function toPublicationRecord(row: GatePublication & { evidence: GatePublicationEvidence[] }): PublicationRecord {
   return {
     consumer: row.consumer,
     businessDate: dateOfColumn(row.businessDate),
@@ -41,6 +39,45 @@ async function findPublication(tx: Tx, consumer: string, businessDate: string): 
     publishedAt: row.publishedAt,
     evidence: row.evidence.map((e) => ({ jobId: e.jobId, attempt: e.attempt, runId: e.runId })),
   };
+}
+
+async function findPublication(tx: Tx, consumer: string, businessDate: string): Promise<PublicationRecord | null> {
+  const row = await tx.gatePublication.findUnique({
+    where: { consumer_businessDate: { consumer, businessDate: new Date(businessDate) } },
+    include: withEvidence,
+  });
+  return row && toPublicationRecord(row);
+}
+
+export const MAX_PUBLICATIONS_PAGE = 50;
+
+export interface PublicationsQuery {
+  consumer: string;
+  /** Business dates from `from` to `to`, both included; either may be null (open). */
+  from: string | null;
+  to: string | null;
+  first: number;
+  /** The last business date of the previous page: this page starts before it. */
+  after: string | null;
+}
+
+/** A consumer's publications, newest business date first, a page of them with their evidence. */
+export async function listPublications(
+  tx: Tx,
+  query: PublicationsQuery,
+): Promise<{ publications: PublicationRecord[]; hasNextPage: boolean }> {
+  const dateRange = {
+    ...(query.from === null ? {} : { gte: new Date(query.from) }),
+    ...(query.to === null ? {} : { lte: new Date(query.to) }),
+    ...(query.after === null ? {} : { lt: new Date(query.after) }),
+  };
+  const rows = await tx.gatePublication.findMany({
+    where: { consumer: query.consumer, businessDate: dateRange },
+    orderBy: { businessDate: 'desc' },
+    take: query.first + 1,
+    include: withEvidence,
+  });
+  return { publications: rows.slice(0, query.first).map(toPublicationRecord), hasNextPage: rows.length > query.first };
 }
 
 export async function getPublication(tx: Tx, consumer: string, businessDate: string): Promise<PublicationRecord> {

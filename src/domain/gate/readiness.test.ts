@@ -95,7 +95,7 @@ describe('readiness', () => {
 
   it('answers a consumer without a gate as not ready, with gateDefined=false', async () => {
     const res = await readinessOf(api, unique('nobody'), D);
-    expect(res).toEqual({ consumer: expect.any(String), businessDate: D, gateDefined: false, ready: false, jobs: [] });
+    expect(res).toEqual({ consumer: expect.any(String), businessDate: D, gateDefined: false, ready: false, jobs: [], decision: null });
   });
 
   it('refuses a malformed consumer or business date with 422 INVALID_INPUT', async () => {

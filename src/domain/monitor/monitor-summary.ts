@@ -3,6 +3,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
 import { PROCESS_ALERTS_SQL } from '../processes/processes.js';
 import { runMovedAt, staleThresholds, type StaleThresholds } from '../runs/stale-runs.js';
+import { deadlineMessage } from '../sweeper/observation-deadlines.js';
 import {
   ACTIVE_RUN_STATUSES,
   BACKLOG_DISPATCH_STATUSES,
@@ -23,6 +24,8 @@ export const ALERT_KINDS = [
   'CHUNK_CONFLICT',
   'WORKER_STALE',
   'NO_DISPATCHER',
+  'OBSERVATION_MISSING',
+  'OBSERVATION_LATE',
 ] as const;
 type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
@@ -61,6 +64,8 @@ export interface Alert {
   message: string | null;
   dispatchId: string | null;
   partitionId: string | null;
+  /** The gate an alert is about: OBSERVATION_* (whose deadline passed) and a GATE_READY call's DISPATCH_DEAD. */
+  consumer: string | null;
 }
 
 export interface MonitorSummary {
@@ -131,27 +136,31 @@ function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
        WHERE r.status = ANY(${thresholds.map(([s]) => s)}::text[])
     ), alerts AS (
       SELECT 'PUBLISH_UNKNOWN' AS kind, 'ERROR' AS severity, r.run_id, r.job_key, r.business_key, r.status,
-             r.heartbeat_at AS at, r.error_message AS message, NULL::uuid AS dispatch_id, NULL::text AS partition_id
+             r.heartbeat_at AS at, r.error_message AS message, NULL::uuid AS dispatch_id, NULL::text AS partition_id,
+             NULL::text AS consumer
         FROM nifi_ops.load_run r WHERE r.status = 'PUBLISH_UNKNOWN'
       UNION ALL
-      SELECT 'DISPATCH_DEAD', 'ERROR', r.run_id, r.job_key, r.business_key, r.status, d.dead_at,
-             d.dispatch_type || ': ' || COALESCE(d.last_error, ''), d.dispatch_id, d.partition_id
-        FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r ON r.run_id = d.run_id WHERE d.status = 'DEAD'
+      -- a GATE_READY call has no run: its business date stands for the business key
+      SELECT 'DISPATCH_DEAD', 'ERROR', r.run_id, r.job_key, COALESCE(r.business_key, to_char(d.business_date, 'YYYY-MM-DD')),
+             r.status, d.dead_at,
+             d.dispatch_type || COALESCE(' v' || d.readiness_version, '') || ': ' || COALESCE(d.last_error, ''),
+             d.dispatch_id, d.partition_id, d.consumer
+        FROM nifi_ops.load_dispatch d LEFT JOIN nifi_ops.load_run r ON r.run_id = d.run_id WHERE d.status = 'DEAD'
       UNION ALL
       SELECT 'RUN_FAILED', 'ERROR', r.run_id, r.job_key, r.business_key, r.status, COALESCE(r.completed_at, r.heartbeat_at),
-             concat_ws(' ', r.error_code, r.error_message), NULL, NULL
+             concat_ws(' ', r.error_code, r.error_message), NULL, NULL, NULL
         FROM nifi_ops.load_run r
        WHERE r.status = ANY(${ALERTING_FAILED_STATUSES}::text[])
          AND COALESCE(r.completed_at, r.heartbeat_at) >= (SELECT clock_timestamp() - ${window}::interval)
       UNION ALL
       SELECT 'RUN_STALE', 'WARN', s.run_id, s.job_key, s.business_key, s.status, s.moved_at,
              'no progress in ' || s.status || ' since ' || to_char(s.moved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-             NULL, NULL
+             NULL, NULL, NULL
         FROM stale s WHERE s.moved_at < clock_timestamp() - s.ms * interval '1 millisecond'
       UNION ALL
       SELECT * FROM (
         SELECT DISTINCT ON (e.run_id) 'CLEANUP_FAILED', 'WARN', r.run_id, r.job_key, r.business_key, NULL::text,
-               e.event_time, e.message, NULL::uuid, NULL::text
+               e.event_time, e.message, NULL::uuid, NULL::text, NULL::text
           FROM nifi_ops.load_event e JOIN nifi_ops.load_run r ON r.run_id = e.run_id
          WHERE e.event_name = 'CLEANUP_FAILED' AND e.event_time >= clock_timestamp() - ${window}::interval
            AND r.cleaned_at IS NULL
@@ -159,7 +168,7 @@ function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
       UNION ALL
       SELECT * FROM (
         SELECT DISTINCT ON (e.job_key, e.business_key) 'DEPENDENCIES_NOT_READY', 'WARN', e.run_id, e.job_key,
-               e.business_key, r.status, e.event_time, e.message, NULL::uuid, NULL::text
+               e.business_key, r.status, e.event_time, e.message, NULL::uuid, NULL::text, NULL::text
           FROM nifi_ops.load_event e LEFT JOIN nifi_ops.load_run r ON r.run_id = e.run_id
          WHERE e.event_name = 'DEPENDENCIES_NOT_READY' AND e.event_time >= clock_timestamp() - ${window}::interval
          ORDER BY e.job_key, e.business_key, e.event_time DESC) gated
@@ -172,12 +181,23 @@ function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
       UNION ALL
       SELECT * FROM (
         SELECT DISTINCT ON (e.run_id, e.partition_id) 'CHUNK_CONFLICT', 'WARN', e.run_id, r.job_key, r.business_key,
-               r.status, e.event_time, e.message, NULL::uuid, e.partition_id
+               r.status, e.event_time, e.message, NULL::uuid, e.partition_id, NULL::text
           FROM nifi_ops.load_event e LEFT JOIN nifi_ops.load_run r ON r.run_id = e.run_id
          WHERE e.event_name = 'CHUNK_CONFLICT' AND e.event_time >= clock_timestamp() - ${window}::interval
          ORDER BY e.run_id, e.partition_id, e.event_time DESC) conflicts
       UNION ALL
       ${Prisma.raw(PROCESS_ALERTS_SQL)}
+      UNION ALL
+      -- an expected-by deadline the sweeper found passed (observation-deadlines.ts), until the job's latest
+      -- attempt for the date succeeded
+      SELECT c.outcome, 'WARN', NULL::uuid, c.job_id, to_char(c.business_date, 'YYYY-MM-DD'), NULL::text, c.deadline,
+             ${deadlineMessage('c')}, NULL::uuid, NULL::text, c.consumer
+        FROM nifi_ops.gate_deadline_check c
+       WHERE c.outcome <> 'MET' AND c.checked_at >= (SELECT clock_timestamp() - ${window}::interval)
+         AND NOT EXISTS (
+               SELECT 1 FROM (SELECT a.state FROM nifi_ops.gate_attempts(ARRAY[c.job_id::text], c.business_date) a
+                               ORDER BY a.attempt DESC, a.source LIMIT 1) latest
+                WHERE latest.state = 'SUCCEEDED')
     )`;
 }
 
@@ -186,7 +206,7 @@ async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): P
     ${alertsCte(query.recovery, window)}
     SELECT kind, severity, run_id::text AS "runId", job_key AS "jobKey", business_key AS "businessKey", status, at,
            NULLIF(left(btrim(message), ${MESSAGE_MAX}), '') AS message, dispatch_id::text AS "dispatchId",
-           partition_id AS "partitionId"
+           partition_id AS "partitionId", consumer
       FROM alerts
      ORDER BY severity = 'ERROR' DESC, at DESC NULLS LAST, kind, run_id
      LIMIT ${query.alertLimit}`;

@@ -128,7 +128,7 @@ export const PROCESS_ALERTS_SQL = `
              NULL::varchar, NULL::text, p.last_seen_at,
              p.role || ' on ' || p.host || ' (pid ' || p.pid || ', instance ' || p.instance_id || ') last seen at '
                || to_char(p.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-             NULL::uuid, NULL::text
+             NULL::uuid, NULL::text, NULL::text
         FROM nifi_ops.process_instance p
        WHERE p.stopped_at IS NULL AND p.last_seen_at < clock_timestamp() - interval '${STALE_AFTER_MS} milliseconds'
          AND NOT EXISTS (SELECT 1 FROM nifi_ops.process_instance n
@@ -138,7 +138,7 @@ export const PROCESS_ALERTS_SQL = `
              count(*) || ' call(s) to NiFi due since '
                || to_char(min(d.next_attempt_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
                || ' and no live process runs a dispatcher (load-control work with nifi.receiverUrl)',
-             NULL, NULL
+             NULL, NULL, NULL
         FROM nifi_ops.load_dispatch d
        WHERE d.status = '${DUE}' AND d.next_attempt_at < clock_timestamp() - interval '${STALE_AFTER_MS} milliseconds'
          AND NOT EXISTS (SELECT 1 FROM nifi_ops.process_instance p

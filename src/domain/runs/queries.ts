@@ -17,12 +17,17 @@ import {
 // Prisma types the status columns as strings; the records carry them as the unions of states.ts.
 export type RunRecord = Omit<LoadRun, 'status'> & { status: RunStatus };
 export type PartitionRecord = Omit<LoadPartition, 'status'> & { status: PartitionStatus };
-export type DispatchRecord = Omit<LoadDispatch, 'status' | 'dispatchType'> & { status: DispatchStatus; dispatchType: DispatchType };
+/** A run's dispatch: GATE_READY calls, which have no run, are the gate's (src/domain/gate/gate-dispatches.ts). */
+export type DispatchRecord = Omit<LoadDispatch, 'status' | 'dispatchType' | 'runId'> & {
+  runId: string;
+  status: DispatchStatus;
+  dispatchType: DispatchType;
+};
 export type MetricRecord = LoadValidation;
 
 const runRecord = (run: LoadRun): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
 const partitionRecord = (p: LoadPartition): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
-const dispatchRecord = (d: LoadDispatch): DispatchRecord => ({
+const dispatchRecord = (d: LoadDispatch & { runId: string }): DispatchRecord => ({
   ...d,
   status: parseDispatchStatus(d.status),
   dispatchType: parseDispatchType(d.dispatchType),
@@ -164,7 +169,7 @@ export async function partitionCounts(
 
 export async function listDispatches(tx: Tx, runId: string): Promise<DispatchRecord[]> {
   const dispatches = await tx.loadDispatch.findMany({ where: { runId }, orderBy: [{ createdAt: 'asc' }, { dispatchId: 'asc' }] });
-  return dispatches.map(dispatchRecord);
+  return dispatches.map((d) => dispatchRecord({ ...d, runId }));
 }
 
 const STAGE_ORDER = ['SOURCE', 'STAGING', 'TARGET'];

@@ -1,6 +1,7 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { sweepEndedRuns } from './ended-runs.js';
+import { sweepObservationDeadlines } from './observation-deadlines.js';
 import { sweepRunDeadline } from './run-deadline.js';
 import type { RuleOutcome, SweeperAction, SweeperActionRecord, SweeperSettings } from './settings.js';
 import { sweepStaleAlerts } from './stale-alerts.js';
@@ -13,7 +14,7 @@ interface SweeperRule {
   apply(tx: Tx, settings: SweeperSettings, afterCommit: AfterCommit): Promise<RuleOutcome>;
 }
 
-/** Ref §5.2's five rules in its order, then deviation 6's. */
+/** Ref §5.2's five rules in its order, then deviation 6's, then the gate's expected-by deadlines. */
 const RULES: readonly SweeperRule[] = [
   { name: 'stale_partitions', apply: sweepStalePartitions },
   { name: 'run_deadline', apply: sweepRunDeadline },
@@ -21,6 +22,7 @@ const RULES: readonly SweeperRule[] = [
   { name: 'stale_alerts', apply: sweepStaleAlerts },
   { name: 'stale_publishing', apply: sweepStalePublishing },
   { name: 'ended_runs', apply: (tx) => sweepEndedRuns(tx) },
+  { name: 'observation_deadlines', apply: (tx) => sweepObservationDeadlines(tx) },
 ];
 
 export interface SweepResult {

@@ -1,7 +1,7 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { STILL_WAITING } from '../dispatch/waiting.js';
+import { DISPATCH_SUBJECTS, STILL_WAITING } from '../dispatch/waiting.js';
 import { recordApiEvent } from '../events/events.js';
 import type { DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
@@ -16,9 +16,7 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, 
   const { ackTimeout, maxAttempts } = settings.dispatch;
   // SENT calls still wanted whose ACK is overdue: those with their attempts used up, or the others
   const due = (exhausted: boolean) => Prisma.sql`SELECT d.dispatch_id
-              FROM nifi_ops.load_dispatch d
-              JOIN nifi_ops.load_run r ON r.run_id = d.run_id
-              LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
+              FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
              WHERE d.status = 'SENT' AND d.sent_at < clock_timestamp() - make_interval(secs => ${seconds(ackTimeout)}::float8)
                AND ${STILL_WAITING} AND (d.attempt_count >= ${maxAttempts}::int) = ${exhausted}
              ORDER BY d.dispatch_id

@@ -63,10 +63,36 @@ export const REISSUE_PARTITION = `mutation ReissuePartition($input: ReissueParti
 
 export const GATES = `query Gates { gates { consumer requiredJobs boundJobKey } }`;
 
+const READINESS_FIELDS = `fragment ReadinessFields on Readiness {
+  consumer businessDate gateDefined ready
+  jobs { jobId ready reason attempt state runId latest { source startedAt } expectedBy { text } deadline deadlineOutcome }
+  decision { version ready decidedAt evidence { jobId attempt runId } }
+}`;
+
 export const READINESS = `query Readiness($consumer: String!, $businessDate: Date!) {
-  readiness(consumer: $consumer, businessDate: $businessDate) {
-    consumer businessDate gateDefined ready
-    jobs { jobId ready reason attempt state runId latest { source startedAt } }
+  readiness(consumer: $consumer, businessDate: $businessDate) { ...ReadinessFields }
+}
+${READINESS_FIELDS}`;
+
+export const READINESS_CHANGED = `subscription ReadinessChanged($consumer: String!, $businessDate: Date!) {
+  readinessChanged(consumer: $consumer, businessDate: $businessDate) { ...ReadinessFields }
+}
+${READINESS_FIELDS}`;
+
+export const GATE = `query Gate($consumer: String!) {
+  gate(consumer: $consumer) {
+    consumer requiredJobs boundJobKey notifyUrl definedAt definedBy expectedBy { jobId text }
+    dispatches(last: 50) { dispatchId businessDate version status attemptCount lastHttpStatus lastError createdAt ackedAt deadAt }
+  }
+}`;
+
+export const PUBLICATIONS = `query Publications($consumer: String!, $from: Date, $to: Date, $after: Date) {
+  publications(consumer: $consumer, from: $from, to: $to, first: 20, after: $after) {
+    nodes {
+      businessDate publishedAt publishedBy outputHash
+      evidence { jobId attempt runId attempts { attempt runId state source startedAt } }
+    }
+    pageInfo { hasNextPage endCursor }
   }
 }`;
 

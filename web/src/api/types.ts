@@ -145,6 +145,15 @@ interface JobReadiness {
   state: string | null;
   runId: string | null;
   latest: { source: string; startedAt: string } | null;
+  expectedBy: { text: string } | null;
+  deadline: string | null;
+  deadlineOutcome: string | null;
+}
+
+interface Evidence {
+  jobId: string;
+  attempt: number;
+  runId: string;
 }
 
 export interface Readiness {
@@ -153,6 +162,44 @@ export interface Readiness {
   gateDefined: boolean;
   ready: boolean;
   jobs: JobReadiness[];
+  decision: { version: number; ready: boolean; decidedAt: string; evidence: Evidence[] } | null;
+}
+
+export interface GateDispatch {
+  dispatchId: string;
+  businessDate: string;
+  version: number;
+  status: string;
+  attemptCount: number;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  ackedAt: string | null;
+  deadAt: string | null;
+}
+
+export interface GateDetail extends Gate {
+  notifyUrl: string | null;
+  definedAt: string;
+  definedBy: string;
+  expectedBy: Array<{ jobId: string; text: string }>;
+  dispatches: GateDispatch[];
+}
+
+export interface Attempt {
+  attempt: number;
+  runId: string;
+  state: string;
+  source: string;
+  startedAt: string;
+}
+
+export interface AuditedPublication {
+  businessDate: string;
+  publishedAt: string;
+  publishedBy: string;
+  outputHash: string;
+  evidence: Array<Evidence & { attempts: Attempt[] }>;
 }
 
 export interface Publication {

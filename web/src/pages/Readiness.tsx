@@ -1,15 +1,19 @@
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { ApiError, describeError } from '../api/client';
-import { GATES, PUBLICATION, READINESS } from '../api/operations';
+import { GATES, PUBLICATION, READINESS, READINESS_CHANGED } from '../api/operations';
 import type { Gate, Publication, Readiness as ReadinessResult } from '../api/types';
 import { Badge } from '../components/Badge';
-import { formatTime, shortId, today } from '../format';
+import { LiveIndicator } from '../components/Live';
+import { RunOrAttempt } from '../components/RunOrAttempt';
+import { formatTime, today } from '../format';
+import { useSubscription } from '../hooks';
 import { Link } from '../router';
 import { useSession } from '../session';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Whether a consumer may publish for a business date, per required job, and what it published. */
+/**
+ * Whether a consumer may publish for a business date, per required job with its expected-by deadline, the
+ * recorded decision (kept live: readinessChanged), and what it published.
+ */
 export function Readiness() {
   const session = useSession();
   const [gates, setGates] = useState<Gate[]>([]);
@@ -19,6 +23,17 @@ export function Readiness() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ids = { consumer: useId(), date: useId(), gates: useId() };
+  const watched = result ? { consumer: result.readiness.consumer, businessDate: result.readiness.businessDate } : null;
+  const live = useSubscription<{ readinessChanged: ReadinessResult }>(READINESS_CHANGED, watched, {
+    onData: ({ readinessChanged }) =>
+      setResult((current) =>
+        current &&
+        current.readiness.consumer === readinessChanged.consumer &&
+        current.readiness.businessDate === readinessChanged.businessDate
+          ? { ...current, readiness: readinessChanged }
+          : current,
+      ),
+  });
 
   useEffect(() => {
     session
@@ -91,11 +106,24 @@ export function Readiness() {
 
       {result && (
         <section aria-labelledby="readiness-result" aria-live="polite">
-          <h2 id="readiness-result">
-            {result.readiness.consumer} on {result.readiness.businessDate}:{' '}
-            <Badge status={result.readiness.ready ? 'SUCCEEDED' : 'FAILED'} label={result.readiness.ready ? 'READY' : 'NOT READY'} />
-          </h2>
+          <div className="page-head">
+            <h2 id="readiness-result">
+              {result.readiness.consumer} on {result.readiness.businessDate}:{' '}
+              <Badge status={result.readiness.ready ? 'SUCCEEDED' : 'FAILED'} label={result.readiness.ready ? 'READY' : 'NOT READY'} />
+            </h2>
+            <LiveIndicator state={live} />
+          </div>
           {!result.readiness.gateDefined && <p className="notice">No gate is defined for this consumer.</p>}
+          {result.readiness.gateDefined && (
+            <p data-testid="decision">
+              {result.readiness.decision
+                ? `Decision v${result.readiness.decision.version} (${result.readiness.decision.ready ? 'ready' : 'not ready'}) recorded ${formatTime(result.readiness.decision.decidedAt)}.`
+                : 'No decision recorded: this date has not been ready.'}{' '}
+              <Link to={`/gates/${encodeURIComponent(result.readiness.consumer)}`}>
+                Publications, decisions and calls of {result.readiness.consumer}
+              </Link>
+            </p>
+          )}
           <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="readiness-result">
             <table>
               <thead>
@@ -107,6 +135,8 @@ export function Readiness() {
                   <th scope="col">Blocks because</th>
                   <th scope="col">Run</th>
                   <th scope="col">Started</th>
+                  <th scope="col">Expected by</th>
+                  <th scope="col">At the deadline</th>
                 </tr>
               </thead>
               <tbody>
@@ -121,20 +151,10 @@ export function Readiness() {
                       <Badge status={j.state} />
                     </td>
                     <td>{j.reason ? <Badge status={j.reason} /> : '—'}</td>
-                    <td>
-                      {j.runId ? (
-                        j.latest?.source === 'LOAD_CONTROL' && UUID.test(j.runId) ? (
-                          <Link to={`/runs/${j.runId}`} aria-label={`Run ${j.runId}`}>
-                            {shortId(j.runId)}
-                          </Link>
-                        ) : (
-                          <code>{j.runId}</code>
-                        )
-                      ) : (
-                        '—'
-                      )}
-                    </td>
+                    <td>{j.runId && j.latest ? <RunOrAttempt runId={j.runId} source={j.latest.source} /> : '—'}</td>
                     <td>{formatTime(j.latest?.startedAt)}</td>
+                    <td>{j.expectedBy ? `${j.expectedBy.text} (${formatTime(j.deadline)})` : '—'}</td>
+                    <td>{j.deadlineOutcome ? <Badge status={j.deadlineOutcome} /> : '—'}</td>
                   </tr>
                 ))}
               </tbody>

@@ -1,0 +1,283 @@
+import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
+import { describeError } from '../api/client';
+import { GATE, PUBLICATIONS, RESEND_DISPATCH } from '../api/operations';
+import type { Attempt, AuditedPublication, GateDetail, GateDispatch } from '../api/types';
+import { ConfirmDialog } from '../components/ActionDialogs';
+import { Badge } from '../components/Badge';
+import { useAnnounce } from '../components/Live';
+import { RunOrAttempt } from '../components/RunOrAttempt';
+import { formatTime, shortId } from '../format';
+import { Link } from '../router';
+import { useSession } from '../session';
+import { RESENDABLE_DISPATCH_STATUSES } from '../states';
+
+interface Page {
+  nodes: AuditedPublication[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+/** An attempt of an evidence's job, as it stands to the evidence: superseded by it, the evidence, or newer. */
+function AttemptItem({ attempt, evidence }: { attempt: Attempt; evidence: number }) {
+  const relation = attempt.attempt < evidence ? 'superseded' : attempt.attempt > evidence ? 'newer' : 'evidence';
+  const label = { superseded: 'superseded', evidence: 'the evidence', newer: 'newer: supersedes the evidence' }[relation];
+  return (
+    <li className={`attempt attempt-${relation}`} data-attempt={attempt.attempt} data-relation={relation}>
+      {relation === 'superseded' ? <s>#{attempt.attempt}</s> : <span>#{attempt.attempt}</span>} <Badge status={attempt.state} />{' '}
+      <RunOrAttempt runId={attempt.runId} source={attempt.source} /> <span className="muted">({label})</span>
+    </li>
+  );
+}
+
+function Publications({ consumer }: { consumer: string }) {
+  const session = useSession();
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [page, setPage] = useState<Page | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const ids = { from: useId(), to: useId() };
+
+  const load = useCallback(
+    async (after: string | null, range: { from: string; to: string }) => {
+      setError(null);
+      try {
+        const { publications } = await session.request<{ publications: Page }>(PUBLICATIONS, {
+          consumer,
+          from: range.from || null,
+          to: range.to || null,
+          after,
+        });
+        setPage((current) =>
+          after && current ? { nodes: [...current.nodes, ...publications.nodes], pageInfo: publications.pageInfo } : publications,
+        );
+      } catch (e) {
+        setError(describeError(e));
+      }
+    },
+    [session, consumer],
+  );
+
+  // the first page, for the whole range; the form asks for another range
+  useEffect(() => {
+    void load(null, { from: '', to: '' });
+  }, [load]);
+
+  const filter = (event: FormEvent) => {
+    event.preventDefault();
+    setPage(null);
+    void load(null, { from, to });
+  };
+
+  return (
+    <section aria-labelledby="publications-title">
+      <h2 id="publications-title">Publications</h2>
+      <form className="filters" onSubmit={filter} aria-label="Publications between business dates">
+        <div>
+          <label htmlFor={ids.from}>From</label>
+          <input id={ids.from} type="date" value={from} onChange={(e) => setFrom(e.target.value)} />
+        </div>
+        <div>
+          <label htmlFor={ids.to}>To</label>
+          <input id={ids.to} type="date" value={to} onChange={(e) => setTo(e.target.value)} />
+        </div>
+        <div className="submit">
+          <button type="submit">Show</button>
+        </div>
+      </form>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {page && page.nodes.length === 0 && <p className="muted">No publication in this range.</p>}
+      {page?.nodes.map((p) => (
+        <article
+          key={p.businessDate}
+          className="publication"
+          data-publication={p.businessDate}
+          aria-labelledby={`publication-${p.businessDate}`}
+        >
+          <h3 id={`publication-${p.businessDate}`}>{p.businessDate}</h3>
+          <p>
+            Published {formatTime(p.publishedAt)} by {p.publishedBy}; output <code>{p.outputHash.slice(0, 12)}</code>
+          </p>
+          <div className="table-wrap" tabIndex={0} role="region" aria-label={`Evidence of ${p.businessDate}`}>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Job</th>
+                  <th scope="col">Evidence</th>
+                  <th scope="col">Attempts for the date</th>
+                </tr>
+              </thead>
+              <tbody>
+                {p.evidence.map((e) => {
+                  const own = e.attempts.find((a) => a.attempt === e.attempt && a.runId === e.runId);
+                  return (
+                    <tr key={e.jobId} data-evidence={e.jobId}>
+                      <td>{e.jobId}</td>
+                      <td>
+                        #{e.attempt} <RunOrAttempt runId={e.runId} source={own?.source} />
+                      </td>
+                      <td>
+                        <ul className="attempts">
+                          {e.attempts.map((a) => (
+                            <AttemptItem key={a.attempt} attempt={a} evidence={e.attempt} />
+                          ))}
+                        </ul>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        </article>
+      ))}
+      {page?.pageInfo.hasNextPage && (
+        <button type="button" onClick={() => void load(page.pageInfo.endCursor, { from, to })}>
+          More publications
+        </button>
+      )}
+    </section>
+  );
+}
+
+/** A gate: its definition, what it published with which evidence, and the calls to its receiver. */
+export function GatePage({ consumer }: { consumer: string }) {
+  const session = useSession();
+  const announce = useAnnounce();
+  const [gate, setGate] = useState<GateDetail | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const [resending, setResending] = useState<GateDispatch | null>(null);
+
+  const load = useCallback(() => {
+    session
+      .request<{ gate: GateDetail | null }>(GATE, { consumer })
+      .then((d) => setGate(d.gate))
+      .catch((e) => setError(describeError(e)));
+  }, [session, consumer]);
+  useEffect(load, [load]);
+
+  if (gate === null) {
+    return (
+      <>
+        <h1 tabIndex={-1}>No gate {consumer}</h1>
+        <p>
+          No gate is defined for this consumer. <Link to="/readiness">Check readiness</Link>.
+        </p>
+      </>
+    );
+  }
+  return (
+    <>
+      <h1 tabIndex={-1}>Gate {consumer}</h1>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {gate && (
+        <section aria-labelledby="definition-title">
+          <h2 id="definition-title">Definition</h2>
+          <dl className="fields">
+            <div className="field">
+              <dt>Required jobs</dt>
+              <dd>
+                <ul className="plain">
+                  {gate.requiredJobs.map((job) => {
+                    const expected = gate.expectedBy.find((e) => e.jobId === job);
+                    return (
+                      <li key={job}>
+                        {job}
+                        {expected && <span className="muted"> — expected by {expected.text}</span>}
+                      </li>
+                    );
+                  })}
+                </ul>
+              </dd>
+            </div>
+            <div className="field">
+              <dt>Receiver</dt>
+              <dd>{gate.notifyUrl ? <code className="wrap">{gate.notifyUrl}</code> : 'none'}</dd>
+            </div>
+            <div className="field">
+              <dt>Holds back</dt>
+              <dd>{gate.boundJobKey ?? '—'}</dd>
+            </div>
+            <div className="field">
+              <dt>Defined</dt>
+              <dd>
+                {formatTime(gate.definedAt)} by {gate.definedBy}
+              </dd>
+            </div>
+          </dl>
+        </section>
+      )}
+      <Publications consumer={consumer} />
+      {gate && (
+        <section aria-labelledby="calls-title">
+          <h2 id="calls-title">Calls to the receiver</h2>
+          {gate.dispatches.length === 0 ? (
+            <p className="muted">No GATE_READY call.</p>
+          ) : (
+            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="calls-title">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Business date</th>
+                    <th scope="col">Decision</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Attempts</th>
+                    <th scope="col">Last answer</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {gate.dispatches.map((d) => (
+                    <tr key={d.dispatchId} data-dispatch={d.dispatchId}>
+                      <td>{d.businessDate}</td>
+                      <td className="num">v{d.version}</td>
+                      <td>
+                        <Badge status={d.status} />
+                      </td>
+                      <td className="num">{d.attemptCount}</td>
+                      <td className="message">{d.lastError ?? (d.lastHttpStatus ? `HTTP ${d.lastHttpStatus}` : '—')}</td>
+                      <td>{formatTime(d.createdAt)}</td>
+                      <td>
+                        {(RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status) && (
+                          <button type="button" onClick={() => setResending(d)}>
+                            Resend…
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </section>
+      )}
+      {resending && (
+        <ConfirmDialog
+          title="Resend the call"
+          confirmLabel="Resend"
+          onClose={() => setResending(null)}
+          onConfirm={async () => {
+            await session.request(RESEND_DISPATCH, { input: { dispatchId: resending.dispatchId } });
+            announce(`Call ${shortId(resending.dispatchId)} queued again.`);
+            load();
+          }}
+        >
+          <p>
+            Deliver decision v{resending.version} of {consumer} for {resending.businessDate} to the receiver again, with a fresh attempt
+            budget?
+          </p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
