@@ -8,9 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../src/auth/tokens.js';
 import { migrate } from '../src/db/migrate.js';
-import { graphqlCaller, startTestApi, TOKENS, type TestApi } from './support/api.js';
+import { graphqlCaller, startTestApi, testConfig, type TestApi } from './support/api.js';
 import { freePort, runCli, type CliProcess } from './support/cli.js';
 import { CLAIM, CREATE_RUN, HDFS_ROOT, JOB, REPORT } from './support/fixtures.js';
 import { claimPartition, partitionId, reportChunks, startRun, validateDispatch, type Gql } from './support/ledger-flow.js';
@@ -109,10 +108,7 @@ beforeAll(async () => {
     DATABASE_URL: viaForwarder,
     PORT: String(port),
     LC_SERVER__HOST: '127.0.0.1',
-    LC_AUTH__TOKENS: JSON.stringify([
-      { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
-      { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
-    ]),
+    LC_AUTH__TOKENS: JSON.stringify(testConfig().auth.tokens),
   });
   work = runCli(['work'], {
     DATABASE_URL: viaForwarder,

@@ -10,12 +10,11 @@ import { basename, dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PackagedRelease, packageRelease } from '../scripts/package.js';
-import { hashToken } from '../src/auth/tokens.js';
 import { loadConfig } from '../src/config/config.js';
 import { readFunctionFiles, readMigrationFiles } from '../src/db/migrate.js';
-import { graphqlCaller, TOKENS } from './support/api.js';
+import { graphqlCaller, testConfig } from './support/api.js';
 import { freePort, runCli, type CliProcess } from './support/cli.js';
-import { createLoginRole, createTestDatabase, type LoginRole, type TestDatabase } from './support/database.js';
+import { createLoginRole, createTestDatabase, dropLoginRoles, type LoginRole, type TestDatabase } from './support/database.js';
 import { JOB } from './support/fixtures.js';
 import { extractAll, publishRun, runState, startRun, succeed, validateDispatch, validateStaging } from './support/ledger-flow.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
@@ -178,11 +177,7 @@ describe('installed from the bundle as INSTALL.md says, with npm offline', () =>
     await receiver?.close();
     await admin?.end();
     await database?.drop();
-    // the roles outlive the database: dropped from the server's own database
-    const server = new pg.Client({ connectionString: new URL('/postgres', database.url).toString() });
-    await server.connect();
-    for (const role of [owner, app]) if (role) await server.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role.name)}`);
-    await server.end();
+    await dropLoginRoles([owner?.name, app?.name]);
   });
 
   it('migrates as the owner, grants, and runs a whole load through serve and work as the application role', async () => {
@@ -195,10 +190,7 @@ describe('installed from the bundle as INSTALL.md says, with npm offline', () =>
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const tokens = JSON.stringify([
-      { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
-      { name: 'victor-viewer', sha256: hashToken(TOKENS.viewer), roles: ['viewer'] },
-    ]);
+    const tokens = JSON.stringify(testConfig().auth.tokens);
     const asApp = { DATABASE_URL: app.url(database.url), LC_SERVER__HOST: '127.0.0.1' };
     const serve = bundled(['serve'], { ...asApp, PORT: String(port), LC_AUTH__TOKENS: tokens });
     const worker = bundled(['work', '--metrics-port', '0'], { ...asApp, LC_NIFI__RECEIVER_URL: receiver.url });
