@@ -255,7 +255,7 @@ describe('a failover of PostgreSQL under load', () => {
     } finally {
       await promoted.end();
     }
-  });
+  }, 120_000);
 
   it('answers writes 503 and reads 200 through an API still pointed at the old primary, once it is a standby', async () => {
     await clusters.rewindAsStandby(primary, standby);

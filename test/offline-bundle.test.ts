@@ -226,7 +226,7 @@ describe('installed from the bundle as INSTALL.md says, with npm offline', () =>
     worker.kill('SIGTERM');
     expect(await serve.exited, serve.output()).toBe(0);
     expect(await worker.exited, worker.output()).toBe(0);
-  });
+  }, 120_000);
 
   it('refuses `start` without a database URL (exit 2): the bundle has no embedded PostgreSQL', async () => {
     const start = bundled(['start']);
