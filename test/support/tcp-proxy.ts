@@ -1,7 +1,8 @@
 // A TCP proxy on loopback that can be cut and restored: the database "goes away" for the connections
 // through it (and refuses new ones) while everything else keeps working. It can also freeze: connections
 // stay open, new ones are accepted, and nothing is forwarded either way until thaw() — a server that
-// stopped answering (SIGSTOP, a full disk, a network partition that drops packets silently).
+// stopped answering (SIGSTOP, a full disk, a network partition that drops packets silently). And it can be
+// pointed at another server, as a virtual IP moved by Patroni or HAProxy after a failover.
 import net from 'node:net';
 
 export interface TcpProxy {
@@ -13,10 +14,13 @@ export interface TcpProxy {
   freeze(): void;
   /** Delivers what was held, in order, and forwards again. */
   thaw(): void;
+  /** Drops every connection; new ones go to this port (on the same host). */
+  retarget(port: number): void;
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(targetHost: string, initialPort: number): Promise<TcpProxy> {
+  let targetPort = initialPort;
   const sockets = new Set<net.Socket>();
   /** Bytes held while frozen, per destination socket, in arrival order. */
   const held = new Map<net.Socket, Buffer[]>();
@@ -81,6 +85,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       frozen = false;
       for (const [to, chunks] of held) if (!to.destroyed) for (const chunk of chunks) to.write(chunk);
       held.clear();
+    },
+    retarget(port) {
+      targetPort = port;
+      for (const socket of sockets) socket.destroy();
     },
     close: stop,
   };
