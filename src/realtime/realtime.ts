@@ -8,11 +8,13 @@ import { ALERT_CHANNEL, READINESS_CHANGED_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROG
 import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
 import { ReadinessFeed } from './readiness-feed.js';
 import { RunFeed } from './run-feed.js';
+import { RunProgressFeed } from './run-progress.js';
 import { createSharedReader } from './shared-reader.js';
 
 /** What subscriptions reach through ctx.services.realtime. */
 export interface Realtime {
   runs: RunFeed;
+  progress: RunProgressFeed;
   monitor: MonitorFeed;
   readiness: ReadinessFeed;
   /**
@@ -59,6 +61,8 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   const db = createDb(options.url, { poolSize: options.poolSize ?? 4, timeouts: config.database });
   const log = options.log.child({ component: 'realtime' });
   const runs = new RunFeed(db.prisma, log);
+  // its reads are its own (deltas), never shared with runChanged's subscribers through the shared reader
+  const progress = new RunProgressFeed(db.prisma, db.pool, log);
   const monitor = new MonitorFeed({
     read: () =>
       monitorSummary(db.prisma, {
@@ -82,12 +86,14 @@ export function startRealtime(options: RealtimeOptions): Realtime {
       }
       if (!UUID.test(payload)) return;
       runs.changed(payload.toLowerCase());
+      progress.changed(payload.toLowerCase());
       // progress moves no count of the summary; staleness is caught by the feed's own refresh
       if (channel === RUN_CHANGED_CHANNEL) monitor.changed();
     },
     onListening(lostAt) {
       if (!lostAt) return;
       void runs.resync(lostAt);
+      progress.resync();
       monitor.resync();
     },
   });
@@ -100,17 +106,20 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   });
   return {
     runs,
+    progress,
     monitor,
     readiness: readinessFeed,
     db: { ...db, prisma: createSharedReader(db.prisma, (runId) => runs.deliveredAt(runId)) },
     listening: () => listener.connected(),
     endSubscriptions() {
       runs.close();
+      progress.close();
       monitor.close();
       readinessFeed.close();
     },
     async close() {
       runs.close();
+      progress.close();
       monitor.close();
       readinessFeed.close();
       if (!options.listener) await listener.close();
