@@ -8,6 +8,7 @@ import { argsOf, uuid } from './inputs.js';
 import { AlertRef, monitorSummaryArgs, MonitorSummaryRef } from './monitor.js';
 import { ANY_ROLE } from './roles.js';
 import type { RunProgressEvent } from '../realtime/run-progress.js';
+import type { RealtimeStatus } from '../realtime/status-feed.js';
 import { MAX_PARTITIONS_PER_RUN } from './cost.js';
 import { PartitionRef, RunRef, StatusCount } from './runs.js';
 
@@ -98,6 +99,28 @@ builder.subscriptionField('runProgress', (t) =>
       return realtime.progress.subscribe(runId);
     },
     resolve: (progress) => progress,
+  }),
+);
+
+const RealtimeStatusRef = builder.objectRef<RealtimeStatus>('RealtimeStatus').implement({
+  fields: (t) => ({
+    live: t.exposeBoolean('live', {
+      description:
+        'The server receives change notifications. False while its LISTEN connection is down (a database outage): ' +
+        'subscriptions stay open but get nothing, so what they showed is stale; when it is back they get fresh state.',
+    }),
+    since: t.field({ type: 'DateTime', description: 'Since when `live` has held.', resolve: (s) => s.since }),
+  }),
+});
+
+builder.subscriptionField('realtimeStatus', (t) =>
+  t.field({
+    type: RealtimeStatusRef,
+    nullable: true,
+    extensions: ANY_ROLE,
+    description: "Whether this server's subscriptions are live: the current status first, then every change.",
+    subscribe: (_root, _args, ctx) => realtimeFor(ctx).status.subscribe(),
+    resolve: (status) => status,
   }),
 );
 

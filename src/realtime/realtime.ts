@@ -9,12 +9,14 @@ import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
 import { ReadinessFeed } from './readiness-feed.js';
 import { RunFeed } from './run-feed.js';
 import { RunProgressFeed } from './run-progress.js';
+import { StatusFeed } from './status-feed.js';
 import { createSharedReader } from './shared-reader.js';
 
 /** What subscriptions reach through ctx.services.realtime. */
 export interface Realtime {
   runs: RunFeed;
   progress: RunProgressFeed;
+  status: StatusFeed;
   monitor: MonitorFeed;
   readiness: ReadinessFeed;
   /**
@@ -77,6 +79,7 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   const readinessFeed = new ReadinessFeed((consumer, businessDate) => readiness(db.prisma, consumer, businessDate), log);
   const listener =
     options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME, timeouts: config.database });
+  const status = new StatusFeed(listener.connected());
   listener.route({
     channels: [RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL, ALERT_CHANNEL],
     onNotification(channel, payload) {
@@ -90,7 +93,9 @@ export function startRealtime(options: RealtimeOptions): Realtime {
       // progress moves no count of the summary; staleness is caught by the feed's own refresh
       if (channel === RUN_CHANGED_CHANNEL) monitor.changed();
     },
+    onLost: (at) => status.set(false, at),
     onListening(lostAt) {
+      status.set(true);
       if (!lostAt) return;
       void runs.resync(lostAt);
       progress.resync();
@@ -107,6 +112,7 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   return {
     runs,
     progress,
+    status,
     monitor,
     readiness: readinessFeed,
     db: { ...db, prisma: createSharedReader(db.prisma, (runId) => runs.deliveredAt(runId)) },
@@ -114,12 +120,14 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     endSubscriptions() {
       runs.close();
       progress.close();
+      status.close();
       monitor.close();
       readinessFeed.close();
     },
     async close() {
       runs.close();
       progress.close();
+      status.close();
       monitor.close();
       readinessFeed.close();
       if (!options.listener) await listener.close();
