@@ -96,6 +96,8 @@ export function Dashboard() {
   const [summary, setSummary] = useState<MonitorSummary | null>(null);
   const [processes, setProcesses] = useState<ProcessInstance[] | null>(null);
   const [runs, setRuns] = useState<RunRow[]>([]);
+  // until the first read answers, an empty list is not "no runs"
+  const [runsRead, setRunsRead] = useState(false);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [filter, setFilter] = useState<Filter>({ jobKey: '', businessKey: '', status: '', activeOnly: false });
@@ -106,7 +108,10 @@ export function Dashboard() {
   const loadSummary = useCallback(() => {
     session
       .request<{ monitorSummary: MonitorSummary }>(MONITOR_SUMMARY)
-      .then((d) => setSummary(d.monitorSummary))
+      .then((d) => {
+        setSummary(d.monitorSummary);
+        setError(null);
+      })
       .catch((e) => setError(describeError(e)));
   }, [session]);
 
@@ -126,6 +131,7 @@ export function Dashboard() {
         .request<{ runs: { nodes: RunRow[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(RUNS, variables)
         .then((d) => {
           setError(null);
+          setRunsRead(true);
           setRuns((old) => (after ? [...old, ...d.runs.nodes] : d.runs.nodes));
           setCursor(d.runs.pageInfo.hasNextPage ? d.runs.pageInfo.endCursor : null);
         })
@@ -189,7 +195,8 @@ export function Dashboard() {
         </p>
       )}
 
-      <div className="cards">
+      {!summary && <p className="muted">{error ? 'Counts unavailable until the API answers again.' : 'Loading…'}</p>}
+      <div className="cards" hidden={!summary}>
         <Counts title="Active runs" counts={summary?.activeRuns ?? []} empty="No active runs." />
         <Counts title={`Finished in ${summary?.recentWindowHours ?? 24} h`} counts={summary?.recentRuns ?? []} empty="None." />
         <section className="card" aria-labelledby="backlog-title">
@@ -368,7 +375,7 @@ export function Dashboard() {
               {runs.length === 0 && (
                 <tr>
                   <td colSpan={12} className="muted">
-                    No runs match.
+                    {runsRead ? 'No runs match.' : error ? 'Runs unavailable until the API answers again.' : 'Loading…'}
                   </td>
                 </tr>
               )}

@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, describeError } from '../api/client';
-import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN, RUN, RUN_CHANGED } from '../api/operations';
+import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN, RUN } from '../api/operations';
 import type { Dispatch, RunDetail as Run } from '../api/types';
 import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
 import { PartitionGrid } from '../components/PartitionGrid';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
-import { useNow, useSubscription } from '../hooks';
+import { useNow, useRunProgress, useThrottled } from '../hooks';
 import { Link } from '../router';
 import { useSession } from '../session';
 import { RESENDABLE_DISPATCH_STATUSES, isCancellable, isReissuable } from '../states';
@@ -27,7 +27,7 @@ export function RunDetail({ runId }: { runId: string }) {
   const session = useSession();
   const announce = useAnnounce();
   const now = useNow();
-  const [run, setRun] = useState<Run | null>(null);
+  const [detail, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
   const [selected, setSelected] = useState<string | null>(null);
@@ -53,16 +53,19 @@ export function RunDetail({ runId }: { runId: string }) {
     load();
   }, [load]);
 
+  // progress (the run row, counts, partitions) as runProgress's deltas; the rest is re-read when the run changes otherwise
+  const reread = useThrottled(load, 2000);
+  const { progress, live } = useRunProgress(missing ? null : runId, reread);
+  const run =
+    detail && progress
+      ? { ...detail, ...progress.run, partitionCounts: progress.partitionCounts, partitions: progress.partitions }
+      : detail;
+
   const shownStatus = useRef<string | null>(null);
   useEffect(() => {
     if (run && shownStatus.current && shownStatus.current !== run.status) announce(`Run status is now ${run.status.replaceAll('_', ' ')}.`);
     shownStatus.current = run?.status ?? null;
   }, [run, announce]);
-
-  const live = useSubscription<{ runChanged: Run }>(RUN_CHANGED, missing ? null : { runId }, {
-    onData: (d) => setRun(d.runChanged),
-    onConnected: (reconnected) => reconnected && load(),
-  });
 
   if (missing) {
     return (
