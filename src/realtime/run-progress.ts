@@ -44,19 +44,30 @@ export function mergeProgress(older: RunProgressEvent, newer: RunProgressEvent):
 }
 
 /**
- * The partitions of the run written since a snapshot of the database, and the transaction horizon of the
- * snapshot taken now. Every transaction with an id below `xmin` had ended when this statement started, so a
- * row version written later has an xmin at or above it: the next read, since this xmin, sees it (rows seen
- * twice are sent twice, harmless). Compared by age() (distance back from the current transaction id), which
- * wraps around with the ids; frozen rows are the oldest of all.
+ * The partitions of the run written since the previous read, and this read's snapshot (pg_current_snapshot()) for
+ * the next. A row version is new when its writer (xmin) is not visible in the previous read's snapshot: it
+ * committed after that read, or was still running then, and the statement here sees it; one still running now is
+ * not seen here and will not be visible in this snapshot, so the next read has it. Every version is thus sent
+ * once, whatever the transaction horizon (another database's long transaction holds pg_snapshot_xmin back, and
+ * everything written since then would be sent again and again). A row's xid is widened to xid8 with the epoch
+ * of this snapshot's xmax; rows older than the previous snapshot's xmin (by age(), which wraps with the ids) are
+ * skipped before that, and frozen rows are the oldest of all.
  */
-async function changedSince(pool: pg.Pool, runId: string, since: string | null): Promise<{ xmin: string; changed: string[] }> {
-  const { rows } = await pool.query<{ xmin: string; changed: string[] }>(
-    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+async function changedSince(pool: pg.Pool, runId: string, since: string | null): Promise<{ snapshot: string; changed: string[] }> {
+  const { rows } = await pool.query<{ snapshot: string; changed: string[] }>(
+    `WITH s AS (SELECT pg_current_snapshot() AS now, $2::text::pg_snapshot AS prev,
+                       pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax)
+     SELECT s.now::text AS snapshot,
             CASE WHEN $2::text IS NULL THEN '{}'::text[] ELSE ARRAY(
-              SELECT partition_id::text FROM nifi_ops.load_partition
-               WHERE run_id = $1 AND age(xmin) <= age(($2::bigint % 4294967296)::text::xid)
-               ORDER BY partition_id) END AS changed`,
+              SELECT p.partition_id::text FROM nifi_ops.load_partition p
+               WHERE p.run_id = $1
+                 AND age(p.xmin) <= age((pg_snapshot_xmin(s.prev)::text::bigint % 4294967296)::text::xid)
+                 AND NOT pg_visible_in_snapshot((
+                       (s.xmax >> 32 << 32) + p.xmin::text::bigint
+                       - CASE WHEN (s.xmax >> 32 << 32) + p.xmin::text::bigint > s.xmax THEN 4294967296 ELSE 0 END
+                     )::text::xid8, s.prev)
+               ORDER BY p.partition_id) END AS changed
+       FROM s`,
     [runId, since],
   );
   return rows[0]!;
@@ -74,8 +85,8 @@ interface Watched {
   current: Set<EventStream<RunProgressEvent>>;
   needSnapshot: Set<EventStream<RunProgressEvent>>;
   version: number;
-  /** The snapshot horizon of the last read (changedSince); null before the first. */
-  xmin: string | null;
+  /** The snapshot of the last read (changedSince); null before the first. */
+  snapshot: string | null;
   reading: { again: boolean } | null;
 }
 
@@ -102,7 +113,7 @@ export class RunProgressFeed {
       current: new Set(),
       needSnapshot: new Set(),
       version: 0,
-      xmin: null,
+      snapshot: null,
       reading: null,
     };
     const stream: EventStream<RunProgressEvent> = new EventStream<RunProgressEvent>(
@@ -161,7 +172,7 @@ export class RunProgressFeed {
       do {
         state.again = false;
         const snapshotFor = [...entry.needSnapshot];
-        const { xmin, changed } = await changedSince(this.pool, entry.runId, entry.xmin);
+        const { snapshot, changed } = await changedSince(this.pool, entry.runId, entry.snapshot);
         let run: RunRecord;
         try {
           run = await getRun(this.reader, entry.runId);
@@ -173,12 +184,12 @@ export class RunProgressFeed {
         const [counts] = await partitionCounts(this.reader, [entry.runId]);
         const [all, delta] = await Promise.all([
           snapshotFor.length > 0 ? listPartitions(this.reader, entry.runId, null) : Promise.resolve([]),
-          entry.current.size > 0 && entry.xmin !== null ? partitionsById(this.reader, entry.runId, changed) : Promise.resolve([]),
+          entry.current.size > 0 && entry.snapshot !== null ? partitionsById(this.reader, entry.runId, changed) : Promise.resolve([]),
         ]);
-        const since = entry.xmin === null ? null : entry.version;
+        const since = entry.snapshot === null ? null : entry.version;
         const version = entry.version + 1;
         entry.version = version;
-        entry.xmin = xmin;
+        entry.snapshot = snapshot;
         const common = { version, run, partitionCounts: counts! };
         for (const stream of entry.current) stream.push('progress', { ...common, sinceVersion: since, snapshot: false, partitions: delta });
         for (const stream of snapshotFor) {
@@ -189,7 +200,7 @@ export class RunProgressFeed {
       } while (state.again);
     } catch (error) {
       this.log.warn({ err: error, runId: entry.runId }, 'realtime_progress_read_failed');
-      // the next read must not build on a horizon whose changes were never sent: everyone gets a snapshot
+      // the next read must not build on a snapshot whose changes were never sent: everyone gets a snapshot
       for (const stream of entry.current) entry.needSnapshot.add(stream);
       entry.current.clear();
     } finally {
