@@ -222,7 +222,7 @@ export function Dashboard() {
 
       <section aria-labelledby="alerts-title">
         <h2 id="alerts-title">
-          Alerts <span className="muted">({summary?.alerts.length ?? 0})</span>
+          Alerts <span className="muted">({summary ? summary.alerts.length : '—'})</span>
         </h2>
         {summary && summary.alerts.length === 0 ? (
           <p className="muted">No alerts.</p>
