@@ -3,7 +3,7 @@
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, TOKENS, type TestApi, type TokenName } from '../../test/support/api.js';
-import { createRun, FAIL_RUN } from '../../test/support/fixtures.js';
+import { createRun, FAIL_RUN, startRun } from '../../test/support/fixtures.js';
 import { subscribe } from '../../test/support/sse.js';
 import { until } from '../../test/support/until.js';
 import { MAX_STREAM_OPERATIONS } from './event-streams.js';
@@ -226,6 +226,63 @@ describe('single connection mode on /graphql/stream', () => {
       await own.close();
     }
   });
+
+  it('cuts a stream whose client stops reading, rather than queueing its events without end', async () => {
+    const own = await startTestApi({}, { realtime: true, eventStreamLimits: { maxUnsentEvents: 5 } });
+    try {
+      // a client that reads gets far more than that, and keeps its stream
+      const small = await createRun(own);
+      const reading = createClient({
+        url: `${own.url}/graphql/stream`,
+        singleConnection: true,
+        headers: { Authorization: `Bearer ${TOKENS.viewer}` },
+        retryAttempts: 0,
+      });
+      const read = watch(reading, RUN_CHANGED, { runId: small.runId });
+      for (let i = 0; i < 20; i++) {
+        await own.sql.query('SELECT pg_notify($1, $2)', ['lc_run_changed', small.runId]);
+        await until(`event ${i + 1}`, () => read.results.length > i);
+      }
+      expect(read.state).toEqual({ completed: false, error: undefined });
+      read.dispose();
+      await reading.dispose();
+      await until('the reading stream to close', () => own.server!.eventStreams!.streamCount() === 0);
+
+      const run = await startRun(
+        own,
+        Array.from({ length: 5000 }, () => 1),
+      );
+      const headers = { Authorization: `Bearer ${TOKENS.viewer}` };
+      const token = await (await fetch(`${own.url}/graphql/stream`, { method: 'PUT', headers })).text();
+      // opened and never read: ~1.2 MB per event fills the socket buffers after a few
+      const stream = await fetch(`${own.url}/graphql/stream`, {
+        headers: { ...headers, Accept: 'text/event-stream', 'X-GraphQL-Event-Stream-Token': token },
+      });
+      expect(stream.status).toBe(200);
+      const post = await fetch(`${own.url}/graphql/stream`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json', 'X-GraphQL-Event-Stream-Token': token },
+        body: JSON.stringify({
+          query: 'subscription($runId: UUID) { runChanged(runId: $runId) { runId partitions { partitionId status } } }',
+          variables: { runId: run.runId },
+          extensions: { operationId: 'big' },
+        }),
+      });
+      expect(post.status).toBe(202);
+      expect(own.server!.eventStreams!.streamCount()).toBe(1);
+      for (let i = 0; i < 200 && own.server!.eventStreams!.streamCount() > 0; i++) {
+        await own.sql.query('SELECT pg_notify($1, $2)', ['lc_run_changed', run.runId]);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(own.server!.eventStreams!.streamCount()).toBe(0);
+      await until('its subscription to end', () => own.realtime!.runs.subscriberCount() === 0);
+      // what was sent before the cut can still be read, and then the stream ends
+      const reader = stream.body!.getReader();
+      await until('the end of the stream', async () => (await reader.read()).done);
+    } finally {
+      await own.close();
+    }
+  }, 120_000);
 
   it('keeps the distinct connections mode, on /graphql/stream and on /graphql', async () => {
     const run = await createRun(api);

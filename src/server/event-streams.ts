@@ -13,17 +13,29 @@ import { requestIdOf } from './request-id.js';
 
 export const EVENT_STREAM_PATH = '/graphql/stream';
 
+const EVENT_LINE = 'e'.charCodeAt(0);
+const NEXT_EVENT = 'n'.charCodeAt(0);
+
 /** Operations one stream may carry at once: the console's busiest page needs three. */
 export const MAX_STREAM_OPERATIONS = 50;
 /** Reservations (PUT) not yet connected that the process holds at once; more are refused with 503. */
 const MAX_PENDING_RESERVATIONS = 1000;
 /** A reservation not connected within this time is dropped with whatever was posted to it. */
 const RESERVATION_MS = 30_000;
+/**
+ * Events a stream's client may leave unread (queued in the process) before the stream is cut: graphql-sse reads its
+ * operations' events eagerly, so a client that stops reading would otherwise make it queue without end. The
+ * client re-opens the stream and re-reads; the console's busiest page gets a few events a second.
+ */
+const MAX_UNSENT_EVENTS = 100;
 /** At shutdown, how long streams wait for their operations' `complete` before they are ended anyway. */
 const END_GRACE_MS = 2_000;
 
 interface StreamEntry {
   operations: number;
+  /** Events handed to graphql-sse for this stream, and those its response has sent. */
+  queued: number;
+  sent: number;
   connected: boolean;
   expiry: NodeJS.Timeout | undefined;
   /** Ends the stream's response after what is queued on it was sent. */
@@ -78,11 +90,17 @@ export interface EventStreamLimits {
   reservationMs?: number;
   /** Streams reserved and not connected at once. */
   maxPendingReservations?: number;
+  /** Events a client may leave unread before its stream is cut. */
+  maxUnsentEvents?: number;
 }
 
 export function createEventStreams(
   log: Logger,
-  { reservationMs = RESERVATION_MS, maxPendingReservations = MAX_PENDING_RESERVATIONS }: EventStreamLimits = {},
+  {
+    reservationMs = RESERVATION_MS,
+    maxPendingReservations = MAX_PENDING_RESERVATIONS,
+    maxUnsentEvents = MAX_UNSENT_EVENTS,
+  }: EventStreamLimits = {},
 ): EventStreams {
   const streams = new Map<string, StreamEntry>();
   const requests = new WeakMap<object, StreamRequest>();
@@ -115,7 +133,7 @@ export function createEventStreams(
       if (pendingReservations() >= maxPendingReservations) {
         return refusal(503, 'SERVICE_UNAVAILABLE', 'too many event streams reserved and not connected; retry later');
       }
-      const entry: StreamEntry = { operations: 0, connected: false, expiry: undefined, end: undefined };
+      const entry: StreamEntry = { operations: 0, queued: 0, sent: 0, connected: false, expiry: undefined, end: undefined };
       entry.expiry = setTimeout(() => expire(fresh), reservationMs);
       entry.expiry.unref();
       streams.set(fresh, entry);
@@ -165,6 +183,12 @@ export function createEventStreams(
       }
     },
     onNext(_ctx, req, result) {
+      const token = tokenOf(req);
+      const entry = token ? streams.get(token) : undefined;
+      if (entry && token && ++entry.queued - entry.sent > maxUnsentEvents) {
+        log.warn({ queued: entry.queued, sent: entry.sent }, 'event_stream_cut_unread');
+        endStream(token);
+      }
       const request = requests.get(req.raw);
       if (!request || !('errors' in result) || !result.errors?.length) return;
       return envelopedResult(result as ExecutionResult, log, requestIdOf(request.original));
@@ -202,6 +226,7 @@ export function createEventStreams(
     const token = tokenOf(request);
     if (!token || streams.get(token)?.end !== request.end || !response.body) return response;
     const reader = response.body.getReader();
+    const entry = streams.get(token)!;
     const gone = () => {
       if (streams.get(token)?.end === request.end) endStream(token);
     };
@@ -211,7 +236,11 @@ export function createEventStreams(
         if (done) {
           gone();
           controller.close();
-        } else controller.enqueue(value);
+          return;
+        }
+        // graphql-sse enqueues one message per chunk: pings are comments (':'), events 'event: next' or 'complete'
+        if (value[0] === EVENT_LINE && value[7] === NEXT_EVENT) entry.sent += 1;
+        controller.enqueue(value);
       },
       cancel(reason) {
         gone();
