@@ -114,7 +114,8 @@ describe('single connection mode on /graphql/stream', () => {
       [RUN_CHANGED, { runId: '00000000-0000-4000-8000-000000000000' }, 'RUN_NOT_FOUND'],
       ['subscription { nope }', {}, 'BAD_REQUEST'],
       ['subscription {', {}, 'BAD_REQUEST'],
-      // the document limits apply as on /graphql (here: aliases)
+      // the cost limit and the document limits apply as on /graphql
+      ['{ runs(first: 500) { nodes { partitions { partitionId } } } }', {}, 'QUERY_TOO_COSTLY'],
       [`subscription { ${Array.from({ length: 40 }, (_, i) => `a${i}: alertRaised { kind }`).join(' ')} }`, {}, 'BAD_REQUEST'],
     ];
     const refused = cases.map(([query, variables]) => watch(client, query, variables));
