@@ -1,6 +1,7 @@
 // runProgress end to end (claims and chunk reports → coalesced NOTIFY → one shared read → deltas), its refusals,
 // what a slow subscriber gets, and that applying the deltas always ends at the run's true state under concurrent writes.
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { chunkInput, claim, createRun, report, startRun } from '../../test/support/fixtures.js';
@@ -130,6 +131,34 @@ describe('runProgress', () => {
       expect(events(sub).filter((e) => e.snapshot)).toHaveLength(1);
       sub.close();
     }
+  });
+
+  it('sends a partition written in a sub-transaction (a savepoint) of a transaction still open at a read', async () => {
+    const run = await startRun(api, [3, 3, 3]);
+    const sub = await watch(run.runId);
+    await sub.waitFor(() => true);
+    const next = async () => {
+      const seen = sub.messages.length;
+      await api.sql.query('SELECT pg_notify($1, $2)', ['lc_run_changed', run.runId]);
+      return (await sub.waitFor((m) => sub.messages.indexOf(m) >= seen)).data!.runProgress;
+    };
+    const writer = new pg.Client({ connectionString: api.database.url });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query("UPDATE nifi_ops.load_partition SET worker_node = 'top' WHERE run_id = $1 AND partition_id = '0000'", [run.runId]);
+      await writer.query('SAVEPOINT rule');
+      await writer.query("UPDATE nifi_ops.load_partition SET worker_node = 'sub' WHERE run_id = $1 AND partition_id = '0001'", [run.runId]);
+      await writer.query('RELEASE SAVEPOINT rule');
+      // a read while the writer is open sees neither
+      expect((await next()).partitions).toEqual([]);
+      await writer.query('COMMIT');
+    } finally {
+      await writer.end();
+    }
+    expect((await next()).partitions.map((p) => p.partitionId)).toEqual(['0000', '0001']);
+    // and once sent, not again
+    expect((await next()).partitions).toEqual([]);
   });
 
   it('after a LISTEN reconnect sends every subscriber a snapshot again', async () => {

@@ -44,33 +44,51 @@ export function mergeProgress(older: RunProgressEvent, newer: RunProgressEvent):
 }
 
 /**
- * The partitions of the run written since the previous read, and this read's snapshot (pg_current_snapshot()) for
- * the next. A row version is new when its writer (xmin) is not visible in the previous read's snapshot: it
- * committed after that read, or was still running then, and the statement here sees it; one still running now is
- * not seen here and will not be visible in this snapshot, so the next read has it. Every version is thus sent
+ * The partitions of the run written since the previous read, and where this read stands, for the next. A row
+ * version is new when its writer (xmin) is not visible in the previous read's snapshot (pg_current_snapshot()):
+ * it committed after that read, or was still running then, and the statement here sees it; one still running now
+ * is not seen here and will not be visible in this snapshot, so the next read has it. Every version is thus sent
  * once, whatever the transaction horizon (another database's long transaction holds pg_snapshot_xmin back, and
- * everything written since then would be sent again and again). A row's xid is widened to xid8 with the epoch
- * of this snapshot's xmax; rows older than the previous snapshot's xmin (by age(), which wraps with the ids) are
- * skipped before that, and frozen rows are the oldest of all.
+ * everything written since then would be sent again and again).
+ *
+ * A snapshot lists top-level transactions only: a row written in a sub-transaction (a savepoint, as the sweeper's
+ * rules take) of a transaction running at the previous read has an xmin the snapshot takes for finished. So the
+ * oldest transaction of this database running at each read is kept too (pg_stat_activity.backend_xid), and rows
+ * written from it up to that snapshot's xmax are sent as well: a few more than needed, never fewer.
+ *
+ * Transaction ids are widened to xid8 with the epoch of this snapshot's xmax; rows older than the previous
+ * snapshot's xmin (by age(), which wraps with the ids) are skipped before that, and frozen rows are the oldest.
  */
-async function changedSince(pool: pg.Pool, runId: string, since: string | null): Promise<{ snapshot: string; changed: string[] }> {
-  const { rows } = await pool.query<{ snapshot: string; changed: string[] }>(
-    `WITH s AS (SELECT pg_current_snapshot() AS now, $2::text::pg_snapshot AS prev,
-                       pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax)
-     SELECT s.now::text AS snapshot,
+async function changedSince(pool: pg.Pool, runId: string, since: string | null): Promise<{ position: string; changed: string[] }> {
+  const [snapshot, oldestRunning] = since?.split('|') ?? [null, null];
+  const { rows } = await pool.query<{ snapshot: string; oldest_running: string | null; changed: string[] }>(
+    `WITH s AS (SELECT pg_current_snapshot() AS now,
+                       pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax,
+                       $2::text::pg_snapshot AS prev,
+                       $3::text::bigint AS prev_running),
+          w AS (SELECT s.*, s.xmax >> 32 << 32 AS epoch FROM s)
+     SELECT w.now::text AS snapshot,
+            (SELECT min(l.x) FROM (
+               SELECT w.epoch + a.backend_xid::text::bigint
+                      - CASE WHEN w.epoch + a.backend_xid::text::bigint > w.xmax THEN 4294967296 ELSE 0 END AS x
+                 FROM pg_stat_activity a
+                WHERE a.datname = current_database() AND a.backend_xid IS NOT NULL) l
+              WHERE NOT pg_visible_in_snapshot(l.x::text::xid8, w.now))::text AS oldest_running,
             CASE WHEN $2::text IS NULL THEN '{}'::text[] ELSE ARRAY(
-              SELECT p.partition_id::text FROM nifi_ops.load_partition p
+              SELECT p.partition_id::text
+                FROM nifi_ops.load_partition p,
+                     LATERAL (SELECT w.epoch + p.xmin::text::bigint
+                                     - CASE WHEN w.epoch + p.xmin::text::bigint > w.xmax THEN 4294967296 ELSE 0 END AS x) r
                WHERE p.run_id = $1
-                 AND age(p.xmin) <= age((pg_snapshot_xmin(s.prev)::text::bigint % 4294967296)::text::xid)
-                 AND NOT pg_visible_in_snapshot((
-                       (s.xmax >> 32 << 32) + p.xmin::text::bigint
-                       - CASE WHEN (s.xmax >> 32 << 32) + p.xmin::text::bigint > s.xmax THEN 4294967296 ELSE 0 END
-                     )::text::xid8, s.prev)
+                 AND age(p.xmin) <= age((pg_snapshot_xmin(w.prev)::text::bigint % 4294967296)::text::xid)
+                 AND (NOT pg_visible_in_snapshot(r.x::text::xid8, w.prev)
+                      OR (r.x >= w.prev_running AND r.x < pg_snapshot_xmax(w.prev)::text::bigint))
                ORDER BY p.partition_id) END AS changed
-       FROM s`,
-    [runId, since],
+       FROM w`,
+    [runId, snapshot, oldestRunning || null],
   );
-  return rows[0]!;
+  const row = rows[0]!;
+  return { position: `${row.snapshot}|${row.oldest_running ?? ''}`, changed: row.changed };
 }
 
 async function partitionsById(tx: Tx, runId: string, ids: string[]): Promise<PartitionRecord[]> {
@@ -85,8 +103,8 @@ interface Watched {
   current: Set<EventStream<RunProgressEvent>>;
   needSnapshot: Set<EventStream<RunProgressEvent>>;
   version: number;
-  /** The snapshot of the last read (changedSince); null before the first. */
-  snapshot: string | null;
+  /** Where the last read stood (changedSince); null before the first. */
+  position: string | null;
   reading: { again: boolean } | null;
 }
 
@@ -113,7 +131,7 @@ export class RunProgressFeed {
       current: new Set(),
       needSnapshot: new Set(),
       version: 0,
-      snapshot: null,
+      position: null,
       reading: null,
     };
     const stream: EventStream<RunProgressEvent> = new EventStream<RunProgressEvent>(
@@ -172,7 +190,7 @@ export class RunProgressFeed {
       do {
         state.again = false;
         const snapshotFor = [...entry.needSnapshot];
-        const { snapshot, changed } = await changedSince(this.pool, entry.runId, entry.snapshot);
+        const { position, changed } = await changedSince(this.pool, entry.runId, entry.position);
         let run: RunRecord;
         try {
           run = await getRun(this.reader, entry.runId);
@@ -184,12 +202,12 @@ export class RunProgressFeed {
         const [counts] = await partitionCounts(this.reader, [entry.runId]);
         const [all, delta] = await Promise.all([
           snapshotFor.length > 0 ? listPartitions(this.reader, entry.runId, null) : Promise.resolve([]),
-          entry.current.size > 0 && entry.snapshot !== null ? partitionsById(this.reader, entry.runId, changed) : Promise.resolve([]),
+          entry.current.size > 0 && entry.position !== null ? partitionsById(this.reader, entry.runId, changed) : Promise.resolve([]),
         ]);
-        const since = entry.snapshot === null ? null : entry.version;
+        const since = entry.position === null ? null : entry.version;
         const version = entry.version + 1;
         entry.version = version;
-        entry.snapshot = snapshot;
+        entry.position = position;
         const common = { version, run, partitionCounts: counts! };
         for (const stream of entry.current) stream.push('progress', { ...common, sinceVersion: since, snapshot: false, partitions: delta });
         for (const stream of snapshotFor) {
