@@ -21,7 +21,17 @@ import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from 
 import { createLogger } from '../src/server/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
 import { createSweeper } from '../src/worker/sweeper.js';
-import { MONITOR_SUMMARY, READINESS, RUN, RUNS } from '../web/src/api/operations.js';
+import {
+  MONITOR_SUMMARY as MONITOR_SUMMARY_DOCUMENT,
+  READINESS as READINESS_DOCUMENT,
+  RUN as RUN_DOCUMENT,
+  RUNS as RUNS_DOCUMENT,
+  documentText,
+} from '../web/src/api/operations.js';
+
+const [MONITOR_SUMMARY, READINESS, RUN, RUNS] = [MONITOR_SUMMARY_DOCUMENT, READINESS_DOCUMENT, RUN_DOCUMENT, RUNS_DOCUMENT].map(
+  documentText,
+);
 import {
   ACTIVE_JOB,
   BENCH_CONSUMER,
@@ -165,7 +175,12 @@ async function probes(url: string, days: number): Promise<Probe[]> {
       size: runs,
       variables: { filter: { jobKey: 'JOB_050', startedBefore: rangeStart }, first: 50 },
     },
-    { name: 'run page, 2,000 partitions', document: RUN, variables: { runId }, size: (data: any) => data.run.partitions.length },
+    {
+      name: 'run page, 2,000 partitions',
+      document: RUN,
+      variables: { runId, withPartitions: true },
+      size: (data: any) => data.run.partitions.length,
+    },
     { name: 'monitorSummary', document: MONITOR_SUMMARY, variables: {}, size: (data: any) => data.monitorSummary.alerts.length },
     {
       name: 'cleanupCandidates',

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { ALERT_RAISED } from '../api/operations';
-import type { Alert } from '../api/types';
+import type { Alert } from '../api/operations';
+import { useLive } from '../api/typed';
 import { shortId } from '../format';
-import { useSubscription } from '../hooks';
 import { Link } from '../router';
 import { Badge } from './Badge';
 import { useAnnounce } from './Live';
@@ -13,11 +13,12 @@ const KEEP = 4;
 export function AlertToasts() {
   const announce = useAnnounce();
   const [alerts, setAlerts] = useState<Array<Alert & { key: number }>>([]);
-  useSubscription<{ alertRaised: Alert }>(
+  useLive(
     ALERT_RAISED,
     {},
     {
       onData: ({ alertRaised: alert }) => {
+        if (!alert) return;
         setAlerts((old) => [{ ...alert, key: Date.now() + Math.random() }, ...old].slice(0, KEEP));
         announce(
           `New ${alert.severity === 'ERROR' ? 'error' : 'warning'}: ${alert.kind.replaceAll('_', ' ')} ${alert.jobKey ?? ''} ${alert.businessKey ?? ''}`,

@@ -1,5 +1,5 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
-import type { Partition } from '../api/types';
+import type { Partition } from '../api/operations';
 import { PARTITION_ABBREVIATIONS, tone } from '../states';
 
 /**

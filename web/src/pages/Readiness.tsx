@@ -1,21 +1,20 @@
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { ApiError, describeError } from '../api/client';
 import { GATES, PUBLICATION, READINESS, READINESS_CHANGED } from '../api/operations';
-import type { Gate, Publication, Readiness as ReadinessResult } from '../api/types';
+import type { Gate, Publication, Readiness as ReadinessResult } from '../api/operations';
+import { useApi, useLive } from '../api/typed';
 import { Badge } from '../components/Badge';
 import { LiveIndicator } from '../components/Live';
 import { RunOrAttempt } from '../components/RunOrAttempt';
 import { formatTime, today } from '../format';
-import { useSubscription } from '../hooks';
 import { Link } from '../router';
-import { useSession } from '../session';
 
 /**
  * Whether a consumer may publish for a business date, per required job with its expected-by deadline, the
  * recorded decision (kept live: readinessChanged), and what it published.
  */
 export function Readiness() {
-  const session = useSession();
+  const api = useApi();
   const [gates, setGates] = useState<Gate[]>([]);
   const [consumer, setConsumer] = useState('');
   const [businessDate, setBusinessDate] = useState(today);
@@ -24,9 +23,10 @@ export function Readiness() {
   const [busy, setBusy] = useState(false);
   const ids = { consumer: useId(), date: useId(), gates: useId() };
   const watched = result ? { consumer: result.readiness.consumer, businessDate: result.readiness.businessDate } : null;
-  const live = useSubscription<{ readinessChanged: ReadinessResult }>(READINESS_CHANGED, watched, {
+  const live = useLive(READINESS_CHANGED, watched, {
     onData: ({ readinessChanged }) =>
       setResult((current) =>
+        readinessChanged &&
         current &&
         current.readiness.consumer === readinessChanged.consumer &&
         current.readiness.businessDate === readinessChanged.businessDate
@@ -36,14 +36,14 @@ export function Readiness() {
   });
 
   useEffect(() => {
-    session
-      .request<{ gates: Gate[] }>(GATES)
+    api
+      .request(GATES)
       .then((d) => {
-        setGates(d.gates);
-        setConsumer((c) => c || d.gates[0]?.consumer || '');
+        setGates(d.gates ?? []);
+        setConsumer((c) => c || d.gates?.[0]?.consumer || '');
       })
       .catch((e) => setError(describeError(e)));
-  }, [session]);
+  }, [api]);
 
   const check = async (event: FormEvent) => {
     event.preventDefault();
@@ -51,9 +51,10 @@ export function Readiness() {
     setError(null);
     try {
       const variables = { consumer: consumer.trim(), businessDate };
-      const { readiness } = await session.request<{ readiness: ReadinessResult }>(READINESS, variables);
-      const publication = await session
-        .request<{ publication: Publication }>(PUBLICATION, variables)
+      const { readiness } = await api.request(READINESS, variables);
+      if (!readiness) throw new Error('no readiness in the answer');
+      const publication: Publication | null = await api
+        .request(PUBLICATION, variables)
         .then((d) => d.publication)
         .catch((e) => {
           if (e instanceof ApiError && e.code === 'PUBLICATION_NOT_FOUND') return null;
