@@ -89,10 +89,10 @@ export function App() {
             Sign out
           </button>
         </header>
+        <AlertToasts />
         <main id="main" ref={main} tabIndex={-1}>
           <Page path={path} />
         </main>
-        <AlertToasts />
       </Announcer>
     </IdentityProvider>
   );

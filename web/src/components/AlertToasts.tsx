@@ -1,6 +1,5 @@
 import { useState } from 'react';
-import { ALERT_RAISED } from '../api/operations';
-import type { Alert } from '../api/operations';
+import { ALERT_RAISED, type Alert, MONITOR_SUMMARY_CHANGED } from '../api/operations';
 import { useLive } from '../api/typed';
 import { shortId } from '../format';
 import { Link } from '../router';
@@ -8,21 +7,44 @@ import { Badge } from './Badge';
 import { useAnnounce } from './Live';
 
 const KEEP = 4;
+/** A summary this much newer than a toast reflects its alert: the summary is pushed at most about twice a second. */
+const SETTLE_MS = 3000;
 
-/** New alerts as they are raised, wherever the operator is; they stay until dismissed. */
+const alertKey = (a: Alert) => [a.kind, a.runId, a.dispatchId, a.partitionId, a.jobKey, a.businessKey, a.consumer].join(':');
+
+/**
+ * New alerts as they are raised, wherever the operator is. A toast goes when it is dismissed or when its alert clears
+ * (the monitor summary no longer lists it). They sit in the page's flow under the header, never over its buttons.
+ */
 export function AlertToasts() {
   const announce = useAnnounce();
-  const [alerts, setAlerts] = useState<Array<Alert & { key: number }>>([]);
+  const [alerts, setAlerts] = useState<Array<Alert & { key: string; shownAt: number }>>([]);
   useLive(
     ALERT_RAISED,
     {},
     {
       onData: ({ alertRaised: alert }) => {
         if (!alert) return;
-        setAlerts((old) => [{ ...alert, key: Date.now() + Math.random() }, ...old].slice(0, KEEP));
+        const key = alertKey(alert);
+        setAlerts((old) => [{ ...alert, key, shownAt: Date.now() }, ...old.filter((a) => a.key !== key)].slice(0, KEEP));
         announce(
           `New ${alert.severity === 'ERROR' ? 'error' : 'warning'}: ${alert.kind.replaceAll('_', ' ')} ${alert.jobKey ?? ''} ${alert.businessKey ?? ''}`,
         );
+      },
+    },
+  );
+  useLive(
+    MONITOR_SUMMARY_CHANGED,
+    {},
+    {
+      onData: ({ monitorSummaryChanged: summary }) => {
+        if (!summary) return;
+        const current = new Set(summary.alerts.map(alertKey));
+        const settled = Date.now() - SETTLE_MS;
+        setAlerts((old) => {
+          const kept = old.filter((a) => a.shownAt > settled || current.has(a.key));
+          return kept.length === old.length ? old : kept;
+        });
       },
     },
   );
@@ -31,7 +53,7 @@ export function AlertToasts() {
     <aside className="toasts" aria-label="New alerts">
       <ul>
         {alerts.map((a) => (
-          <li key={a.key} className="toast">
+          <li key={a.key} className="toast" data-toast={a.kind}>
             <Badge status={a.severity} /> <strong>{a.kind.replaceAll('_', ' ')}</strong>{' '}
             {a.runId ? (
               <Link to={`/runs/${a.runId}`}>
@@ -39,10 +61,10 @@ export function AlertToasts() {
               </Link>
             ) : (
               <span>
-                {a.jobKey} / {a.businessKey}
+                {a.consumer ?? a.jobKey} / {a.businessKey}
               </span>
             )}
-            {a.message && <p className="message">{a.message.slice(0, 120)}</p>}
+            {a.message && <p className="message">{a.message}</p>}
             <button
               type="button"
               className="link"
