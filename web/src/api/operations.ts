@@ -94,6 +94,22 @@ export const RUN_CHANGED = graphql(
   [RUN_DETAIL],
 );
 
+export const PARTITION_PAGE = graphql(
+  `
+  query PartitionPage($runId: UUID!, $first: Int, $after: String, $status: PartitionStatus, $search: String) {
+    run(runId: $runId) {
+      runId
+      partitionPage(first: $first, after: $after, status: $status, search: $search) {
+        nodes { ...PartitionFields }
+        pageInfo { hasNextPage endCursor }
+        totalCount
+      }
+    }
+  }
+`,
+  [PARTITION_FIELDS],
+);
+
 export const MONITOR_SUMMARY = graphql(`query MonitorSummary { monitorSummary(alertLimit: 100) { ...Summary } }`, [SUMMARY]);
 
 export const MONITOR_SUMMARY_CHANGED = graphql(

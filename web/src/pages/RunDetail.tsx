@@ -9,6 +9,7 @@ import {
   RUN_CHANGED,
   RUNS,
   type Dispatch,
+  type Partition,
   type RunDetail as Run,
   type RunRow,
 } from '../api/operations';
@@ -99,6 +100,8 @@ export function RunDetail({ runId }: { runId: string }) {
   const [error, setError] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
   const [selected, setSelected] = useState<string | null>(null);
+  /** In the table layout, the partition picked from the page shown. */
+  const [picked, setPicked] = useState<Partition | null>(null);
   const [action, setAction] = useState<Action | null>(null);
   /** Grid (every partition on the page) or table (a summary and a page of them), decided by the first read. */
   const [layout, setLayout] = useState<'grid' | 'table' | null>(null);
@@ -159,7 +162,7 @@ export function RunDetail({ runId }: { runId: string }) {
       </>
     );
 
-  const partition = run.partitions?.find((p) => p.partitionId === selected) ?? null;
+  const partition = run.partitions ? (run.partitions.find((p) => p.partitionId === selected) ?? null) : picked;
   const resendable = (d: Dispatch) => (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
   const events = [...run.events].reverse();
 
@@ -257,7 +260,11 @@ export function RunDetail({ runId }: { runId: string }) {
             ) : run.partitions ? (
               <PartitionGrid partitions={run.partitions} selected={selected} onSelect={(id) => setSelected(id === selected ? null : id)} />
             ) : (
-              <PartitionSummary run={run} />
+              <PartitionSummary
+                run={run}
+                selected={picked?.partitionId ?? null}
+                onSelect={(p) => setPicked(p.partitionId === picked?.partitionId ? null : p)}
+              />
             )}
             {partition && (
               <div className="card partition-detail" aria-live="polite">
