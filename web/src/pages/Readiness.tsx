@@ -245,7 +245,7 @@ export function Readiness() {
               </thead>
               <tbody>
                 {result.readiness.jobs.map((j) => (
-                  <tr key={j.jobId}>
+                  <tr key={j.jobId} data-job={j.jobId}>
                     <td>{j.jobId}</td>
                     <td>
                       <Badge status={j.ready ? 'SUCCEEDED' : 'FAILED'} label={j.ready ? 'yes' : 'no'} />

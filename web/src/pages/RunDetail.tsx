@@ -64,9 +64,10 @@ function OtherAttempts({ run }: { run: Run }) {
   }, [api, jobKey, businessKey, runId, status]);
   return (
     <section aria-labelledby="attempts-title">
-      <h2 id="attempts-title">
-        Other attempts of {jobKey} / {businessKey}
-      </h2>
+      <h2 id="attempts-title">Other attempts</h2>
+      <p className="muted">
+        Runs of {jobKey} for business key {businessKey}, newest first.
+      </p>
       {error && <p className="error">{error}</p>}
       {others && others.length === 0 && <p className="muted">This is the only run for this job and business key.</p>}
       {others && others.length > 0 && (
