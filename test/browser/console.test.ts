@@ -158,7 +158,7 @@ describe('the console', () => {
     await report(api, chunkInput(run, '0008', claimToken, 0, 2, 2));
     await expect
       .poll(() => cell('0008').getAttribute('aria-label'), { timeout: 20_000 })
-      .toBe('Partition 0008: RUNNING, 1 chunks received');
+      .toBe('Partition 0008 RUN: RUNNING, 1 chunks received');
     await report(api, chunkInput(run, '0008', claimToken, 1, 2, 2));
 
     await reportAll(ids.slice(9));

@@ -89,7 +89,7 @@ async function expectAccessible(name: string) {
   await page.setViewportSize(DESKTOP);
 }
 
-describe('the runs list', () => {
+describe('the runs list', { timeout: 120_000 }, () => {
   it('searches job and business key by substring, filters by status and start date, sorts and pages, all in the URL', async () => {
     const job = unique('PAGES_ALPHA').toUpperCase();
     const other = unique('PAGES_BETA').toUpperCase();
@@ -197,7 +197,7 @@ describe('the runs list', () => {
   });
 });
 
-describe('the run page', () => {
+describe('the run page', { timeout: 120_000 }, () => {
   it('shows the stages with durations, the dispatch history with HTTP status and error, and the other attempts', async () => {
     const businessKey = `2026-11-${randomUUID().slice(0, 6)}`;
     const job = unique('PAGES_RUN').toUpperCase();
@@ -288,7 +288,10 @@ describe('the run page', () => {
 
     await open('/');
     // the alert's whole message, not its first 80 characters
-    const alert = page.locator('tr', { has: page.getByRole('link', { name: `Run ${run.runId}` }) }).filter({ hasText: 'PUBLISH UNKNOWN' });
+    const alert = page
+      .getByRole('region', { name: /^Alerts/ })
+      .locator('tr', { has: page.getByRole('link', { name: `Run ${run.runId}` }) })
+      .filter({ hasText: 'PUBLISH UNKNOWN' });
     await alert.waitFor({ timeout: 20_000 });
     expect(await alert.locator('td.message').textContent()).toBe(message);
     await expectAccessible('dashboard');
@@ -363,7 +366,7 @@ describe('the run page', () => {
   });
 });
 
-describe('readiness', () => {
+describe('readiness', { timeout: 120_000 }, () => {
   it('lists every gate, keeps a checked date live and shows each required job’s attempts', async () => {
     const D = '2026-11-30';
     const consumer = unique('PAGES_REPORTS');
@@ -379,7 +382,7 @@ describe('readiness', () => {
     await gateRow.waitFor({ timeout: 20_000 });
     expect(await gateRow.textContent()).toContain(ledger);
     expect(await gateRow.textContent()).toContain(fx);
-    await gateRow.getByRole('link', { name: `Check ${consumer} on ${D}` }).click();
+    await gateRow.getByRole('link', { name: `Check on ${D}` }).click();
     await expect.poll(query).toEqual({ consumer, date: D });
     const result = page.getByRole('heading', { name: new RegExp(`${consumer} on ${D}`) });
     await expect.poll(() => result.textContent(), { timeout: 20_000 }).toContain('NOT READY');
@@ -411,7 +414,7 @@ describe('readiness', () => {
   });
 });
 
-describe('every other page', () => {
+describe('every other page', { timeout: 120_000 }, () => {
   it('passes axe-core: sign-in, a run with a grid and a dead call, not found', async () => {
     const run = await completeRun(api, [2, 2, 2]);
     await open(`/runs/${run.runId}`);
@@ -427,6 +430,6 @@ describe('every other page', () => {
     await expectAccessible('sign in');
     await page.getByLabel('Token').fill(TOKENS.operator);
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
   });
 });

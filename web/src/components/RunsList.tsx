@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useState } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { describeError } from '../api/client';
 import { RUNS, RUNS_CHANGED, type RunRow } from '../api/operations';
 import { useApi, useLive } from '../api/typed';
@@ -85,10 +85,13 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   const [error, setError] = useState<string | null>(null);
   const ids = { job: useId(), key: useId(), status: useId(), from: useId(), to: useId(), order: useId(), active: useId() };
 
+  const typed = useRef(draft);
+  typed.current = draft;
   const apply = useCallback(
     (change: Partial<Filter>, replace = false) => {
-      // a new filter starts again at the first page
-      navigate(`${path}${writeFilter({ ...readFilter(location.search), after: '', ...change })}`, { replace });
+      // a new filter starts again at the first page, and takes the text typed so far with it
+      const text = { job: typed.current.job.trim(), key: typed.current.key.trim() };
+      navigate(`${path}${writeFilter({ ...readFilter(location.search), after: '', ...text, ...change })}`, { replace });
     },
     [path],
   );
@@ -97,7 +100,7 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   useEffect(() => {
     const timer = setTimeout(() => {
       const f = readFilter(location.search);
-      if (draft.job.trim() !== f.job || draft.key.trim() !== f.key) apply({ job: draft.job.trim(), key: draft.key.trim() }, true);
+      if (draft.job.trim() !== f.job || draft.key.trim() !== f.key) apply({}, true);
     }, 300);
     return () => clearTimeout(timer);
   }, [draft, apply]);
@@ -164,7 +167,7 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
         aria-label="Filter runs"
         onSubmit={(e) => {
           e.preventDefault();
-          apply({ job: draft.job.trim(), key: draft.key.trim() });
+          apply({});
         }}
       >
         {!jobKey && (
@@ -299,7 +302,7 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
               <li key={r.runId} className="run-card" data-run-card={r.runId}>
                 <div className="run-card-head">
                   <Badge status={r.status} />
-                  <Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>
+                  <Link to={`/runs/${r.runId}`} aria-label={`${r.jobKey} / ${r.businessKey}, run ${r.runId}`}>
                     {r.jobKey} / {r.businessKey}
                   </Link>
                 </div>

@@ -74,10 +74,7 @@ function GateList({ gates, businessDate }: { gates: Gate[]; businessDate: string
                   <td>{g.expectedBy.map((e) => `${e.jobId}: ${e.text}`).join('; ') || '—'}</td>
                   <td>{g.boundJobKey ?? '—'}</td>
                   <td>
-                    <Link
-                      to={`/readiness?${new URLSearchParams({ consumer: g.consumer, date: businessDate })}`}
-                      aria-label={`Check ${g.consumer} on ${businessDate}`}
-                    >
+                    <Link to={`/readiness?${new URLSearchParams({ consumer: g.consumer, date: businessDate })}`}>
                       Check on {businessDate}
                     </Link>
                   </td>
