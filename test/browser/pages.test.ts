@@ -277,6 +277,8 @@ describe('the run page', { timeout: 120_000 }, () => {
 
   it('shows what resolving PUBLISH_UNKNOWN needs, the full error text, and the next step once resolved as PUBLISHED', async () => {
     const run = await toStagingValidated(api);
+    await open('/');
+    await expect.poll(() => page.locator('main .live').first().textContent(), { timeout: 20_000 }).toBe('Live');
     const publishToken = randomUUID();
     await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
     const message =
@@ -286,7 +288,6 @@ describe('the run page', { timeout: 120_000 }, () => {
     });
     expect(unknown.body.errors).toBeUndefined();
 
-    await open('/');
     // the alert's whole message, not its first 80 characters
     const alert = page
       .getByRole('region', { name: /^Alerts/ })
@@ -294,9 +295,23 @@ describe('the run page', { timeout: 120_000 }, () => {
       .filter({ hasText: 'PUBLISH UNKNOWN' });
     await alert.waitFor({ timeout: 20_000 });
     expect(await alert.locator('td.message').textContent()).toBe(message);
+    // the toast, in the page's flow: no button lies under it
+    const toast = page.locator('[data-toast="PUBLISH_UNKNOWN"]');
+    await toast.waitFor({ timeout: 20_000 });
+    expect(await toast.locator('.message').textContent()).toBe(message);
+    expect(
+      await page.evaluate(() => {
+        const box = document.querySelector('.toasts')!.getBoundingClientRect();
+        return [...document.querySelectorAll('main button')].filter((b) => {
+          const r = b.getBoundingClientRect();
+          return r.width > 0 && r.left < box.right && r.right > box.left && r.top < box.bottom && r.bottom > box.top;
+        }).length;
+      }),
+    ).toBe(0);
+    await browser.screenshot('dashboard-toast-full-alert');
     await expectAccessible('dashboard');
 
-    await open(`/runs/${run.runId}`);
+    await alert.getByRole('link', { name: `Run ${run.runId}` }).click();
     const panel = page.getByRole('region', { name: 'Publish outcome unknown' });
     await panel.waitFor();
     const text = await panel.textContent();
@@ -332,6 +347,8 @@ describe('the run page', { timeout: 120_000 }, () => {
     // Cancel stays, but no longer as a lone red button
     expect(await page.getByRole('button', { name: 'Cancel run…' }).getAttribute('class')).toBeNull();
     expect(await page.getByRole('region', { name: 'Publish outcome unknown' }).count()).toBe(0);
+    // its alert cleared: so did the toast (the page was never reloaded)
+    await expect.poll(() => toast.count(), { timeout: 20_000 }).toBe(0);
     await browser.screenshot('run-published-next-step');
   });
 

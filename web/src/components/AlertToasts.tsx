@@ -7,7 +7,7 @@ import { Badge } from './Badge';
 import { useAnnounce } from './Live';
 
 const KEEP = 4;
-/** A summary this much newer than a toast reflects its alert: the summary is pushed at most about twice a second. */
+/** A toast whose alert no summary has listed yet goes once it is this old (summaries are pushed about twice a second). */
 const SETTLE_MS = 3000;
 
 const alertKey = (a: Alert) => [a.kind, a.runId, a.dispatchId, a.partitionId, a.jobKey, a.businessKey, a.consumer].join(':');
@@ -18,7 +18,7 @@ const alertKey = (a: Alert) => [a.kind, a.runId, a.dispatchId, a.partitionId, a.
  */
 export function AlertToasts() {
   const announce = useAnnounce();
-  const [alerts, setAlerts] = useState<Array<Alert & { key: string; shownAt: number }>>([]);
+  const [alerts, setAlerts] = useState<Array<Alert & { key: string; shownAt: number; listed: boolean }>>([]);
   useLive(
     ALERT_RAISED,
     {},
@@ -26,7 +26,7 @@ export function AlertToasts() {
       onData: ({ alertRaised: alert }) => {
         if (!alert) return;
         const key = alertKey(alert);
-        setAlerts((old) => [{ ...alert, key, shownAt: Date.now() }, ...old.filter((a) => a.key !== key)].slice(0, KEEP));
+        setAlerts((old) => [{ ...alert, key, shownAt: Date.now(), listed: false }, ...old.filter((a) => a.key !== key)].slice(0, KEEP));
         announce(
           `New ${alert.severity === 'ERROR' ? 'error' : 'warning'}: ${alert.kind.replaceAll('_', ' ')} ${alert.jobKey ?? ''} ${alert.businessKey ?? ''}`,
         );
@@ -41,9 +41,12 @@ export function AlertToasts() {
         if (!summary) return;
         const current = new Set(summary.alerts.map(alertKey));
         const settled = Date.now() - SETTLE_MS;
+        // a toast goes when a summary stops listing its alert (or never listed it and the toast has settled)
         setAlerts((old) => {
-          const kept = old.filter((a) => a.shownAt > settled || current.has(a.key));
-          return kept.length === old.length ? old : kept;
+          const next = old
+            .filter((a) => current.has(a.key) || (!a.listed && a.shownAt > settled))
+            .map((a) => (current.has(a.key) && !a.listed ? { ...a, listed: true } : a));
+          return next.length === old.length && next.every((a, i) => a === old[i]) ? old : next;
         });
       },
     },
