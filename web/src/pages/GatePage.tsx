@@ -6,6 +6,7 @@ import { useApi } from '../api/typed';
 import { ConfirmDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { useAnnounce } from '../components/Live';
+import { OperatorButton } from '../components/OperatorButton';
 import { RunOrAttempt } from '../components/RunOrAttempt';
 import { formatTime, shortId } from '../format';
 import { Link } from '../router';
@@ -249,9 +250,7 @@ export function GatePage({ consumer }: { consumer: string }) {
                       <td>{formatTime(d.createdAt)}</td>
                       <td>
                         {(RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status) && (
-                          <button type="button" onClick={() => setResending(d)}>
-                            Resend…
-                          </button>
+                          <OperatorButton onClick={() => setResending(d)}>Resend…</OperatorButton>
                         )}
                       </td>
                     </tr>
