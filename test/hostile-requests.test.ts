@@ -270,6 +270,7 @@ describe('expensive requests', () => {
       GATE: { consumer: 'C' },
       PUBLICATIONS: { consumer: 'C' },
       OBSERVATIONS: { jobId: 'J', businessDate: '2026-12-01' },
+      PARTITION_PAGE: { runId: run.runId, first: 50 },
     };
     for (const [name, operation] of Object.entries(consoleOperations)) {
       if (typeof operation !== 'object' || !('kind' in operation)) continue;
