@@ -21,7 +21,7 @@ import { createShutdown, type Shutdown } from './server/shutdown.js';
 import { isOperatorCommand, OPERATOR_USAGE, runOperatorCommand } from './operator-commands.js';
 import { parseBefore, runPurgeCommand } from './purge-command.js';
 import { compactedTables, runCompactCommand } from './compact-command.js';
-import { CompactionBusyError } from './domain/retention/compact.js';
+import { CompactionRefusedError } from './domain/retention/compact.js';
 import { serveWorkerHealth } from './worker/health-server.js';
 import { startHeartbeat } from './worker/heartbeat.js';
 import { startWorker } from './worker/worker.js';
@@ -342,7 +342,7 @@ async function main(argv: string[]): Promise<void> {
         try {
           await runCompactCommand({ client, tables, dryRun: values['dry-run'] ?? false, print: (line) => console.log(line) });
         } catch (error) {
-          if (error instanceof CompactionBusyError) throw new ConfigError([error.message]);
+          if (error instanceof CompactionRefusedError) throw new ConfigError([error.message]);
           throw error;
         }
         await stop(0);

@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory } from '../../../bench/history-data.js';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import { runCli } from '../../../test/support/cli.js';
+import { createLoginRole } from '../../../test/support/database.js';
+import { applicationGrants } from '../../db/grants.js';
 import { chunkInput, claim, report, startRun, type CreatedRun } from '../../../test/support/fixtures.js';
 import { compactedTables } from '../../compact-command.js';
-import { COMPACTED_TABLES, CompactionBusyError, compactLedger, tableSizes, type CompactBatch, type TableSizes } from './compact.js';
+import { COMPACTED_TABLES, CompactionRefusedError, compactLedger, tableSizes, type CompactBatch, type TableSizes } from './compact.js';
 import { PURGE_BATCH_ROWS, purgeLedger } from './purge.js';
 
 const HOUR = 3_600_000;
@@ -100,7 +102,7 @@ describe('compactLedger beside a live load', () => {
   afterAll(async () => api?.close());
 
   it('shrinks the purged tables while a run is loaded, every other row unchanged, every chunk of the run counted once', {
-    timeout: 300_000,
+    timeout: 900_000,
   }, async () => {
     let run: CreatedRun | undefined;
     // the run's partitions are written after the history, at the tables' ends: compaction moves them while they load
@@ -117,7 +119,7 @@ describe('compactLedger beside a live load', () => {
       const before = await sizes(client);
       const untouched = await digests(api, live.runId);
       const batches: Array<CompactBatch & { at: number }> = [];
-      const compaction = compactLedger(client, { batchPages: 4, afterBatch: (b) => void batches.push({ ...b, at: Date.now() }) });
+      const compaction = compactLedger(client, { batchPages: 8, afterBatch: (b) => void batches.push({ ...b, at: Date.now() }) });
       const [results, load] = await Promise.all([compaction, loadRun(api, live, compaction)]);
 
       // the two overlapped: chunk reports were answered between the compaction's first and last batch
@@ -195,6 +197,27 @@ describe('compactLedger and `load-control compact`', () => {
     }
   });
 
+  it('refuses, changing nothing, a role that does not own the tables (the application role of `load-control grants`)', {
+    timeout: 120_000,
+  }, async () => {
+    const admin = await connect(api);
+    const { name: role, url: asRole } = await createLoginRole(admin, 'lc_compact');
+    try {
+      for (const statement of await applicationGrants(admin, role)) await admin.query(statement);
+      const before = await sizes(admin);
+      const rows = await digests(api);
+      const cli = runCli(['compact', '--table', 'load_file'], { DATABASE_URL: asRole(api.database.url) });
+      expect(await cli.exited).toBe(2);
+      expect(cli.output()).toContain('compact needs the owner of load_file (VACUUM and REINDEX): connect as database.migrationUrl');
+      expect(await sizes(admin)).toEqual(before);
+      expect(await digests(api)).toEqual(rows);
+    } finally {
+      await admin.query(`DROP OWNED BY ${role}`);
+      await admin.query(`DROP ROLE ${role}`);
+      await admin.end();
+    }
+  });
+
   it('refuses a second compaction while one runs; an interrupted one is resumed by running it again', { timeout: 300_000 }, async () => {
     const first = await connect(api);
     const second = await connect(api);
@@ -220,7 +243,7 @@ describe('compactLedger and `load-control compact`', () => {
         },
       });
       await inBatch;
-      await expect(compactLedger(second, { tables: ['load_file'] })).rejects.toBeInstanceOf(CompactionBusyError);
+      await expect(compactLedger(second, { tables: ['load_file'] })).rejects.toBeInstanceOf(CompactionRefusedError);
       const busy = runCli(['compact', '--table', 'load_file'], { DATABASE_URL: api.database.url });
       expect(await busy.exited).toBe(2);
       expect(busy.output()).toContain('another `load-control compact` is running');

@@ -72,8 +72,9 @@ export interface CompactOptions {
   progress?: (line: string) => void;
 }
 
-export class CompactionBusyError extends Error {
-  override name = 'CompactionBusyError';
+/** Refused before anything changes: another compaction runs, or the connection's role does not own the tables. */
+export class CompactionRefusedError extends Error {
+  override name = 'CompactionRefusedError';
 }
 
 const qualified = (table: CompactedTable) => `nifi_ops.${table}`;
@@ -234,15 +235,27 @@ async function compactTable(client: pg.Client, table: CompactedTable, options: C
 
 /**
  * Compacts the tables one after the other on a connection of its own (the migration role's: VACUUM and
- * REINDEX need the tables' owner). One compaction at a time: a second one is refused with CompactionBusyError.
+ * REINDEX need the tables' owner). One compaction at a time: a second one is refused with CompactionRefusedError.
  */
 export async function compactLedger(client: pg.Client, options: CompactOptions = {}): Promise<TableCompaction[]> {
+  const tables = options.tables ?? COMPACTED_TABLES;
+  // without ownership VACUUM only warns and skips the table: the rows would move and the space stay
+  const { rows: notOwned } = await client.query<{ table: string }>(
+    `SELECT c.relname AS table FROM pg_class c
+      WHERE c.oid = ANY($1::regclass[]) AND NOT pg_has_role(current_user, c.relowner, 'USAGE') ORDER BY c.relname`,
+    [tables.map(qualified)],
+  );
+  if (notOwned.length) {
+    throw new CompactionRefusedError(
+      `compact needs the owner of ${notOwned.map((r) => r.table).join(', ')} (VACUUM and REINDEX): connect as database.migrationUrl`,
+    );
+  }
   await client.query('SET statement_timeout = 0');
   const { rows } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${COMPACT_LOCK}) AS locked`);
-  if (!rows[0]!.locked) throw new CompactionBusyError('another `load-control compact` is running on this database');
+  if (!rows[0]!.locked) throw new CompactionRefusedError('another `load-control compact` is running on this database');
   try {
     const results: TableCompaction[] = [];
-    for (const table of options.tables ?? COMPACTED_TABLES) results.push(await compactTable(client, table, options));
+    for (const table of tables) results.push(await compactTable(client, table, options));
     return results;
   } finally {
     await client.query(`SELECT pg_advisory_unlock(${COMPACT_LOCK})`);
