@@ -23,6 +23,7 @@ import {
   listRuns,
   RUN_ORDERS,
   partitionCounts,
+  receivedRows,
   type DispatchRecord,
   type MetricRecord,
   type PartitionRecord,
@@ -210,6 +211,15 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
       type: StatusCount,
       loaderOptions: { cache: false },
       load: (runIds: string[], ctx) => partitionCounts(reader(ctx), runIds),
+      resolve: (r) => r.runId,
+    }),
+    receivedRows: t.loadable({
+      type: 'Long',
+      description:
+        'Rows received in chunks so far across the run’s partitions, a partition’s rows counting before it finishes ' +
+        '(extractedCount counts finished partitions only); 0 once the run is purged.',
+      loaderOptions: { cache: false },
+      load: (runIds: string[], ctx) => receivedRows(reader(ctx), runIds),
       resolve: (r) => r.runId,
     }),
     partitionPage: t.field({
