@@ -361,10 +361,14 @@ describe('the run page', { timeout: 120_000 }, () => {
       const { claimToken } = await claim(api, run.runId, pid);
       await report(api, chunkInput(run, pid, claimToken, 0, 1, 2));
     }
+    // one chunk of two: its row counts in the progress before the partition finishes
+    const { claimToken } = await claim(api, run.runId, '0200');
+    await report(api, chunkInput(run, '0200', claimToken, 0, 2, 1));
     await open(`/runs/${run.runId}`);
     await page.getByTestId('partition-range').waitFor({ timeout: 20_000 });
     expect(await page.locator('[data-partition]').count()).toBe(0);
-    expect((await page.locator('[data-status-count]').allTextContents()).sort()).toEqual(['PENDING: 448', 'SUCCESS: 2']);
+    expect((await page.locator('[data-status-count]').allTextContents()).sort()).toEqual(['PENDING: 447', 'RUNNING: 1', 'SUCCESS: 2']);
+    expect(await page.getByTestId('progress').textContent()).toMatch(/^0% · 5 of 900 rows · partitions 2 of 450/);
     expect(await page.getByTestId('partition-range').textContent()).toBe('Partitions 1–50 of 450');
     // the page is about one screen, not thousands of pixels of cells
     expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(6000);

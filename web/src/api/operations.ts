@@ -43,7 +43,7 @@ const RUN_DETAIL = graphql(
   fragment RunDetail on Run {
     ...RunRow
     createdBy snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt
-    publishToken publishQueryId cleanedAt purgedAt
+    publishToken publishQueryId cleanedAt purgedAt receivedRows
     partitionCounts { status count }
     partitions @include(if: $withPartitions) { ...PartitionFields }
     dispatches { dispatchId dispatchType partitionId status attemptCount createdAt sentAt nextAttemptAt ackedAt deadAt cancelledAt

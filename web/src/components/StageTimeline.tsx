@@ -71,14 +71,14 @@ interface Sample {
 const WINDOW_MS = 60_000;
 
 /**
- * Extraction progress: rows received (chunks count as they arrive, not only when a partition finishes) against the
- * source count, the rate over the last minute this page watched (the average since the start until then) and the
+ * Extraction progress: rows received (receivedRows: chunks count as they arrive, not only when a partition finishes)
+ * against the source count, the rate over the last minute this page watched (the average since the start until then) and the
  * time left at that rate.
  */
 export function ExtractionProgress({ run, now }: { run: RunDetail; now: number }) {
   const samples = useRef<Sample[]>([]);
   const partitions = run.partitions ?? null;
-  const rows = partitions ? partitions.reduce((sum, p) => sum + Number(p.receivedRows), 0) : Number(run.extractedCount);
+  const rows = Number(run.receivedRows);
   const total =
     run.sourceCount !== null
       ? Number(run.sourceCount)
