@@ -51,7 +51,7 @@ export function startWorker(options: WorkerOptions): Worker {
     log.info({ receiver: new URL(config.nifi.receiverUrl).origin, recoveryMode: config.recovery.mode, alertReceivers }, 'worker_started');
   } else {
     log.warn(
-      { missing: 'nifi.receiverUrl', effect: 'dispatches (alert webhooks included) wait in the outbox; the sweeper runs', alertReceivers },
+      { missing: 'nifi.receiverUrl', effect: 'dispatches wait in the outbox; the sweeper runs', alertReceivers },
       'dispatcher_not_started',
     );
   }
