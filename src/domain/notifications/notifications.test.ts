@@ -312,6 +312,33 @@ describe('alert webhooks', () => {
     expect(new Set(generic.calls.map((c) => c.headers['idempotency-key'])).size).toBe(2);
   });
 
+  it('posts a RUN_STALE once while it lasts, nothing once the run moved, and again when it stops a second time', async () => {
+    const { runId } = await createRun(api);
+    const stall = () =>
+      api.sql.query(`UPDATE nifi_ops.load_run SET heartbeat_at = clock_timestamp() - interval '2 hours' WHERE run_id = $1`, [runId]);
+    const staleCalls = () => webhookCalls(`o.run_id = $1 AND o.kind = 'RUN_STALE'`, [runId]);
+    await stall();
+    await worker.sweeper.cycle();
+    await worker.sweeper.cycle();
+    const first = await staleCalls();
+    expect(first.map((c) => c.receiver)).toEqual(['ops-generic']);
+    // it moves: the alert clears, and nothing is posted about that
+    await api.sql.query(`UPDATE nifi_ops.load_run SET heartbeat_at = clock_timestamp() WHERE run_id = $1`, [runId]);
+    await worker.sweeper.cycle();
+    expect(await staleCalls()).toHaveLength(1);
+    // stopped again: a new occurrence
+    await stall();
+    await worker.sweeper.cycle();
+    const again = await staleCalls();
+    expect(again).toHaveLength(2);
+    expect(new Set(again.map((c) => c.alert_dedup_key)).size).toBe(2);
+    expect(await worker.dispatcher.dispatchOnce()).toBe(2);
+    expect(generic.calls.map((c) => [c.body.kind, c.body.runId, c.body.status])).toEqual([
+      ['RUN_STALE', runId, 'CREATED'],
+      ['RUN_STALE', runId, 'CREATED'],
+    ]);
+  });
+
   it('does not send again after a restart: the occurrences are in the database, not in a process', async () => {
     const runId = await failedRun();
     await worker.sweeper.cycle();
