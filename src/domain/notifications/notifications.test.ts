@@ -339,6 +339,21 @@ describe('alert webhooks', () => {
     ]);
   });
 
+  it('never posts NO_DISPATCHER: it would travel through the outbox it says nobody delivers', async () => {
+    const run = await completeRun(api);
+    // due for two minutes, and no process registered as a live dispatcher
+    await api.sql.query(
+      `UPDATE nifi_ops.load_dispatch SET next_attempt_at = clock_timestamp() - interval '2 minutes' WHERE dispatch_id = $1`,
+      [run.dispatchId],
+    );
+    const alerts = await readAlerts(api.db.prisma, api.config.recovery, NOTIFIED_ALERTS_PER_CYCLE);
+    expect(alerts.map((a) => a.kind)).toContain('NO_DISPATCHER');
+    await worker.sweeper.cycle();
+    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.alert_occurrence WHERE kind = 'NO_DISPATCHER'`);
+    expect(rows).toEqual([{ n: 0 }]);
+    expect(await webhookCalls(`o.kind = 'NO_DISPATCHER'`)).toEqual([]);
+  });
+
   it('does not send again after a restart: the occurrences are in the database, not in a process', async () => {
     const runId = await failedRun();
     await worker.sweeper.cycle();
