@@ -339,6 +339,40 @@ describe('alert webhooks', () => {
     ]);
   });
 
+  it('posts a streak of DEPENDENCIES_NOT_READY refusals once, however often NiFi retries, and a later streak again', async () => {
+    const jobKey = 'NOTIFY_GATED_DAILY';
+    const businessKey = `BK_${Date.now()}`;
+    // as the gated steps record them (run-gate.ts); NiFi retries a refused step on its schedule
+    const refuse = (message: string) =>
+      api.sql.query(
+        `INSERT INTO nifi_ops.load_event (event_id, event_level, event_name, job_key, business_key, message, actor)
+         VALUES (gen_random_uuid(), 'WARN', 'DEPENDENCIES_NOT_READY', $1, $2, $3, 'nifi-cluster')`,
+        [jobKey, businessKey, message],
+      );
+    const gatedCalls = () =>
+      webhookCalls(`o.kind = 'DEPENDENCIES_NOT_READY' AND o.job_key = $1 AND o.business_key = $2`, [jobKey, businessKey]);
+    await refuse('ERP_DAILY: MISSING');
+    await worker.sweeper.cycle();
+    await refuse('ERP_DAILY: RUNNING');
+    await worker.sweeper.cycle();
+    const first = await gatedCalls();
+    expect(first.map((c) => c.receiver)).toEqual(['ops-generic']);
+    // the refused step happened: the alert clears
+    await createRun(api, { jobKey, businessKey });
+    const alerts = await readAlerts(api.db.prisma, api.config.recovery, NOTIFIED_ALERTS_PER_CYCLE);
+    expect(alerts.filter((a) => a.kind === 'DEPENDENCIES_NOT_READY' && a.jobKey === jobKey)).toEqual([]);
+    await worker.sweeper.cycle();
+    expect(await gatedCalls()).toHaveLength(1);
+    // refused again later: a new streak
+    await refuse('ERP_DAILY: FAILED');
+    await worker.sweeper.cycle();
+    await refuse('ERP_DAILY: FAILED');
+    await worker.sweeper.cycle();
+    const both = await gatedCalls();
+    expect(both).toHaveLength(2);
+    expect(new Set(both.map((c) => c.alert_dedup_key)).size).toBe(2);
+  });
+
   it('never posts NO_DISPATCHER: it would travel through the outbox it says nobody delivers', async () => {
     const run = await completeRun(api);
     // due for two minutes, and no process registered as a live dispatcher
