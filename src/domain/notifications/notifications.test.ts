@@ -455,7 +455,7 @@ describe('alert webhooks', () => {
       await Promise.all([a.sweeper.cycle(), b.sweeper.cycle()]);
       expect(await webhookCalls('o.run_id = $1', [runId]), `cycle round ${round}`).toHaveLength(2);
     }
-  });
+  }, 120_000);
 
   it('lists the calls for operators by receiver name, never with the URL or the headers', async () => {
     const runId = await failedRun();
