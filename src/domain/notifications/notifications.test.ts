@@ -1,4 +1,6 @@
 // Alert notifications end to end: real PostgreSQL, the worker's sweeper and dispatcher, loopback receivers.
+import pino from 'pino';
+import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import { FAIL_RUN, completeRun, createRun, toPublishUnknown } from '../../../test/support/fixtures.js';
@@ -6,6 +8,9 @@ import { startReceiver, type Receiver } from '../../../test/support/receiver.js'
 import { dispatchRow, testWorker, workerConfig, type TestWorkerParts } from '../../../test/support/worker.js';
 import type { Config } from '../../config/config.js';
 import { createDb } from '../../db/client.js';
+import { createDispatcher } from '../../worker/dispatcher.js';
+import { createWorkerMetrics } from '../../worker/metrics.js';
+import { createSweeper } from '../../worker/sweeper.js';
 import { inTransaction } from '../../db/transaction.js';
 import { readAlerts } from '../monitor/monitor-summary.js';
 import { NOTIFIED_ALERTS_PER_CYCLE, forgetAlertOccurrences, recordAlertOccurrences } from './occurrences.js';
@@ -456,6 +461,30 @@ describe('alert webhooks', () => {
       expect(await webhookCalls('o.run_id = $1', [runId]), `cycle round ${round}`).toHaveLength(2);
     }
   }, 120_000);
+
+  it('logs neither the URL of a receiver nor its headers, even at trace level', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+    const config = alertingConfig();
+    const metrics = createWorkerMetrics(new Registry());
+    const dispatcher = createDispatcher({ config, db: api.db, log, metrics });
+    const sweeper = createSweeper({ config, db: api.db, log, metrics });
+    generic.script({ status: 503, body: 'busy' });
+    const runId = await failedRun();
+    await sweeper.cycle();
+    await dispatcher.dispatchOnce();
+    await makeWebhooksDue();
+    await dispatcher.dispatchOnce();
+    expect(generic.calls.filter((c) => c.body.runId === runId)).toHaveLength(2);
+    const text = lines.join('');
+    for (const event of ['alert_webhook_enqueued', 'dispatch_sending', 'dispatch_retry', 'dispatch_sent']) expect(text).toContain(event);
+    expect(text).toContain('"receiver":"ops-generic"');
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(generic.url);
+    expect(text).not.toContain(slack.url);
+    await dispatcher.stop();
+    await sweeper.stop();
+  });
 
   it('lists the calls for operators by receiver name, never with the URL or the headers', async () => {
     const runId = await failedRun();
