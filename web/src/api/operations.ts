@@ -25,6 +25,10 @@ const SUMMARY = `fragment Summary on MonitorSummary {
 
 export const PROCESSES = `query Processes { processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt } }`;
 
+export const ALERT_WEBHOOK_CALLS = `query AlertWebhookCalls($last: Int) { alertWebhookCalls(last: $last) {
+  dispatchId receiver status attemptCount lastHttpStatus lastError createdAt ackedAt deadAt
+  occurrence { dedupKey kind severity runId jobKey businessKey } } }`;
+
 export const SIGN_IN_CHECK = `query SignInCheck { runs(first: 1) { nodes { runId } } }`;
 
 export const RUNS = `query Runs($filter: RunFilter, $first: Int, $after: String) {

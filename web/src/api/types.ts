@@ -19,6 +19,27 @@ export interface ProcessInstance {
   lastSweepAt: string | null;
 }
 
+/** An alert posted to a receiver of alerts.webhooks (an ALERT_WEBHOOK call). */
+export interface AlertWebhookCall {
+  dispatchId: string;
+  receiver: string;
+  status: string;
+  attemptCount: number;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  ackedAt: string | null;
+  deadAt: string | null;
+  occurrence: {
+    dedupKey: string;
+    kind: string;
+    severity: 'ERROR' | 'WARN';
+    runId: string | null;
+    jobKey: string | null;
+    businessKey: string | null;
+  };
+}
+
 export interface RunRow {
   runId: string;
   jobKey: string;
