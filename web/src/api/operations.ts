@@ -76,6 +76,15 @@ export const PROCESSES = graphql(
   `query Processes { processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt } }`,
 );
 
+export const ALERT_WEBHOOK_CALLS = graphql(`
+  query AlertWebhookCalls($last: Int) {
+    alertWebhookCalls(last: $last) {
+      dispatchId receiver status attemptCount lastHttpStatus lastError createdAt ackedAt deadAt
+      occurrence { dedupKey kind severity runId jobKey businessKey }
+    }
+  }
+`);
+
 export const RUNS = graphql(
   `
   query Runs($filter: RunFilter, $order: RunOrder, $first: Int, $after: String) {
@@ -210,6 +219,8 @@ export type Dispatch = RunDetail['dispatches'][number];
 export type Alert = ResultOf<typeof ALERT_FIELDS>;
 export type MonitorSummary = ResultOf<typeof SUMMARY>;
 export type StatusCount = MonitorSummary['activeRuns'][number];
+/** An alert posted to a receiver of alerts.webhooks (an ALERT_WEBHOOK call). */
+export type AlertWebhookCall = ResultOf<typeof ALERT_WEBHOOK_CALLS>['alertWebhookCalls'][number];
 export type ProcessInstance = ResultOf<typeof PROCESSES>['processes'][number];
 export type Readiness = ResultOf<typeof READINESS_FIELDS>;
 export type Gate = NonNullable<ResultOf<typeof GATES>['gates']>[number];

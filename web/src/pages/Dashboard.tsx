@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
 import { describeError } from '../api/client';
 import {
+  ALERT_WEBHOOK_CALLS,
+  type AlertWebhookCall,
   MONITOR_SUMMARY,
   MONITOR_SUMMARY_CHANGED,
   PROCESSES,
@@ -70,6 +72,58 @@ function Processes({ processes, now }: { processes: ProcessInstance[] | null; no
   );
 }
 
+const NOTIFICATIONS_SHOWN = 10;
+
+/** The latest alert notifications (alerts.webhooks): to which receiver, about what, and how the delivery went. */
+function Notifications({ calls }: { calls: AlertWebhookCall[] | null }) {
+  if (!calls || calls.length === 0) return null;
+  return (
+    <section aria-labelledby="notifications-title">
+      <h2 id="notifications-title">Notifications</h2>
+      <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="notifications-title">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Delivery</th>
+              <th scope="col">Receiver</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Run</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">HTTP</th>
+              <th scope="col">Queued</th>
+              <th scope="col">Last error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {calls.map((c) => (
+              <tr key={c.dispatchId} className={c.status === 'DEAD' ? 'row-error' : undefined}>
+                <td>
+                  <Badge status={c.status} />
+                </td>
+                <td>{c.receiver}</td>
+                <td>{c.occurrence.kind.replaceAll('_', ' ')}</td>
+                <td>
+                  {c.occurrence.runId ? (
+                    <Link to={`/runs/${c.occurrence.runId}`} aria-label={`Run ${c.occurrence.runId}`}>
+                      {shortId(c.occurrence.runId)}
+                    </Link>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+                <td>{c.attemptCount}</td>
+                <td>{c.lastHttpStatus ?? '—'}</td>
+                <td>{formatTime(c.createdAt)}</td>
+                <td className="message">{c.lastError ?? '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
 type Action = { kind: 'resend'; alert: Alert } | { kind: 'resolve'; alert: Alert };
 
 export function Dashboard() {
@@ -78,6 +132,7 @@ export function Dashboard() {
   const now = useNow();
   const [summary, setSummary] = useState<MonitorSummary | null>(null);
   const [processes, setProcesses] = useState<ProcessInstance[] | null>(null);
+  const [notifications, setNotifications] = useState<AlertWebhookCall[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [action, setAction] = useState<Action | null>(null);
   const [runsLive, setRunsLive] = useState<LiveState>('connecting');
@@ -96,6 +151,10 @@ export function Dashboard() {
     api
       .request(PROCESSES)
       .then((d) => setProcesses(d.processes))
+      .catch((e) => setError(describeError(e)));
+    api
+      .request(ALERT_WEBHOOK_CALLS, { last: NOTIFICATIONS_SHOWN })
+      .then((d) => setNotifications(d.alertWebhookCalls))
       .catch((e) => setError(describeError(e)));
   }, [api, summary]);
 
@@ -209,6 +268,8 @@ export function Dashboard() {
           </div>
         )}
       </section>
+
+      <Notifications calls={notifications} />
 
       <section aria-labelledby="runs-title">
         <h2 id="runs-title">Runs</h2>
