@@ -1,43 +1,27 @@
-import { useCallback, useEffect, useId, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { describeError } from '../api/client';
 import {
   ALERT_WEBHOOK_CALLS,
+  type AlertWebhookCall,
   MONITOR_SUMMARY,
   MONITOR_SUMMARY_CHANGED,
   PROCESSES,
   RESEND_DISPATCH,
   RESOLVE_UNKNOWN,
-  RUNS,
-  RUNS_CHANGED,
+  type Alert,
+  type MonitorSummary,
+  type ProcessInstance,
+  type StatusCount,
 } from '../api/operations';
-import type { Alert, AlertWebhookCall, MonitorSummary, ProcessInstance, RunRow, StatusCount } from '../api/types';
+import { useApi, useLive } from '../api/typed';
 import { ConfirmDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
+import { OperatorButton } from '../components/OperatorButton';
+import { RunsList } from '../components/RunsList';
 import { count, elapsed, formatTime, shortId } from '../format';
-import { useNow, useSubscription, worst } from '../hooks';
+import { type LiveState, useNow, worst } from '../hooks';
 import { Link } from '../router';
-import { useSession } from '../session';
-import { RUN_STATUSES, isActive } from '../states';
-
-interface Filter {
-  jobKey: string;
-  businessKey: string;
-  status: string;
-  activeOnly: boolean;
-}
-
-const PAGE = 50;
-
-function matches(run: RunRow, filter: Filter): boolean {
-  if (filter.jobKey && run.jobKey !== filter.jobKey) return false;
-  if (filter.businessKey && run.businessKey !== filter.businessKey) return false;
-  if (filter.status && run.status !== filter.status) return false;
-  return !filter.activeOnly || isActive(run.status);
-}
-
-const sameFilter = (a: Filter, b: Filter) =>
-  a.jobKey === b.jobKey && a.businessKey === b.businessKey && a.status === b.status && a.activeOnly === b.activeOnly;
 
 function Counts({ title, counts, empty }: { title: string; counts: StatusCount[]; empty: string }) {
   return (
@@ -143,93 +127,43 @@ function Notifications({ calls }: { calls: AlertWebhookCall[] | null }) {
 type Action = { kind: 'resend'; alert: Alert } | { kind: 'resolve'; alert: Alert };
 
 export function Dashboard() {
-  const session = useSession();
+  const api = useApi();
   const announce = useAnnounce();
   const now = useNow();
   const [summary, setSummary] = useState<MonitorSummary | null>(null);
   const [processes, setProcesses] = useState<ProcessInstance[] | null>(null);
   const [notifications, setNotifications] = useState<AlertWebhookCall[] | null>(null);
-  const [runs, setRuns] = useState<RunRow[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [filter, setFilter] = useState<Filter>({ jobKey: '', businessKey: '', status: '', activeOnly: false });
-  const [applied, setApplied] = useState<Filter>(filter);
   const [action, setAction] = useState<Action | null>(null);
-  const ids = { job: useId(), bk: useId(), status: useId(), active: useId() };
+  const [runsLive, setRunsLive] = useState<LiveState>('connecting');
 
   const loadSummary = useCallback(() => {
-    session
-      .request<{ monitorSummary: MonitorSummary }>(MONITOR_SUMMARY)
+    api
+      .request(MONITOR_SUMMARY)
       .then((d) => setSummary(d.monitorSummary))
       .catch((e) => setError(describeError(e)));
-  }, [session]);
-
-  const loadRuns = useCallback(
-    (after: string | null) => {
-      const variables = {
-        first: PAGE,
-        after,
-        filter: {
-          jobKey: applied.jobKey || null,
-          businessKey: applied.businessKey || null,
-          status: applied.status || null,
-          activeOnly: applied.activeOnly || null,
-        },
-      };
-      session
-        .request<{ runs: { nodes: RunRow[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(RUNS, variables)
-        .then((d) => {
-          setError(null);
-          setRuns((old) => (after ? [...old, ...d.runs.nodes] : d.runs.nodes));
-          setCursor(d.runs.pageInfo.hasNextPage ? d.runs.pageInfo.endCursor : null);
-        })
-        .catch((e) => setError(describeError(e)));
-    },
-    [session, applied],
-  );
+  }, [api]);
 
   useEffect(() => loadSummary(), [loadSummary]);
   // the summary is pushed when it changes and at least every 15 s: the processes are read again with it
   useEffect(() => {
     if (!summary) return;
-    session
-      .request<{ processes: ProcessInstance[] }>(PROCESSES)
+    api
+      .request(PROCESSES)
       .then((d) => setProcesses(d.processes))
       .catch((e) => setError(describeError(e)));
-    session
-      .request<{ alertWebhookCalls: AlertWebhookCall[] }>(ALERT_WEBHOOK_CALLS, { last: NOTIFICATIONS_SHOWN })
+    api
+      .request(ALERT_WEBHOOK_CALLS, { last: NOTIFICATIONS_SHOWN })
       .then((d) => setNotifications(d.alertWebhookCalls))
       .catch((e) => setError(describeError(e)));
-  }, [session, summary]);
-  useEffect(() => loadRuns(null), [loadRuns]);
+  }, [api, summary]);
 
-  // text filters apply once typing pauses; the status and active-only filters at once
-  useEffect(() => {
-    const timer = setTimeout(() => setApplied((old) => (sameFilter(old, filter) ? old : filter)), 300);
-    return () => clearTimeout(timer);
-  }, [filter]);
-
-  const summaryLive = useSubscription<{ monitorSummaryChanged: MonitorSummary }>(
+  const summaryLive = useLive(
     MONITOR_SUMMARY_CHANGED,
     {},
     {
-      onData: (d) => setSummary(d.monitorSummaryChanged),
+      onData: (d) => d.monitorSummaryChanged && setSummary(d.monitorSummaryChanged),
       onConnected: (reconnected) => reconnected && loadSummary(),
-    },
-  );
-
-  const runsLive = useSubscription<{ runChanged: RunRow }>(
-    RUNS_CHANGED,
-    { jobKey: applied.jobKey || null },
-    {
-      onData: ({ runChanged: run }) =>
-        setRuns((old) => {
-          const rest = old.filter((r) => r.runId !== run.runId);
-          if (!matches(run, applied)) return rest.length === old.length ? old : rest;
-          if (rest.length === old.length) return [run, ...old].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
-          return old.map((r) => (r.runId === run.runId ? run : r));
-        }),
-      onConnected: (reconnected) => reconnected && loadRuns(null),
     },
   );
 
@@ -318,17 +252,13 @@ export function Dashboard() {
                       <Badge status={a.status} />
                     </td>
                     <td>{formatTime(a.at)}</td>
-                    <td className="message">{a.message ? a.message.slice(0, 80) : '—'}</td>
+                    <td className="message">{a.message ?? '—'}</td>
                     <td>
                       {a.kind === 'DISPATCH_DEAD' && a.dispatchId && (
-                        <button type="button" onClick={() => setAction({ kind: 'resend', alert: a })}>
-                          Resend…
-                        </button>
+                        <OperatorButton onClick={() => setAction({ kind: 'resend', alert: a })}>Resend…</OperatorButton>
                       )}
                       {a.kind === 'PUBLISH_UNKNOWN' && a.status === 'PUBLISH_UNKNOWN' && (
-                        <button type="button" onClick={() => setAction({ kind: 'resolve', alert: a })}>
-                          Resolve…
-                        </button>
+                        <OperatorButton onClick={() => setAction({ kind: 'resolve', alert: a })}>Resolve…</OperatorButton>
                       )}
                     </td>
                   </tr>
@@ -343,127 +273,7 @@ export function Dashboard() {
 
       <section aria-labelledby="runs-title">
         <h2 id="runs-title">Runs</h2>
-        <form
-          className="filters"
-          role="search"
-          aria-label="Filter runs"
-          onSubmit={(e) => {
-            e.preventDefault();
-            setApplied(filter);
-          }}
-        >
-          <div>
-            <label htmlFor={ids.job}>Job</label>
-            <input
-              id={ids.job}
-              value={filter.jobKey}
-              placeholder="JOB_KEY"
-              spellCheck={false}
-              onChange={(e) => setFilter({ ...filter, jobKey: e.target.value.toUpperCase() })}
-            />
-          </div>
-          <div>
-            <label htmlFor={ids.bk}>Business key</label>
-            <input
-              id={ids.bk}
-              value={filter.businessKey}
-              spellCheck={false}
-              onChange={(e) => setFilter({ ...filter, businessKey: e.target.value })}
-            />
-          </div>
-          <div>
-            <label htmlFor={ids.status}>Status</label>
-            <select
-              id={ids.status}
-              value={filter.status}
-              onChange={(e) => {
-                const f = { ...filter, status: e.target.value };
-                setFilter(f);
-                setApplied(f);
-              }}
-            >
-              <option value="">Any</option>
-              {RUN_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="check">
-            <input
-              id={ids.active}
-              type="checkbox"
-              checked={filter.activeOnly}
-              onChange={(e) => {
-                const f = { ...filter, activeOnly: e.target.checked };
-                setFilter(f);
-                setApplied(f);
-              }}
-            />
-            <label htmlFor={ids.active}>Active only</label>
-          </div>
-        </form>
-        <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="runs-title">
-          <table className="runs">
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Job</th>
-                <th scope="col">Business key</th>
-                <th scope="col">Status</th>
-                <th scope="col" title="succeeded / failed / expected">
-                  Partitions
-                </th>
-                <th scope="col">Source</th>
-                <th scope="col">Extracted</th>
-                <th scope="col">Staging</th>
-                <th scope="col">Target</th>
-                <th scope="col">Started</th>
-                <th scope="col">Elapsed</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.length === 0 && (
-                <tr>
-                  <td colSpan={12} className="muted">
-                    No runs match.
-                  </td>
-                </tr>
-              )}
-              {runs.map((r) => (
-                <tr key={r.runId} data-run={r.runId}>
-                  <td>
-                    <Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>
-                      {shortId(r.runId)}
-                    </Link>
-                  </td>
-                  <td>{r.jobKey}</td>
-                  <td>{r.businessKey}</td>
-                  <td>
-                    <Badge status={r.status} />
-                  </td>
-                  <td>
-                    {r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'}
-                  </td>
-                  <td className="num">{count(r.sourceCount)}</td>
-                  <td className="num">{count(r.extractedCount)}</td>
-                  <td className="num">{count(r.stagingCount)}</td>
-                  <td className="num">{count(r.targetCount)}</td>
-                  <td>{formatTime(r.startedAt)}</td>
-                  <td>{elapsed(r.startedAt, r.completedAt, now)}</td>
-                  <td>{r.errorCode ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-        {cursor && (
-          <button type="button" onClick={() => loadRuns(cursor)}>
-            Load more runs
-          </button>
-        )}
+        <RunsList titleId="runs-title" onLive={setRunsLive} />
       </section>
 
       {action?.kind === 'resend' && (
@@ -472,7 +282,7 @@ export function Dashboard() {
           confirmLabel="Resend"
           onClose={() => setAction(null)}
           onConfirm={async () => {
-            await session.request(RESEND_DISPATCH, { input: { runId: action.alert.runId, dispatchId: action.alert.dispatchId } });
+            await api.request(RESEND_DISPATCH, { input: { runId: action.alert.runId, dispatchId: action.alert.dispatchId! } });
             announce(`Dispatch ${shortId(action.alert.dispatchId)} queued again.`);
           }}
         >
@@ -488,7 +298,7 @@ export function Dashboard() {
           runLabel={`${shortId(action.alert.runId)} (${action.alert.jobKey} / ${action.alert.businessKey})`}
           onClose={() => setAction(null)}
           onConfirm={async (resolution, reason) => {
-            await session.request(RESOLVE_UNKNOWN, { input: { runId: action.alert.runId, resolution, reason } });
+            await api.request(RESOLVE_UNKNOWN, { input: { runId: action.alert.runId!, resolution, reason } });
             announce(`Run ${shortId(action.alert.runId)} resolved as ${resolution}.`);
           }}
         />
