@@ -10,6 +10,7 @@
 //   BENCH_HISTORY_SCALE=0.01   a fraction of the year (0.01: 4 business dates) for a quick try
 //   BENCH_HISTORY_DB=name      reuse (or create and keep) that database for the history instead of dropping it
 //   BENCH_HISTORY_SAMPLES      requests per query and database (default 200)
+//   BENCH_HISTORY_PURGE=1      purge a kept database too (then VACUUM and `compact`; BENCH_HISTORY_COMPACT=0: no compact)
 import { randomUUID } from 'node:crypto';
 import { execSync } from 'node:child_process';
 import pg from 'pg';
@@ -17,11 +18,18 @@ import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/config.js';
 import { createDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
+import { compactLedger } from '../src/domain/retention/compact.js';
 import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from '../src/domain/retention/purge.js';
 import { createLogger } from '../src/server/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
 import { createSweeper } from '../src/worker/sweeper.js';
-import { MONITOR_SUMMARY, READINESS, RUN, RUNS } from '../web/src/api/operations.js';
+import {
+  MONITOR_SUMMARY as MONITOR_SUMMARY_DOCUMENT,
+  READINESS as READINESS_DOCUMENT,
+  RUN as RUN_DOCUMENT,
+  RUNS as RUNS_DOCUMENT,
+  documentText,
+} from '../web/src/api/operations.js';
 import {
   ACTIVE_JOB,
   BENCH_CONSUMER,
@@ -32,6 +40,10 @@ import {
   type TableSize,
 } from './history-data.js';
 import { fmt, gql, measure, printTable, startCli, type Measured, type ServedApi } from './support.js';
+
+const [MONITOR_SUMMARY, READINESS, RUN, RUNS] = [MONITOR_SUMMARY_DOCUMENT, READINESS_DOCUMENT, RUN_DOCUMENT, RUNS_DOCUMENT].map(
+  documentText,
+);
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
 const SCALE = Number(process.env.BENCH_HISTORY_SCALE ?? 1);
@@ -51,10 +63,26 @@ const TARGET_PURGED_SIZE = 1.2;
 /** The purge step ends the history database: on a kept one (BENCH_HISTORY_DB) only with BENCH_HISTORY_PURGE=1. */
 const PURGE = REUSED_DB === undefined || process.env.BENCH_HISTORY_PURGE === '1';
 const VACUUM_FULL = process.env.BENCH_HISTORY_VACUUM_FULL === '1';
+/** After the purge, `load-control compact` gives the freed space back (BENCH_HISTORY_COMPACT=0: not). */
+const COMPACT = process.env.BENCH_HISTORY_COMPACT !== '0';
 
 const CLEANUP_CANDIDATES = `query CleanupCandidates($limit: Int) {
   cleanupCandidates(limit: $limit) { runId jobKey businessKey status hdfsRunPath stageTable completedAt }
 }`;
+/** The console's run page as it reads a run from partitionPage on: the first page of partitions, not all of them. */
+const RUN_DETAIL = `query RunDetail($runId: UUID!) { run(runId: $runId) {
+  runId jobKey businessKey status expectedPartitionCount successPartitionCount failedPartitionCount
+  sourceCount extractedCount stagingCount targetCount startedAt heartbeatAt completedAt errorCode
+  snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt cleanedAt purgedAt
+  partitionCounts { status count }
+  partitionPage(first: 100) {
+    nodes { partitionId status expectedRowCount actualRowCount receivedChunks receivedRows reportedChunkCount
+      attemptCount workerNode heartbeatAt errorCode errorMessage }
+    pageInfo { hasNextPage endCursor } totalCount
+  }
+  dispatches { dispatchId dispatchType partitionId status attemptCount createdAt sentAt ackedAt deadAt lastHttpStatus lastError }
+  events(last: 50) { eventId eventTime level name partitionId processGroup errorCode message actor }
+} }`;
 const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
 const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
 const CLAIM = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
@@ -165,7 +193,18 @@ async function probes(url: string, days: number): Promise<Probe[]> {
       size: runs,
       variables: { filter: { jobKey: 'JOB_050', startedBefore: rangeStart }, first: 50 },
     },
-    { name: 'run page, 2,000 partitions', document: RUN, variables: { runId }, size: (data: any) => data.run.partitions.length },
+    {
+      name: 'run detail, partitionPage(first: 100) of 2,000',
+      document: RUN_DETAIL,
+      variables: { runId },
+      size: (data: any) => data.run.partitionPage.nodes.length,
+    },
+    {
+      name: 'run page, all 2,000 partitions (Run.partitions)',
+      document: RUN,
+      variables: { runId, withPartitions: true },
+      size: (data: any) => data.run.partitions.length,
+    },
     { name: 'monitorSummary', document: MONITOR_SUMMARY, variables: {}, size: (data: any) => data.monitorSummary.alerts.length },
     {
       name: 'cleanupCandidates',
@@ -318,6 +357,68 @@ async function purgeToRetention(url: string): Promise<PurgeStep> {
   return step;
 }
 
+interface CompactStep {
+  seconds: number;
+  moved: number;
+  batches: number;
+  /** Each batch's time, ms: what a row lock of the compaction can keep a writer waiting at most. */
+  batch: { p50: number; p99: number; max: number };
+}
+
+/** `load-control compact` on every ledger table, as the migration role (here: the admin connection). */
+async function compactHistory(url: string): Promise<CompactStep> {
+  const client = new pg.Client({ connectionString: url, application_name: 'bench history compact' });
+  await client.connect();
+  const started = performance.now();
+  const times: number[] = [];
+  try {
+    const results = await compactLedger(client, {
+      afterBatch: (b) => void times.push(b.milliseconds),
+      progress: (line) => console.log(`  ${line} (${fmt((performance.now() - started) / 1000, 0)} s)`),
+    });
+    times.sort((a, b) => a - b);
+    const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0;
+    return {
+      seconds: (performance.now() - started) / 1000,
+      moved: results.reduce((n, r) => n + r.moved, 0),
+      batches: results.reduce((n, r) => n + r.batches, 0),
+      batch: { p50: at(0.5), p99: at(0.99), max: times.at(-1) ?? 0 },
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Each ledger table's size against the retention's worth, pro rata: the year's bytes per row of each table times
+ * the rows that stay (the generator writes every business date alike, so a day's rows take a day's share of the
+ * bytes).
+ */
+function againstWorth(yearSizes: TableSize[], after: TableSize[], free: Map<string, number>) {
+  let ok = true;
+  const rows = after
+    .filter((a) => free.has(a.table))
+    .map((a) => {
+      const before = yearSizes.find((y) => y.table === a.table)!;
+      const worth = before.rows === 0 ? 0 : ((before.tableBytes + before.indexBytes) * a.rows) / before.rows;
+      const onDisk = a.tableBytes + a.indexBytes;
+      const inUse = onDisk - free.get(a.table)!;
+      ok &&= onDisk <= TARGET_PURGED_SIZE * worth;
+      return {
+        table: a.table,
+        'rows before': before.rows,
+        'rows after': a.rows,
+        'year MB': mb(before.tableBytes + before.indexBytes),
+        'after MB': mb(onDisk),
+        "retention's worth MB": mb(worth),
+        ratio: fmt(onDisk / worth, 2),
+        'after, less free heap MB': mb(inUse),
+        'ratio in use': fmt(inUse / worth, 2),
+      };
+    });
+  return { rows, ok };
+}
+
 /** Bytes of each table's heap that VACUUM recorded as free (pg_freespacemap): room for new rows, not in use. */
 async function freeBytes(url: string): Promise<Map<string, number>> {
   await query(url, 'CREATE EXTENSION IF NOT EXISTS pg_freespacemap');
@@ -436,6 +537,7 @@ async function main(): Promise<number> {
     console.log(`\nafter measuring: ${loadAverage()}`);
 
     let purge: (PurgeStep & { sizes: Array<Record<string, number | string>> }) | undefined;
+    let compact: (CompactStep & { sizes: Array<Record<string, number | string>> }) | undefined;
     let sizesOk = true;
     if (PURGE) {
       for (const api of apis.splice(0)) await api.stop();
@@ -443,30 +545,8 @@ async function main(): Promise<number> {
         `\npurging the history to retention.ledger (${fmt(benchConfig(year.url).retention.ledger / 86_400_000, 0)} days), then VACUUM${VACUUM_FULL ? ' and VACUUM FULL' : ''}`,
       );
       const step = await purgeToRetention(year.url);
-      const after = await tableSizes(year.url);
-      const free = await freeBytes(year.url);
-      // the retention's worth, pro rata: the year's bytes per row of each table times the rows that stay (the
-      // generator writes every business date alike, so a day's rows take a day's share of the bytes)
-      const sizes = after
-        .filter((a) => free.has(a.table))
-        .map((a) => {
-          const before = yearSizes.find((y) => y.table === a.table)!;
-          const worth = before.rows === 0 ? 0 : ((before.tableBytes + before.indexBytes) * a.rows) / before.rows;
-          const onDisk = a.tableBytes + a.indexBytes;
-          const inUse = onDisk - free.get(a.table)!;
-          sizesOk &&= onDisk <= TARGET_PURGED_SIZE * worth;
-          return {
-            table: a.table,
-            'rows before': before.rows,
-            'rows after': a.rows,
-            'year MB': mb(before.tableBytes + before.indexBytes),
-            'after MB': mb(onDisk),
-            "retention's worth MB": mb(worth),
-            ratio: fmt(onDisk / worth, 2),
-            'after, less free heap MB': mb(inUse),
-            'ratio in use': fmt(inUse / worth, 2),
-          };
-        });
+      const purged = againstWorth(yearSizes, await tableSizes(year.url), await freeBytes(year.url));
+      const sizes = purged.rows;
       const deleted = PURGED_TABLES.reduce((n, t) => n + step.summary.deleted[t], 0);
       printTable(
         `purge: ${step.summary.purgedRuns.length.toLocaleString('en')} runs, ${deleted.toLocaleString('en')} rows in ${fmt(step.seconds, 0)} s ` +
@@ -477,6 +557,21 @@ async function main(): Promise<number> {
       );
       purge = { ...step, sizes };
       console.log(`after purging: ${loadAverage()}`);
+      sizesOk = purged.ok;
+      if (COMPACT) {
+        console.log("\ncompacting (load-control compact: rows moved from the tables' ends, VACUUM, REINDEX CONCURRENTLY)");
+        const step = await compactHistory(year.url);
+        const compacted = againstWorth(yearSizes, await tableSizes(year.url), await freeBytes(year.url));
+        printTable(
+          `compact: ${step.moved.toLocaleString('en')} rows moved in ${step.batches.toLocaleString('en')} batches ` +
+            `(batch p50 ${fmt(step.batch.p50, 1)} ms, p99 ${fmt(step.batch.p99, 1)} ms, max ${fmt(step.batch.max, 1)} ms) in ${fmt(step.seconds, 0)} s; ` +
+            `target: ≤ ${TARGET_PURGED_SIZE}× the retention's worth`,
+          compacted.rows,
+        );
+        compact = { ...step, sizes: compacted.rows };
+        sizesOk = compacted.ok;
+        console.log(`after compacting: ${loadAverage()}`);
+      }
     }
     console.log(
       JSON.stringify({
@@ -496,6 +591,7 @@ async function main(): Promise<number> {
           deleted: purge.summary.deleted,
           sizes: purge.sizes,
         },
+        compact,
       }),
     );
     if (!met || !sweepOk || !sizesOk) console.log('some targets were missed (see the tables)');

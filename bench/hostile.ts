@@ -164,7 +164,10 @@ function acceptedDocuments(largest: Awaited<ReturnType<typeof seed>>): Documents
   const page = (alias: string) =>
     `${alias}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
   return {
-    'console run page, 10,000 partitions': { query: consoleOperations.RUN, variables: { runId: largest.runId } },
+    'console run page, 10,000 partitions': {
+      query: consoleOperations.documentText(consoleOperations.RUN),
+      variables: { runId: largest.runId, withPartitions: true },
+    },
     [`3 × runs(first: ${MAX_RUNS_PAGE}) with events, near the cost limit`]: {
       query: `{ ${['a', 'b', 'c'].map(page).join(' ')} }`,
       variables: {},

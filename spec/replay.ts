@@ -405,8 +405,10 @@ export class Replay {
   /** The dispatcher's lease (src/worker/dispatcher.ts): due calls still wanted leased, the others cancelled. */
   private async lease(dispatcher: number): Promise<Answer> {
     const { batch, lease } = this.settings.dispatch;
-    const { leased, unwanted } = await inStatement(this.api.db, (sql) => leaseDispatches(sql, { batch, leaseMs: lease }));
-    if (unwanted.length > 0) await inTransaction(this.api.db, (tx) => cancelUnwantedDispatches(tx, unwanted, 'dispatcher'));
+    const { leased, unwanted } = await inStatement(this.api.db, (sql) =>
+      leaseDispatches(sql, { batch, leaseMs: lease, alertReceivers: [] }),
+    );
+    if (unwanted.length > 0) await inTransaction(this.api.db, (tx) => cancelUnwantedDispatches(tx, unwanted, 'dispatcher', []));
     this.leases.set(dispatcher, leased);
     return { leased: leased.length };
   }
@@ -429,8 +431,17 @@ export class Replay {
         await inStatement(this.api.db, (sql) => deferDispatch(sql, d.dispatchId, decision));
       } else {
         const { dispatchId, runId, dispatchType, partitionId } = d;
-        // the model's calls are NiFi's (VALIDATE_RUN, REISSUE_PARTITION): none is a gate's
-        const dead = { dispatchId, runId, gate: null, dispatchType, partitionId, attempt: d.attempt, httpStatus: decision.httpStatus };
+        // the model's calls are NiFi's (VALIDATE_RUN, REISSUE_PARTITION): none is a gate's or an alert's
+        const dead = {
+          dispatchId,
+          runId,
+          gate: null,
+          alert: null,
+          dispatchType,
+          partitionId,
+          attempt: d.attempt,
+          httpStatus: decision.httpStatus,
+        };
         await inTransaction(this.api.db, (tx) => markDead(tx, { ...dead, error: decision.error, actor: 'dispatcher' }));
       }
     }

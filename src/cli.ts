@@ -20,6 +20,8 @@ import { collectProcessMetrics, createApiMetrics, observeRunLockWaits, type ApiM
 import { createShutdown, type Shutdown } from './server/shutdown.js';
 import { isOperatorCommand, OPERATOR_USAGE, runOperatorCommand } from './operator-commands.js';
 import { parseBefore, runPurgeCommand } from './purge-command.js';
+import { compactedTables, runCompactCommand } from './compact-command.js';
+import { CompactionRefusedError } from './domain/retention/compact.js';
 import { serveWorkerHealth } from './worker/health-server.js';
 import { startHeartbeat } from './worker/heartbeat.js';
 import { startWorker } from './worker/worker.js';
@@ -42,6 +44,10 @@ commands:
   purge [--before DATE] [--dry-run]
                         delete the details of runs that ended before DATE (default: now − retention.ledger),
                         keeping each run's summary; --dry-run prints what would go and changes nothing
+  compact [--table T]… [--dry-run]
+                        after a large purge, give the ledger tables' free space back online (as
+                        database.migrationUrl: VACUUM and REINDEX need the tables' owner); prints the
+                        sizes before and after; --dry-run prints the sizes and an estimate only
 
 ${OPERATOR_USAGE}`;
 
@@ -159,6 +165,7 @@ async function main(argv: string[]): Promise<void> {
       help: { type: 'boolean', short: 'h' },
       before: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      table: { type: 'string', multiple: true },
     },
     allowPositionals: true,
   });
@@ -313,6 +320,31 @@ async function main(argv: string[]): Promise<void> {
         const db = createDb(url, { poolSize: 1, timeouts: config.database });
         shutdown.close('database', () => db.close());
         await runPurgeCommand({ db, before, dryRun: values['dry-run'] ?? false, print: (line) => console.log(line) });
+        await stop(0);
+        return;
+      }
+      case 'compact': {
+        let tables: ReturnType<typeof compactedTables>;
+        try {
+          tables = compactedTables(values.table ?? []);
+        } catch (error) {
+          throw new ConfigError([(error as Error).message]);
+        }
+        const url = await migrationUrl(config, log, shutdown);
+        await requireCurrentSchema(url, config, log);
+        const client = new pg.Client({
+          connectionString: url,
+          application_name: 'load-control compact',
+          connectionTimeoutMillis: config.database.connectTimeout,
+        });
+        await client.connect();
+        shutdown.close('database', () => client.end());
+        try {
+          await runCompactCommand({ client, tables, dryRun: values['dry-run'] ?? false, print: (line) => console.log(line) });
+        } catch (error) {
+          if (error instanceof CompactionRefusedError) throw new ConfigError([error.message]);
+          throw error;
+        }
         await stop(0);
         return;
       }

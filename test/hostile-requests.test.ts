@@ -261,16 +261,20 @@ describe('expensive requests', () => {
   it('lets every operation of the console through, the run page of a 10,000-partition run included', async () => {
     const run = await startRun(api, [1]);
     const variables: Record<string, Record<string, unknown>> = {
-      RUN: { runId: run.runId },
-      RUN_CHANGED: { runId: run.runId },
+      RUN: { runId: run.runId, withPartitions: true },
+      RUN_CHANGED: { runId: run.runId, withPartitions: true },
       RUNS: { first: 50 },
       READINESS: { consumer: 'C', businessDate: '2026-12-01' },
       READINESS_CHANGED: { consumer: 'C', businessDate: '2026-12-01' },
       PUBLICATION: { consumer: 'C', businessDate: '2026-12-01' },
       GATE: { consumer: 'C' },
       PUBLICATIONS: { consumer: 'C' },
+      OBSERVATIONS: { jobId: 'J', businessDate: '2026-12-01' },
+      PARTITION_PAGE: { runId: run.runId, first: 50 },
     };
-    for (const [name, document] of Object.entries(consoleOperations)) {
+    for (const [name, operation] of Object.entries(consoleOperations)) {
+      if (typeof operation !== 'object' || !('kind' in operation)) continue;
+      const document = consoleOperations.documentText(operation);
       if (!/^\s*(query|subscription)/.test(document)) continue;
       if (document.trimStart().startsWith('subscription')) {
         const sse = await subscribe(api.url, document, variables[name] ?? {});

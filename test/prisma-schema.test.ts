@@ -391,6 +391,9 @@ const dispatch = {
   ackedAt: at('2026-01-31T01:03:50.000Z'),
   deadAt: at('2026-01-31T01:03:55.000Z'),
   cancelledAt: at('2026-01-31T01:03:56.000Z'),
+  // an ALERT_WEBHOOK call's (ck_load_dispatch_target keeps them off a GATE_READY one)
+  receiver: null,
+  alertDedupKey: null,
 } satisfies Prisma.LoadDispatchUncheckedCreateInput;
 
 const event = {
@@ -511,6 +514,27 @@ const processInstance = {
   stoppedAt: at('2026-10-23T07:00:01.000Z'),
 } satisfies Prisma.ProcessInstanceUncheckedCreateInput;
 
+const alertReceiver = {
+  name: 'ops-slack',
+  registeredAt: at('2026-10-23T06:00:00.000Z'),
+} satisfies Prisma.AlertReceiverUncheckedCreateInput;
+
+const alertOccurrence = {
+  dedupKey: `DISPATCH_DEAD-${'d'.repeat(40)}`,
+  kind: 'DISPATCH_DEAD',
+  severity: 'ERROR',
+  runId,
+  jobKey: 'job.orders',
+  businessKey: '2026-01-31 ü',
+  status: 'EXTRACTED_VALIDATED',
+  dispatchId: dispatch.dispatchId,
+  partitionId,
+  consumer: gate.consumer,
+  message: 'VALIDATE_RUN: max attempts reached: HTTP 503',
+  alertAt: at('2026-01-31T01:03:55.000Z'),
+  raisedAt: at('2026-01-31T01:04:00.000Z'),
+} satisfies Prisma.AlertOccurrenceUncheckedCreateInput;
+
 // In foreign-key order. Keyed by model so a model added to schema.prisma fails the coverage test
 // until it gets a round trip here.
 const roundTrips: [ModelName, RoundTrip][] = [
@@ -627,6 +651,22 @@ const roundTrips: [ModelName, RoundTrip][] = [
       data: publishClaimEvidence,
       write: (p) => p.gatePublishClaimEvidence.create({ data: publishClaimEvidence }),
       read: (p) => p.gatePublishClaimEvidence.findUniqueOrThrow({ where: { runId_jobId: { runId, jobId: observation.jobId } } }),
+    },
+  ],
+  [
+    'AlertReceiver',
+    {
+      data: alertReceiver,
+      write: (p) => p.alertReceiver.create({ data: alertReceiver }),
+      read: (p) => p.alertReceiver.findUniqueOrThrow({ where: { name: alertReceiver.name } }),
+    },
+  ],
+  [
+    'AlertOccurrence',
+    {
+      data: alertOccurrence,
+      write: (p) => p.alertOccurrence.create({ data: alertOccurrence }),
+      read: (p) => p.alertOccurrence.findUniqueOrThrow({ where: { dedupKey: alertOccurrence.dedupKey } }),
     },
   ],
   [

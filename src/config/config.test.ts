@@ -71,6 +71,7 @@ describe('loadConfig defaults', () => {
       },
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
       retention: { ledger: 90 * DAY },
+      alerts: { webhooks: [] },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
     });
   });
@@ -365,6 +366,74 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
   });
 });
 
+describe('alerts.webhooks', () => {
+  const webhooks = (value: unknown) => loadConfig({ env: { LC_ALERTS__WEBHOOKS: JSON.stringify(value) } }).alerts.webhooks;
+
+  it('reads receivers from YAML with their defaults: every kind, generic JSON, no headers, a name from the host and a digest of the URL', () => {
+    const path = writeConfig(`
+alerts:
+  webhooks:
+    - url: https://hooks.slack.example/services/T0/B0/xyz
+      format: Slack
+      kinds: [DISPATCH_DEAD, PUBLISH_UNKNOWN]
+      headers: { X-Team: data }
+    - url: http://alerts.example:9000/lc
+      name: pager
+`);
+    const [slack, pager] = loadConfig({ configPath: path, env: {} }).alerts.webhooks;
+    expect(slack).toEqual({
+      name: expect.stringMatching(/^hooks\.slack\.example-[0-9a-f]{8}$/),
+      url: 'https://hooks.slack.example/services/T0/B0/xyz',
+      kinds: ['DISPATCH_DEAD', 'PUBLISH_UNKNOWN'],
+      headers: { 'X-Team': 'data' },
+      format: 'slack',
+    });
+    expect(pager).toEqual({ name: 'pager', url: 'http://alerts.example:9000/lc', kinds: null, headers: {}, format: 'generic' });
+    // the same URL always gets the same name: the outbox knows the receiver by it
+    expect(webhooks([{ url: 'https://hooks.slack.example/services/T0/B0/xyz' }])[0]!.name).toBe(slack!.name);
+    expect(webhooks([{ url: 'https://hooks.slack.example/services/T0/B0/other' }])[0]!.name).not.toBe(slack!.name);
+  });
+
+  it.each([
+    [[{ url: 'ftp://x.example/' }], 'config: alerts.webhooks[0].url: must be a http or https URL'],
+    [[{}], 'config: alerts.webhooks[0].url: is required'],
+    [[{ url: 'http://a.example', kinds: ['RUN_FAILED', 'NOPE'] }], 'config: alerts.webhooks[0].kinds[1]: unknown alert kind "NOPE"'],
+    [[{ url: 'http://a.example', kinds: [] }], 'config: alerts.webhooks[0].kinds: must list at least one kind'],
+    [[{ url: 'http://a.example', kinds: ['RUN_FAILED', 'RUN_FAILED'] }], 'config: alerts.webhooks[0].kinds: must not repeat a kind'],
+    [[{ url: 'http://a.example', kinds: ['NO_DISPATCHER'] }], 'config: alerts.webhooks[0].kinds: must not name NO_DISPATCHER'],
+    [
+      [{ url: 'http://a.example', headers: { 'Idempotency-Key': 'x' } }],
+      'config: alerts.webhooks[0].headers.Idempotency-Key: is set by every webhook call itself',
+    ],
+    [[{ url: 'http://a.example', headers: { 'Bad Name': 'x' } }], 'config: alerts.webhooks[0].headers.Bad Name: must be a header name'],
+    [
+      [{ url: 'http://a.example', headers: { 'X-A': 'a\r\nX-B: b' } }],
+      'config: alerts.webhooks[0].headers.X-A: must not contain CR, LF or NUL',
+    ],
+    [[{ url: 'http://a.example', format: 'teams' }], 'config: alerts.webhooks[0].format: must be one of generic, slack'],
+    [[{ url: 'http://a.example', name: 'has space' }], 'config: alerts.webhooks[0].name: must be letters'],
+    [[{ url: 'http://a.example', extra: 1 }], 'config: alerts.webhooks[0].extra: unknown key'],
+    [
+      [
+        { url: 'http://a.example/x', name: 'ops' },
+        { url: 'http://b.example/y', name: 'ops' },
+      ],
+      'config: alerts.webhooks[1].name: duplicate of alerts.webhooks[0].name (ops)',
+    ],
+    [
+      [{ url: 'http://a.example/x' }, { url: 'http://a.example/x' }],
+      'config: alerts.webhooks[1].name: duplicate of alerts.webhooks[0].name',
+    ],
+    ['[not json', 'config: alerts.webhooks: must be a JSON array of {url, name, kinds, headers, format} when given as text'],
+  ])('refuses %j', (value, expected) => {
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    const found = problems(() => loadConfig({ env: { LC_ALERTS__WEBHOOKS: text } }));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(expected);
+    expect(found[0]).toContain('(from LC_ALERTS__WEBHOOKS)');
+  });
+});
+
 describe('describeConfig', () => {
   const config = loadConfig({
     env: {
@@ -384,6 +453,35 @@ describe('describeConfig', () => {
     expect(described.nifi).toMatchObject({ receiverUrl: 'https://pg05:***@nifi.example/receive' });
     expect(described.auth).toEqual({ tokens: [{ name: 'nifi-prod', roles: ['nifi'] }] });
     expect(described.recovery).toEqual(config.recovery);
+  });
+
+  it('shows of an alert webhook its name, origin, kinds, format and header names only', () => {
+    const withWebhook = loadConfig({
+      env: {
+        LC_ALERTS__WEBHOOKS: JSON.stringify([
+          {
+            url: 'https://hooks.slack.example/services/T0/B0/s3cretpath',
+            format: 'slack',
+            headers: { Authorization: 'Bearer hook-token' },
+          },
+        ]),
+      },
+    });
+    const described = describeConfig(withWebhook);
+    const text = JSON.stringify(described);
+    expect(text).not.toContain('s3cretpath');
+    expect(text).not.toContain('hook-token');
+    expect(described.alerts).toEqual({
+      webhooks: [
+        {
+          name: withWebhook.alerts.webhooks[0]!.name,
+          origin: 'https://hooks.slack.example',
+          kinds: null,
+          headers: ['Authorization'],
+          format: 'slack',
+        },
+      ],
+    });
   });
 
   it('leaves the configuration untouched', () => {

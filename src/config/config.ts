@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { ALERT_KINDS, UNNOTIFIED_ALERT_KINDS } from '../domain/monitor/alert-kinds.js';
 import { formatDuration, parseDuration } from './durations.js';
 
 export const ROLES = ['nifi', 'operator', 'viewer'] as const;
@@ -180,6 +182,92 @@ const originsSchema = jsonText(
   ),
 ).default([]);
 
+// RFC 9110's token: what a header field name may be
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers every webhook call sets itself (src/domain/notifications/webhook-request.ts) or node:http owns. */
+const WEBHOOK_OWN_HEADERS = [
+  'content-type',
+  'content-length',
+  'idempotency-key',
+  'x-dispatch-id',
+  'host',
+  'connection',
+  'transfer-encoding',
+];
+const RECEIVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+
+/** A receiver without a name is named after its URL's host and a digest of the whole URL (which may hold a secret). */
+function defaultReceiverName(url: string): string {
+  return `${new URL(url).hostname}-${createHash('sha256').update(url).digest('hex').slice(0, 8)}`;
+}
+
+const webhookSchema = section({
+  name: z
+    .string({ error: typeError('a string') })
+    .max(200, 'must be at most 200 characters')
+    .regex(RECEIVER_NAME, 'must be letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
+    .optional(),
+  url: z
+    .string({ error: typeError('a string') })
+    .max(2000, 'must be at most 2000 characters')
+    .refine((value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol), 'must be a http or https URL'),
+  kinds: z
+    .array(
+      z.enum(ALERT_KINDS, { error: (issue) => `unknown alert kind ${JSON.stringify(issue.input)} (expected ${ALERT_KINDS.join(', ')})` }),
+      { error: typeError('a list of alert kinds') },
+    )
+    .min(1, 'must list at least one kind (leave it out for every kind)')
+    .refine((kinds) => new Set(kinds).size === kinds.length, 'must not repeat a kind')
+    .refine(
+      (kinds) => !kinds.some((kind) => UNNOTIFIED_ALERT_KINDS.includes(kind)),
+      `must not name ${UNNOTIFIED_ALERT_KINDS.join(', ')}: no webhook is sent for it (its Prometheus rule is the notification)`,
+    )
+    .optional(),
+  headers: z
+    .record(
+      z.string(),
+      z
+        .string({ error: typeError('a string') })
+        .max(8000, 'must be at most 8000 characters')
+        .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
+      { error: typeError('a mapping of header names to values') },
+    )
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be a header name' });
+        else if (WEBHOOK_OWN_HEADERS.includes(name.toLowerCase()))
+          ctx.addIssue({ code: 'custom', path: [name], message: 'is set by every webhook call itself' });
+      }
+    })
+    .default({}),
+  format: choice(['generic', 'slack'], 'generic'),
+}).transform(({ name, kinds, ...webhook }) => ({ ...webhook, name: name ?? defaultReceiverName(webhook.url), kinds: kinds ?? null }));
+
+type WebhookEntry = z.output<typeof webhookSchema>;
+
+function uniqueReceiverNames(webhooks: WebhookEntry[], ctx: z.core.$RefinementCtx<WebhookEntry[]>) {
+  const seen = new Map<string, number>();
+  webhooks.forEach((webhook, index) => {
+    const first = seen.get(webhook.name);
+    if (first === undefined) seen.set(webhook.name, index);
+    else
+      ctx.addIssue({
+        code: 'custom',
+        path: [index, 'name'],
+        message: `duplicate of alerts.webhooks[${first}].name (${webhook.name}): give each receiver its own name`,
+      });
+  });
+}
+
+/** Where alert notifications go (src/domain/notifications/): a JSON list in LC_ALERTS__WEBHOOKS. */
+const webhooksSchema = jsonText(
+  'a JSON array of {url, name, kinds, headers, format}',
+  z
+    .array(webhookSchema, { error: typeError('a list') })
+    .max(20, 'must list at most 20 receivers')
+    .superRefine(uniqueReceiverNames),
+).default([]);
+
 /**
  * A request waits for the database at most acquireTimeout for a connection (opening a new one takes at most
  * connectTimeout of that) plus statementTimeout per statement and per transaction, then gets a 503: with these
@@ -253,6 +341,7 @@ const configSchema = z
         /** Ended runs lose their files, partitions, validations, dispatches and events after this (src/domain/retention/). */
         ledger: duration(90 * DAY),
       }).prefault({}),
+      alerts: section({ webhooks: webhooksSchema }).prefault({}),
       logging: section({
         level: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info'),
         format: choice(['json', 'pretty'], 'json'),
@@ -344,6 +433,16 @@ export function describeConfig(config: Config): Record<string, unknown> {
     database: { ...copy.database, url: redactUrl(copy.database.url), migrationUrl: redactUrl(copy.database.migrationUrl) },
     nifi: { ...copy.nifi, receiverUrl: redactUrl(copy.nifi.receiverUrl) },
     auth: { tokens: copy.auth.tokens.map(({ name, roles }) => ({ name, roles })) },
+    // a webhook's URL may carry its secret (Slack's do), its headers too: the origin and the header names only
+    alerts: {
+      webhooks: copy.alerts.webhooks.map(({ name, url, kinds, headers, format }) => ({
+        name,
+        origin: new URL(url).origin,
+        kinds,
+        headers: Object.keys(headers),
+        format,
+      })),
+    },
   };
 }
 

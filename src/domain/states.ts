@@ -132,11 +132,12 @@ export const DISPATCH_STATUSES = ['PENDING', 'SENT', 'ACKED', 'DEAD', 'CANCELLED
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 /**
  * VALIDATE_RUN and REISSUE_PARTITION call NiFi's receiver about a run; GATE_READY calls a gate's receiver
- * (its notifyUrl) about one readiness decision — a consumer, a business date and a version — and has no run.
+ * (its notifyUrl) about one readiness decision — a consumer, a business date and a version — and has no run;
+ * ALERT_WEBHOOK posts one alert occurrence to one receiver of alerts.webhooks, and has no run either.
  */
-export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY'] as const;
+export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY', 'ALERT_WEBHOOK'] as const;
 export type DispatchType = (typeof DISPATCH_TYPES)[number];
-type RunDispatchType = Exclude<DispatchType, 'GATE_READY'>;
+type RunDispatchType = Exclude<DispatchType, 'GATE_READY' | 'ALERT_WEBHOOK'>;
 
 export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, DispatchStatus]> = [
   ['PENDING', 'SENT'],
@@ -167,13 +168,14 @@ export const DISPATCH_WAITING_RUN_STATUS: Record<RunDispatchType, RunStatus> = {
 };
 /**
  * What a 2xx makes of a PENDING call. NiFi's 2xx is a receipt, not an acknowledgement (startValidation, or the
- * claim of the reissued partition, is): SENT, re-sent after dispatch.ackTimeout. A gate's receiver has nothing
- * to call back with: its 2xx is the acknowledgement.
+ * claim of the reissued partition, is): SENT, re-sent after dispatch.ackTimeout. A gate's receiver and an alert
+ * webhook have nothing to call back with: their 2xx is the acknowledgement.
  */
 export const DISPATCH_RECEIVED_STATUS: Record<DispatchType, Extract<DispatchStatus, 'SENT' | 'ACKED'>> = {
   VALIDATE_RUN: 'SENT',
   REISSUE_PARTITION: 'SENT',
   GATE_READY: 'ACKED',
+  ALERT_WEBHOOK: 'ACKED',
 };
 /** A reissue call is wanted only while its partition still waits in this status for a new owner. */
 export const REISSUE_WAITING_PARTITION_STATUS: PartitionStatus = 'RETRY';

@@ -10,6 +10,9 @@ export const MAX_QUERY_COST = 250_000;
 /** The largest page of runs(first). */
 export const MAX_RUNS_PAGE = 500;
 
+/** The largest page of Run.partitionPage(first). */
+export const MAX_PARTITIONS_PAGE = 500;
+
 /** A manifest plans at most 10,000 partitions (registerManifest's plannedPartitionCount). */
 export const MAX_PARTITIONS_PER_RUN = 10_000;
 

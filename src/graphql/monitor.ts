@@ -1,22 +1,16 @@
 import { z } from 'zod';
 import * as f from '../domain/fields.js';
 import type { DispatchStatus, RunStatus } from '../domain/states.js';
-import {
-  ALERT_KINDS,
-  ALERT_SEVERITIES,
-  monitorSummary,
-  type Alert,
-  type MonitorSummary,
-  type StatusCount,
-} from '../domain/monitor/monitor-summary.js';
+import { ALERT_KINDS, ALERT_SEVERITIES } from '../domain/monitor/alert-kinds.js';
+import { monitorSummary, type Alert, type MonitorSummary, type StatusCount } from '../domain/monitor/monitor-summary.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
 import { argsOf } from './inputs.js';
 import { MAX_ALERT_LIMIT } from '../realtime/monitor-feed.js';
 import { ANY_ROLE } from './roles.js';
 
-const AlertKindEnum = builder.enumType('AlertKind', { values: ALERT_KINDS });
-const AlertSeverityEnum = builder.enumType('AlertSeverity', { values: ALERT_SEVERITIES });
+export const AlertKindEnum = builder.enumType('AlertKind', { values: ALERT_KINDS });
+export const AlertSeverityEnum = builder.enumType('AlertSeverity', { values: ALERT_SEVERITIES });
 
 const RunStatusCount = builder.objectRef<StatusCount<RunStatus>>('RunStatusCount').implement({
   fields: (t) => ({

@@ -3,6 +3,14 @@ import type { Tx } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { DomainError } from '../domain/errors.js';
 import { createRun } from '../domain/runs/create-run.js';
+import {
+  countPartitions,
+  decodePartitionCursor,
+  encodePartitionCursor,
+  partitionPage,
+  type PartitionPage,
+  type PartitionPageFilter,
+} from '../domain/runs/partition-page.js';
 import { failRun } from '../domain/runs/fail-run.js';
 import { listRunsEvents, type EventRow } from '../domain/events/events.js';
 import {
@@ -15,15 +23,16 @@ import {
   listRuns,
   RUN_ORDERS,
   partitionCounts,
+  receivedRows,
   type DispatchRecord,
   type MetricRecord,
   type PartitionRecord,
   type RunRecord,
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
-import { RUN_STATUSES, type RunStatus } from '../domain/states.js';
+import { PARTITION_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
-import { LIST_ESTIMATES, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
+import { LIST_ESTIMATES, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { deliveryFields } from './dispatch-fields.js';
 import { DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
 import { argsOf, dateTime, inputEnum, inputObject, uuid } from './inputs.js';
@@ -109,6 +118,37 @@ const EventRef = builder.objectRef<EventRow>('Event').implement({
   }),
 });
 
+export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
+  fields: (t) => ({ hasNextPage: t.exposeBoolean('hasNextPage'), endCursor: t.exposeString('endCursor', { nullable: true }) }),
+});
+
+const PartitionConnection = builder
+  .objectRef<PartitionPage & { runId: string; filter: PartitionPageFilter }>('PartitionConnection')
+  .implement({
+    fields: (t) => ({
+      // the page's size is counted once, by partitionPage(first)
+      nodes: t.field({ type: [PartitionRef], complexity: { field: 1, multiplier: 1 }, resolve: (c) => inSlices(c.partitions) }),
+      pageInfo: t.field({
+        type: PageInfo,
+        resolve: (c) => ({
+          hasNextPage: c.hasNextPage,
+          endCursor: c.partitions.length ? encodePartitionCursor(c.partitions[c.partitions.length - 1]!.partitionId) : null,
+        }),
+      }),
+      totalCount: t.int({
+        description: 'The partitions the status and search match, on every page alike (counted only when asked for).',
+        resolve: (c, _a, ctx) => countPartitions(reader(ctx), c.runId, c.filter),
+      }),
+    }),
+  });
+
+const partitionPageArgs = z.object({
+  first: z.number().int().min(1).max(MAX_PARTITIONS_PAGE).default(100),
+  after: z.string().max(200).nullish().describe('The endCursor of the page before.'),
+  status: inputEnum(PartitionStatusEnum, PARTITION_STATUSES).nullish(),
+  search: f.text(40).nullish().describe('Partitions whose id contains this text, in any case (% and _ are plain characters).'),
+});
+
 const runEventsArgs = z.object({ last: z.number().int().min(1).max(MAX_RUN_EVENTS).default(200) });
 
 export const StatusCount = builder.objectRef<{ status: string; count: number }>('StatusCount').implement({
@@ -173,8 +213,32 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
       load: (runIds: string[], ctx) => partitionCounts(reader(ctx), runIds),
       resolve: (r) => r.runId,
     }),
+    receivedRows: t.loadable({
+      type: 'Long',
+      description:
+        'Rows received in chunks so far across the run’s partitions, a partition’s rows counting before it finishes ' +
+        '(extractedCount counts finished partitions only); 0 once the run is purged.',
+      loaderOptions: { cache: false },
+      load: (runIds: string[], ctx) => receivedRows(reader(ctx), runIds),
+      resolve: (r) => r.runId,
+    }),
+    partitionPage: t.field({
+      type: PartitionConnection,
+      description: 'A page of the run’s partitions in partition order: what the console shows. Empty once the run is purged.',
+      complexity: pagedCost('first', 100, MAX_PARTITIONS_PAGE),
+      args: argsOf(t, partitionPageArgs),
+      resolve: async (r, args, ctx) => {
+        const parsed = f.parseCommand(partitionPageArgs, args, null);
+        const after = parsed.after ? decodePartitionCursor(parsed.after) : null;
+        if (parsed.after && after === null)
+          throw new DomainError('INVALID_INPUT', { field: 'after', reason: 'not a cursor from this API' });
+        const filter = { status: parsed.status ?? null, search: parsed.search || null };
+        return { runId: r.runId, filter, ...(await partitionPage(reader(ctx), r.runId, filter, parsed.first, after)) };
+      },
+    }),
     partitions: t.field({
       type: [PartitionRef],
+      description: 'Every partition of the run at once (up to 10,000); kept for existing clients, the console reads partitionPage.',
       complexity: { field: 1, multiplier: MAX_PARTITIONS_PER_RUN },
       args: { status: t.arg({ type: PartitionStatusEnum }) },
       resolve: async (r, args, ctx) => inSlices(await listPartitions(reader(ctx), r.runId, args.status ?? null)),
@@ -210,10 +274,6 @@ const RunEdge = builder.objectRef<RunRecord>('RunEdge').implement({
     cursor: t.string({ resolve: (r) => encodeRunCursor(r) }),
     node: t.field({ type: RunRef, resolve: (r) => r }),
   }),
-});
-
-export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
-  fields: (t) => ({ hasNextPage: t.exposeBoolean('hasNextPage'), endCursor: t.exposeString('endCursor', { nullable: true }) }),
 });
 
 const RunConnection = builder.objectRef<{ runs: RunRecord[]; hasNextPage: boolean }>('RunConnection').implement({

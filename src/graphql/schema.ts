@@ -13,6 +13,7 @@ import './operator.js';
 import './cleanup.js';
 import './monitor.js';
 import './processes.js';
+import './notifications.js';
 import './me.js';
 import './subscriptions.js';
 

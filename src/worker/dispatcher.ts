@@ -14,6 +14,7 @@ import {
   cancelUnwantedDispatches,
   leaseDispatches,
   releaseLeases,
+  type LeasedAlert,
   type LeasedDecision,
   type LeasedDispatch,
 } from '../domain/dispatch/lease.js';
@@ -77,24 +78,36 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   if (!receiverUrl) throw new Error('config: nifi.receiverUrl: required by the dispatcher');
   const log = options.log.child({ component: 'dispatcher' });
   const policy = config.dispatch;
+  const targets = { receiverUrl, alertWebhooks: config.alerts.webhooks };
+  const alertReceivers = config.alerts.webhooks.map((w) => w.name);
   const receiver = createReceiverClient(config.nifi.tls, log);
-  // gates' receivers are not NiFi: their certificates are checked against Node's CAs, and no client certificate
-  const gateReceivers = createReceiverClient(undefined, log);
+  // gates' receivers and alert webhooks are not NiFi: their certificates are checked against Node's CAs, and no
+  // client certificate
+  const otherReceivers = createReceiverClient(undefined, log);
   let stopping = false;
 
-  const childLog = (d: { runId: string | null; dispatchId: string; partitionId: string | null; decision?: LeasedDecision | null }) =>
+  const childLog = (d: {
+    runId: string | null;
+    dispatchId: string;
+    partitionId: string | null;
+    decision?: LeasedDecision | null;
+    alert?: LeasedAlert | null;
+  }) =>
     log.child({
       runId: d.runId ?? undefined,
       dispatchId: d.dispatchId,
       partitionId: d.partitionId ?? undefined,
       ...(d.decision ? { consumer: d.decision.consumer, businessDate: d.decision.businessDate, version: d.decision.version } : {}),
+      ...(d.alert ? { receiver: d.alert.receiver, dedupKey: d.alert.occurrence.dedupKey } : {}),
     });
 
   async function call(d: LeasedDispatch): Promise<DeliveryAttempt> {
-    const request = dispatchRequest(receiverUrl!, d);
-    if (log.isLevelEnabled('debug')) childLog(d).debug({ url: request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
+    const request = dispatchRequest(targets, d);
+    // an alert webhook's URL may carry its secret (Slack's do): its receiver's name is logged instead
+    if (log.isLevelEnabled('debug'))
+      childLog(d).debug({ url: d.alert ? undefined : request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
     try {
-      const client = d.decision ? gateReceivers : receiver;
+      const client = d.decision || d.alert ? otherReceivers : receiver;
       const response = await client.post(request.url, request.headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
       return { httpStatus: response.status, responseText: response.text.slice(0, MAX_ERROR_BODY) };
     } catch (error) {
@@ -120,6 +133,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         dispatchId: d.dispatchId,
         runId: d.runId,
         gate: d.decision && { consumer: d.decision.consumer, businessDate: d.decision.businessDate, version: d.decision.version },
+        alert: d.alert && { receiver: d.alert.receiver, dedupKey: d.alert.occurrence.dedupKey },
         dispatchType: d.dispatchType,
         partitionId: d.partitionId,
         attempt: d.attempt,
@@ -162,10 +176,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     for (const f of failures) if (f.status === 'rejected') log.error({ err: f.reason }, 'dispatch_record_failed');
   }
 
-  const lease = () => inStatement(db, (sql) => leaseDispatches(sql, { batch: policy.batch, leaseMs: policy.lease }));
+  const lease = () => inStatement(db, (sql) => leaseDispatches(sql, { batch: policy.batch, leaseMs: policy.lease, alertReceivers }));
 
   async function cancelUnwanted(dispatchIds: string[]): Promise<void> {
-    const cancelled = await inTransaction(db, (tx) => cancelUnwantedDispatches(tx, dispatchIds, DISPATCHER_ACTOR));
+    const cancelled = await inTransaction(db, (tx) => cancelUnwantedDispatches(tx, dispatchIds, DISPATCHER_ACTOR, alertReceivers));
     for (const c of cancelled) {
       metrics.dispatches.inc({ type: c.dispatchType, result: 'cancelled' });
       childLog(c).info({ reason: c.reason }, 'dispatch_cancelled');

@@ -7,6 +7,7 @@ export interface WorkerMetrics {
   activeRuns: Gauge<'status'>;
   alerts: Gauge<'kind' | 'severity'>;
   sweeperActions: Counter<'rule'>;
+  alertWebhooks: Counter<'kind'>;
   purgedRuns: Counter;
   purgedRows: Counter<'table'>;
 }
@@ -15,7 +16,7 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
   return {
     dispatches: new Counter({
       name: 'lc_dispatch_total',
-      help: 'Outbound calls to NiFi by type and result: sent, retry, dead, cancelled',
+      help: 'Outbound calls (to NiFi, gate receivers, alert webhooks) by type and result: sent, retry, dead, cancelled',
       labelNames: ['type', 'result'],
       registers: [registry],
     }),
@@ -41,6 +42,12 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
       name: 'lc_sweeper_actions_total',
       help: 'Sweeper actions by rule',
       labelNames: ['rule'],
+      registers: [registry],
+    }),
+    alertWebhooks: new Counter({
+      name: 'lc_alert_webhooks_enqueued_total',
+      help: 'ALERT_WEBHOOK calls put into the outbox (one per alert occurrence and receiver), by alert kind; their delivery is lc_dispatch_total{type="ALERT_WEBHOOK"}',
+      labelNames: ['kind'],
       registers: [registry],
     }),
     purgedRuns: new Counter({

@@ -3,12 +3,20 @@ import type { Db } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
-import { countAlerts } from '../domain/monitor/monitor-summary.js';
+import { countAlerts, readAlerts } from '../domain/monitor/monitor-summary.js';
+import {
+  NOTIFIED_ALERTS_PER_CYCLE,
+  forgetAlertOccurrences,
+  recordAlertOccurrences,
+  type RecordedNotifications,
+} from '../domain/notifications/occurrences.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnce, type SweepResult } from '../domain/sweeper/sweep.js';
 import type { Logger } from '../server/logger.js';
 import type { WorkerMetrics } from './metrics.js';
+
+const FORGOTTEN_OCCURRENCES_PER_CYCLE = 500;
 
 export interface SweeperOptions {
   config: Config;
@@ -19,8 +27,9 @@ export interface SweeperOptions {
 
 export interface Sweeper {
   /**
-   * One cycle: a sweep (null when another sweeper holds this cycle), then at most SWEEPER_PURGE_BUDGET_MS of
-   * ledger purging (every worker purges: concurrent purgers skip each other's runs), then the gauges.
+   * One cycle: a sweep (null when another sweeper holds this cycle), the alert notifications (every worker
+   * records the occurrences it sees first), then at most SWEEPER_PURGE_BUDGET_MS of ledger purging (every
+   * worker purges: concurrent purgers skip each other's runs), then the gauges.
    */
   cycle(): Promise<SweepResult | null>;
   start(): void;
@@ -59,6 +68,37 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     );
   }
 
+  const receivers = config.alerts.webhooks.map(({ name, kinds }) => ({ name, kinds }));
+
+  /**
+   * The alerts present now, each occurrence not seen before recorded and put into the outbox once per receiver
+   * (src/domain/notifications/). Nothing without alerts.webhooks. Not under the sweep's lock: whichever worker
+   * sees an occurrence first records it, and the others' inserts of it do nothing.
+   */
+  async function notifyAlerts(): Promise<RecordedNotifications | null> {
+    if (receivers.length === 0) return null;
+    const notified = await inTransaction(db, async (tx, afterCommit) => {
+      const recorded = await recordAlertOccurrences(tx, await readAlerts(tx, config.recovery, NOTIFIED_ALERTS_PER_CYCLE), receivers);
+      for (const call of recorded.enqueued) afterCommit.wakeDispatcher(call.dispatchId);
+      return recorded;
+    });
+    for (const name of notified.newReceivers) log.info({ receiver: name }, 'alert_receiver_registered');
+    for (const call of notified.enqueued) {
+      metrics.alertWebhooks.inc({ kind: call.kind });
+      log
+        .child({ dispatchId: call.dispatchId, receiver: call.receiver, dedupKey: call.dedupKey })
+        .info({ kind: call.kind }, 'alert_webhook_enqueued');
+    }
+    return notified;
+  }
+
+  /** Occurrences older than retention.ledger, with their calls, a bounded batch per cycle. */
+  async function forgetOldOccurrences(): Promise<void> {
+    const before = new Date(Date.now() - config.retention.ledger);
+    const forgotten = await inTransaction(db, (tx) => forgetAlertOccurrences(tx, before, FORGOTTEN_OCCURRENCES_PER_CYCLE));
+    if (forgotten > 0) log.info({ before, occurrences: forgotten }, 'alert_occurrences_forgotten');
+  }
+
   async function cycle(): Promise<SweepResult | null> {
     const result = await inTransaction(db, (tx, afterCommit) => sweepOnce(tx, config, afterCommit));
     if (result) {
@@ -71,7 +111,9 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       }
       if (result.acted.length) log.warn({ actions: result.actions }, 'sweeper_actions');
     }
-    // a failing purge must not stop the gauges; the next cycle resumes it
+    // a failing step must not stop the others; the next cycle does it again
+    await notifyAlerts().catch((error: unknown) => log.error({ err: error }, 'alert_notify_error'));
+    await forgetOldOccurrences().catch((error: unknown) => log.error({ err: error }, 'alert_forget_error'));
     await purgeExpiredLedger().catch((error: unknown) => log.error({ err: error }, 'ledger_purge_error'));
     const forgotten = await forgetProcesses(db.prisma).catch((error: unknown) => log.error({ err: error }, 'forget_processes_error'));
     if (forgotten) log.info({ processes: forgotten }, 'processes_forgotten');

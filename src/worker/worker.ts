@@ -46,10 +46,14 @@ export function startWorker(options: WorkerOptions): Worker {
   const sweeper = createSweeper({ config, db, log, metrics });
   dispatcher?.start();
   sweeper.start();
+  const alertReceivers = config.alerts.webhooks.map((w) => w.name);
   if (config.nifi.receiverUrl) {
-    log.info({ receiver: new URL(config.nifi.receiverUrl).origin, recoveryMode: config.recovery.mode }, 'worker_started');
+    log.info({ receiver: new URL(config.nifi.receiverUrl).origin, recoveryMode: config.recovery.mode, alertReceivers }, 'worker_started');
   } else {
-    log.warn({ missing: 'nifi.receiverUrl', effect: 'dispatches wait in the outbox; the sweeper runs' }, 'dispatcher_not_started');
+    log.warn(
+      { missing: 'nifi.receiverUrl', effect: 'dispatches wait in the outbox; the sweeper runs', alertReceivers },
+      'dispatcher_not_started',
+    );
   }
   return {
     async stop() {

@@ -1,7 +1,8 @@
 // Chromium for the console's browser tests: Debian's /usr/bin/chromium driven by playwright-core
 // (no browser download), a fresh profile per run, and the console built from the current sources.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,7 @@ import { Registry } from 'prom-client';
 import { createLogger } from '../../src/server/logger.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import type { TestApi } from '../support/api.js';
+import type { AxeResults } from 'axe-core';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WEB = join(ROOT, 'web');
@@ -97,4 +99,27 @@ export function startConsoleWorker(api: TestApi, receiverUrl: string): Worker {
     log: createLogger({ level: 'fatal', format: 'json' }, 'test-worker'),
     registry: new Registry(),
   });
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** A WCAG 2.0/2.1 A and AA violation axe-core found: its rule, and where (CSS selectors of the offending nodes). */
+interface Violation {
+  id: string;
+  impact: string | null | undefined;
+  help: string;
+  targets: string[];
+}
+
+/** axe-core, injected into the page as it stands, on the WCAG 2 A/AA rules; returns what it found. */
+export async function accessibilityViolations(page: Page): Promise<Violation[]> {
+  // evaluated, not added as a <script>: the console's Content-Security-Policy allows no inline script
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const results = (await page.evaluate(() =>
+    (window as unknown as { axe: { run(context: Document, options: object): Promise<unknown> } }).axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+      resultTypes: ['violations'],
+    }),
+  )) as AxeResults;
+  return results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
 }

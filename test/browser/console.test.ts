@@ -158,7 +158,7 @@ describe('the console', () => {
     await report(api, chunkInput(run, '0008', claimToken, 0, 2, 2));
     await expect
       .poll(() => cell('0008').getAttribute('aria-label'), { timeout: 20_000 })
-      .toBe('Partition 0008: RUNNING, 1 chunks received');
+      .toBe('Partition 0008 RUN: RUNNING, 1 chunks received');
     await report(api, chunkInput(run, '0008', claimToken, 1, 2, 2));
 
     await reportAll(ids.slice(9));
@@ -290,19 +290,29 @@ describe('the console', () => {
     await browser.screenshot('10-cancelled');
   });
 
-  it('lets a viewer watch, and says so when a viewer tries to act', async () => {
+  it('shows who is signed in, and disables what a viewer may not do, saying why before a reason is typed', async () => {
+    await open('/');
+    await expect.poll(() => page.locator('.identity').textContent()).toBe('Signed in as alice-operator (operator)');
     await signOut();
     await signIn('viewer');
+    await expect.poll(() => page.locator('.identity').textContent()).toBe('Signed in as victor-viewer (viewer)');
     const run = await createRun(api);
     await open(`/runs/${run.runId}`);
-    await page.getByRole('button', { name: 'Cancel run…' }).click();
-    const cancel = page.getByRole('dialog', { name: 'Cancel run' });
-    await cancel.getByLabel(/Reason/).fill('viewers cannot do this');
-    await cancel.getByRole('button', { name: 'Cancel run' }).click();
-    await expect.poll(() => cancel.getByRole('alert').textContent()).toContain('No permission');
+    const cancel = page.getByRole('button', { name: 'Cancel run…' });
+    await cancel.waitFor();
+    expect(await cancel.isDisabled()).toBe(true);
+    // the reason is next to the button and is its accessible description
+    const reasonId = await cancel.getAttribute('aria-describedby');
+    expect(await page.locator(`[id="${reasonId}"]`).textContent()).toBe('Needs the operator role; victor-viewer has viewer.');
+    await browser.screenshot('viewer-run-actions-disabled');
+    // the dashboard's alert actions too
+    const dead = await completeRun(api);
+    await open('/');
+    const row = page.locator('tr', { has: page.getByRole('link', { name: `Run ${dead.runId}` }) }).filter({ hasText: 'DISPATCH DEAD' });
+    await row.waitFor({ timeout: 20_000 });
+    expect(await row.getByRole('button', { name: 'Resend…' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('dialog').count()).toBe(0);
     expect(await runStatus(run.runId)).toBe('CREATED');
-    await page.keyboard.press('Escape');
-    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await signOut();
     await signIn('operator');
   });
@@ -359,7 +369,7 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Check' }).click();
     const result = page.getByRole('heading', { name: new RegExp(`${consumer} on 2026-03-31`) });
     await expect.poll(() => result.textContent(), { timeout: 20_000 }).toContain('NOT READY');
-    const row = (job: string) => page.locator('tr', { hasText: job });
+    const row = (job: string) => page.locator(`tr[data-job="${job}"]`);
     expect(await row(ledger).textContent()).toContain('SUCCEEDED');
     expect(await row(fx).textContent()).toContain('RUNNING');
     await expect.poll(() => page.getByText('Not published for this date.').count()).toBe(1);

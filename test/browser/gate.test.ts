@@ -74,7 +74,7 @@ describe('the gate pages', () => {
     await expect.poll(() => result.textContent(), { timeout: 20_000 }).toContain(': READY');
     await expect.poll(() => page.locator('main .live').textContent(), { timeout: 20_000 }).toBe('Live');
     expect(await page.getByTestId('decision').textContent()).toContain('Decision v1 (ready)');
-    expect(await page.locator('tr', { hasText: fx }).textContent()).toContain('D+1 06:00 Asia/Seoul (2026-');
+    expect(await page.locator(`tr[data-job="${fx}"]`).textContent()).toContain('D+1 06:00 Asia/Seoul (2026-');
 
     // a newer attempt of fx starts: the page follows without a click
     await observed(api, { jobId: fx, businessDate: D, attempt: 2, state: 'RUNNING', runId: 'fx-2' });
@@ -150,7 +150,7 @@ describe('the gate pages', () => {
     await page.getByLabel('Consumer').fill(consumer);
     await page.getByLabel('Business date').fill(businessDate);
     await page.getByRole('button', { name: 'Check' }).click();
-    const row = page.locator('tr', { hasText: job });
+    const row = page.locator(`tr[data-job="${job}"]`);
     await expect.poll(() => row.textContent(), { timeout: 20_000 }).toContain('OBSERVATION MISSING');
     expect(await row.textContent()).toContain(`D+1 ${time} Asia/Seoul`);
 

@@ -1,12 +1,14 @@
 import { useEffect, useRef } from 'react';
 import { AlertToasts } from './components/AlertToasts';
 import { Announcer } from './components/Live';
+import { IdentityProvider, useIdentity } from './identity';
 import { Dashboard } from './pages/Dashboard';
 import { GatePage } from './pages/GatePage';
+import { JobRuns } from './pages/JobRuns';
 import { Readiness } from './pages/Readiness';
 import { RunDetail } from './pages/RunDetail';
 import { SignIn } from './pages/SignIn';
-import { Link, usePath } from './router';
+import { Link, useLocation } from './router';
 import { useSessionState } from './session';
 
 function Page({ path }: { path: string }) {
@@ -14,6 +16,8 @@ function Page({ path }: { path: string }) {
   if (path === '/') return <Dashboard />;
   if (run) return <RunDetail key={run[1]} runId={decodeURIComponent(run[1]!)} />;
   if (path === '/readiness') return <Readiness />;
+  const job = /^\/jobs\/([^/]+)$/.exec(path);
+  if (job) return <JobRuns key={job[1]} jobKey={decodeURIComponent(job[1]!)} />;
   const gate = /^\/gates\/([^/]+)$/.exec(path);
   if (gate) return <GatePage key={gate[1]} consumer={decodeURIComponent(gate[1]!)} />;
   return (
@@ -26,9 +30,20 @@ function Page({ path }: { path: string }) {
   );
 }
 
+/** Who is signed in, with the roles the token grants. */
+function SignedInAs() {
+  const { identity } = useIdentity();
+  if (!identity) return null;
+  return (
+    <p className="identity">
+      Signed in as <strong>{identity.name}</strong> <span className="muted">({identity.roles.join(', ') || 'no role'})</span>
+    </p>
+  );
+}
+
 export function App() {
   const { session } = useSessionState();
-  const path = usePath();
+  const { path } = useLocation();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
 
@@ -46,36 +61,39 @@ export function App() {
 
   if (!session) return <SignIn />;
   return (
-    <Announcer>
-      <a className="skip" href="#main">
-        Skip to content
-      </a>
-      <header className="top">
-        <Link to="/" className="brand">
-          Load Control
-        </Link>
-        <nav aria-label="Main">
-          <ul>
-            <li>
-              <Link to="/" aria-current={path === '/' ? 'page' : undefined}>
-                Dashboard
-              </Link>
-            </li>
-            <li>
-              <Link to="/readiness" aria-current={path === '/readiness' ? 'page' : undefined}>
-                Readiness
-              </Link>
-            </li>
-          </ul>
-        </nav>
-        <button type="button" className="signout" onClick={() => session.signOut()}>
-          Sign out
-        </button>
-      </header>
-      <main id="main" ref={main} tabIndex={-1}>
-        <Page path={path} />
-      </main>
-      <AlertToasts />
-    </Announcer>
+    <IdentityProvider>
+      <Announcer>
+        <a className="skip" href="#main">
+          Skip to content
+        </a>
+        <header className="top">
+          <Link to="/" className="brand">
+            Load Control
+          </Link>
+          <nav aria-label="Main">
+            <ul>
+              <li>
+                <Link to="/" aria-current={path === '/' ? 'page' : undefined}>
+                  Dashboard
+                </Link>
+              </li>
+              <li>
+                <Link to="/readiness" aria-current={path === '/readiness' ? 'page' : undefined}>
+                  Readiness
+                </Link>
+              </li>
+            </ul>
+          </nav>
+          <SignedInAs />
+          <button type="button" className="signout" onClick={() => session.signOut()}>
+            Sign out
+          </button>
+        </header>
+        <AlertToasts />
+        <main id="main" ref={main} tabIndex={-1}>
+          <Page path={path} />
+        </main>
+      </Announcer>
+    </IdentityProvider>
   );
 }

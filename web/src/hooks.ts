@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import type { ResultOf } from 'gql.tada';
 import { ApiError } from './api/client';
 import { RUN_PROGRESS } from './api/live';
-import type { Partition, RunRow, StatusCount } from './api/types';
+import { documentText } from './api/operations';
 import { type Liveness, useLiveness, useSession } from './session';
 
 /** What a stream's data is worth now: kept up to date, not yet, no longer (stale since), or given up. */
@@ -102,26 +103,10 @@ export function useSubscription<T>(
   return ended ? 'failed' : stateOf(liveness);
 }
 
-/** A run's progress as runProgress's deltas merged: the run row, its counts and every partition, in partition order. */
-export interface RunProgressState {
-  version: number;
-  run: RunRow & {
-    errorStage: string | null;
-    errorMessage: string | null;
-    extractCompletedAt: string | null;
-    publishStartedAt: string | null;
-    publishedAt: string | null;
-    cleanedAt: string | null;
-    purgedAt: string | null;
-  };
-  partitionCounts: StatusCount[];
-  partitions: Partition[];
-}
+type ProgressEvent = NonNullable<ResultOf<typeof RUN_PROGRESS>['runProgress']>;
 
-interface ProgressEvent extends RunProgressState {
-  sinceVersion: number | null;
-  snapshot: boolean;
-}
+/** A run's progress as runProgress's deltas merged: the run row, its counts and every partition, in partition order. */
+export type RunProgressState = Omit<ProgressEvent, 'sinceVersion' | 'snapshot'>;
 
 /** The event applied to the state, or null when it does not follow the version held (one was missed). */
 function applyProgress(state: RunProgressState | null, event: ProgressEvent): RunProgressState | null {
@@ -153,8 +138,8 @@ export function useRunProgress(runId: string | null, onRunChanged?: () => void):
   useLayoutEffect(() => {
     latest.current = onRunChanged;
   });
-  const live = useSubscription<{ runProgress: ProgressEvent | null }>(
-    RUN_PROGRESS,
+  const live = useSubscription<ResultOf<typeof RUN_PROGRESS>>(
+    documentText(RUN_PROGRESS),
     runId ? { runId } : null,
     {
       onData: ({ runProgress: event }) => {
@@ -174,28 +159,6 @@ export function useRunProgress(runId: string | null, onRunChanged?: () => void):
     attempt,
   );
   return { progress, live };
-}
-
-/** `fn` at most once per `ms`: a call within that time runs once at its end. */
-export function useThrottled(fn: () => void, ms: number): () => void {
-  const latest = useRef(fn);
-  useLayoutEffect(() => {
-    latest.current = fn;
-  });
-  const state = useRef<{ last: number; timer: ReturnType<typeof setTimeout> | undefined }>({ last: 0, timer: undefined });
-  useEffect(() => () => clearTimeout(state.current.timer), []);
-  return useCallback(() => {
-    const s = state.current;
-    if (s.timer) return;
-    const wait = s.last + ms - Date.now();
-    const run = () => {
-      s.timer = undefined;
-      s.last = Date.now();
-      latest.current();
-    };
-    if (wait <= 0) run();
-    else s.timer = setTimeout(run, wait);
-  }, [ms]);
 }
 
 /** Re-renders every `ms` (elapsed times). */

@@ -3,16 +3,28 @@ import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 
 const listeners = new Set<() => void>();
 
 /** Client-side navigation; the API answers every console path with index.html, so reloads work. */
-function navigate(to: string, options: { replace?: boolean } = {}): void {
+export function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (options.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
   for (const l of listeners) l();
 }
 
-export function usePath(): string {
-  const [path, setPath] = useState(location.pathname);
+interface Location {
+  path: string;
+  /** The query string without its `?` (filters live there, so back, forward and reload keep them). */
+  search: string;
+}
+
+const current = (): Location => ({ path: location.pathname, search: location.search.replace(/^\?/, '') });
+
+export function useLocation(): Location {
+  const [where, setWhere] = useState(current);
   useEffect(() => {
-    const update = () => setPath(location.pathname);
+    const update = () =>
+      setWhere((old) => {
+        const now = current();
+        return old.path === now.path && old.search === now.search ? old : now;
+      });
     listeners.add(update);
     window.addEventListener('popstate', update);
     return () => {
@@ -20,7 +32,7 @@ export function usePath(): string {
       window.removeEventListener('popstate', update);
     };
   }, []);
-  return path;
+  return where;
 }
 
 export function Link({ to, onClick, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {

@@ -2,6 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import type { Client } from 'graphql-sse';
 import { ApiError, type Connection, createSubscriptions, request } from './api/client';
 import { REALTIME_STATUS } from './api/live';
+import { documentText } from './api/operations';
 
 const KEY = 'lc.token';
 
@@ -67,7 +68,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setSubscriptions(client);
     // held for as long as the session: it keeps the tab's one stream open and says when the server goes stale
     const dispose = client.subscribe<{ realtimeStatus: { live: boolean; since: string } }>(
-      { query: REALTIME_STATUS },
+      { query: documentText(REALTIME_STATUS) },
       {
         next: ({ data }) => {
           if (!data?.realtimeStatus) return;

@@ -1,5 +1,5 @@
 // Statuses come from the server's state machines (src/domain/states.ts); here only their presentation.
-export { RUN_STATUSES, RESENDABLE_DISPATCH_STATUSES } from '../../src/domain/states.js';
+export { PARTITION_STATUSES, RUN_STATUSES, RESENDABLE_DISPATCH_STATUSES } from '../../src/domain/states.js';
 import { ACTIVE_RUN_STATUSES } from '../../src/domain/states.js';
 
 export const isActive = (status: string): boolean => (ACTIVE_RUN_STATUSES as readonly string[]).includes(status);

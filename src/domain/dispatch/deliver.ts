@@ -97,6 +97,8 @@ export interface DeadDispatch {
   /** Null for a GATE_READY call; `gate` names its decision. */
   runId: string | null;
   gate: { consumer: string; businessDate: string; version: number } | null;
+  /** An ALERT_WEBHOOK call's receiver and occurrence. */
+  alert: { receiver: string; dedupKey: string } | null;
   dispatchType: DispatchType;
   partitionId: string | null;
   attempt: number;
@@ -121,7 +123,14 @@ export async function markDead(tx: Tx, dead: DeadDispatch): Promise<boolean> {
         partitionId: dead.partitionId,
         actor: dead.actor,
         message: dead.error,
-        details: { dispatchId: dead.dispatchId, type: dead.dispatchType, httpStatus: dead.httpStatus, attempt: dead.attempt, ...dead.gate },
+        details: {
+          dispatchId: dead.dispatchId,
+          type: dead.dispatchType,
+          httpStatus: dead.httpStatus,
+          attempt: dead.attempt,
+          ...dead.gate,
+          ...dead.alert,
+        },
       },
     },
   );

@@ -5,7 +5,8 @@ import { Prisma } from '../../generated/prisma/client.js';
 import type { DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
 import type { DecisionEvidence } from '../gate/decisions.js';
-import { DISPATCH_SUBJECTS, STILL_WAITING } from './waiting.js';
+import { ALERT_NOTIFICATION_JSON, type AlertNotification } from '../notifications/alert-notification.js';
+import { DISPATCH_SUBJECTS, stillWaiting } from './waiting.js';
 
 /** What a GATE_READY call delivers: one readiness decision, to the gate's receiver. */
 export interface LeasedDecision {
@@ -16,6 +17,12 @@ export interface LeasedDecision {
   evidence: DecisionEvidence[];
   decidedAt: string;
   notifyUrl: string;
+}
+
+/** What an ALERT_WEBHOOK call delivers: one alert occurrence, to one receiver of alerts.webhooks. */
+export interface LeasedAlert {
+  receiver: string;
+  occurrence: AlertNotification;
 }
 
 /** A call this worker now owns until the lease expires: the row stays PENDING, its attempt counted. */
@@ -39,11 +46,14 @@ export interface LeasedDispatch {
   isNullPartition: boolean | null;
   expectedRowCount: string | null;
   decision: LeasedDecision | null;
+  alert: LeasedAlert | null;
 }
 
 export interface LeaseOptions {
   batch: number;
   leaseMs: number;
+  /** The receivers alerts.webhooks names: an ALERT_WEBHOOK call for another one is unwanted. */
+  alertReceivers: readonly string[];
 }
 
 export interface LeaseResult {
@@ -76,6 +86,8 @@ interface LeaseRow {
   ready: boolean | null;
   evidence: DecisionEvidence[] | null;
   decided_at: string | null;
+  receiver: string | null;
+  alert: AlertNotification | null;
 }
 
 /**
@@ -87,7 +99,7 @@ interface LeaseRow {
 export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Promise<LeaseResult> {
   const query = Prisma.sql`
     WITH picked AS (
-      SELECT d.dispatch_id, d.run_id, d.partition_id, ${STILL_WAITING} AS wanted
+      SELECT d.dispatch_id, d.run_id, d.partition_id, ${stillWaiting(options.alertReceivers)} AS wanted
         FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
        -- a sub-select is evaluated once, so the due time bounds the index scan
        WHERE d.status = 'PENDING' AND d.next_attempt_at <= (SELECT clock_timestamp())
@@ -101,22 +113,24 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
         FROM picked
        WHERE t.dispatch_id = picked.dispatch_id AND picked.wanted
       RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count, t.next_attempt_at,
-                t.consumer, t.business_date, t.readiness_version
+                t.consumer, t.business_date, t.readiness_version, t.receiver, t.alert_dedup_key
     )
     SELECT true AS leased, l.dispatch_id::text, l.run_id::text, l.dispatch_type, l.partition_id, l.attempt_count,
            l.next_attempt_at::text AS leased_until, r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
            p.upper_inclusive, p.is_null_partition, p.expected_row_count::text,
            l.consumer, to_char(l.business_date, 'YYYY-MM-DD') AS business_date, l.readiness_version, g.notify_url,
-           dec.ready, dec.evidence, to_char(dec.decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at
+           dec.ready, dec.evidence, to_char(dec.decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at,
+           l.receiver, ${ALERT_NOTIFICATION_JSON} AS alert
       FROM leased l
       LEFT JOIN nifi_ops.load_run r ON r.run_id = l.run_id
       LEFT JOIN nifi_ops.load_partition p ON p.run_id = l.run_id AND p.partition_id = l.partition_id
       LEFT JOIN nifi_ops.gate g ON g.consumer = l.consumer
       LEFT JOIN nifi_ops.gate_readiness_decision dec
              ON dec.consumer = l.consumer AND dec.business_date = l.business_date AND dec.version = l.readiness_version
+      LEFT JOIN nifi_ops.alert_occurrence o ON o.dedup_key = l.alert_dedup_key
     UNION ALL
     SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM picked WHERE NOT wanted`;
   const { rows } = await sql.query<LeaseRow>(query.text, query.values);
   return {
@@ -150,6 +164,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
                 notifyUrl: l.notify_url!,
               }
             : null,
+        alert: l.dispatch_type === 'ALERT_WEBHOOK' ? { receiver: l.receiver!, occurrence: l.alert! } : null,
       })),
     unwanted: rows.filter((row) => !row.leased).map((row) => row.dispatch_id),
   };
@@ -187,10 +202,15 @@ export interface CancelledDispatch {
 }
 
 /**
- * PENDING calls no longer wanted → CANCELLED, never sent: their run no longer waits for them (deviation 6), or
- * their gate has no receiver any more.
+ * PENDING calls no longer wanted → CANCELLED, never sent: their run no longer waits for them (deviation 6), their
+ * gate has no receiver any more, or their alert receiver is no longer configured.
  */
-export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], actor: string): Promise<CancelledDispatch[]> {
+export async function cancelUnwantedDispatches(
+  tx: Tx,
+  dispatchIds: string[],
+  actor: string,
+  alertReceivers: readonly string[],
+): Promise<CancelledDispatch[]> {
   const cancelled = await transitionDispatch<{
     dispatch_id: string;
     run_id: string | null;
@@ -202,10 +222,11 @@ export async function cancelUnwantedDispatches(tx: Tx, dispatchIds: string[], ac
     tx,
     {
       picked: Prisma.sql`SELECT d.dispatch_id,
-                   CASE WHEN d.run_id IS NULL THEN 'the gate ' || d.consumer || ' has no receiver any more'
+                   CASE WHEN d.dispatch_type = 'ALERT_WEBHOOK' THEN 'the alert receiver ' || d.receiver || ' is not configured any more'
+                        WHEN d.run_id IS NULL THEN 'the gate ' || d.consumer || ' has no receiver any more'
                         ELSE 'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') END AS reason
               FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
-             WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${STILL_WAITING}
+             WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${stillWaiting(alertReceivers)}
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`,
     },

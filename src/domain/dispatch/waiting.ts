@@ -3,16 +3,20 @@ import { DISPATCH_WAITING_RUN_STATUS, REISSUE_WAITING_PARTITION_STATUS } from '.
 
 /**
  * SQL condition: the call is still wanted (ref §2.3 "run still waiting"; a GATE_READY call while its gate has a
- * receiver). Written over the aliases `d` (load_dispatch), `r` (its run), `p` (its partition) and `g` (its gate),
- * each LEFT JOINed: a run's call has no gate, a gate's call no run.
+ * receiver; an ALERT_WEBHOOK call while its receiver is among `alertReceivers`, the names alerts.webhooks
+ * configures). Written over the aliases `d` (load_dispatch), `r` (its run), `p` (its partition) and `g` (its
+ * gate), each LEFT JOINed: a run's call has no gate, a gate's call no run.
  */
-export const STILL_WAITING = Prisma.sql`(
+export function stillWaiting(alertReceivers: readonly string[]): Prisma.Sql {
+  return Prisma.sql`(
   (d.dispatch_type = 'VALIDATE_RUN' AND r.status = ${DISPATCH_WAITING_RUN_STATUS.VALIDATE_RUN})
   OR (d.dispatch_type = 'REISSUE_PARTITION' AND r.status = ${DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION}
       AND p.status IS NOT DISTINCT FROM ${REISSUE_WAITING_PARTITION_STATUS})
-  OR (d.dispatch_type = 'GATE_READY' AND g.notify_url IS NOT NULL))`;
+  OR (d.dispatch_type = 'GATE_READY' AND g.notify_url IS NOT NULL)
+  OR (d.dispatch_type = 'ALERT_WEBHOOK' AND d.receiver = ANY(${[...alertReceivers]}::text[])))`;
+}
 
-/** The joins STILL_WAITING reads, after `FROM nifi_ops.load_dispatch d`. */
+/** The joins stillWaiting reads, after `FROM nifi_ops.load_dispatch d`. */
 export const DISPATCH_SUBJECTS = Prisma.sql`
   LEFT JOIN nifi_ops.load_run r ON r.run_id = d.run_id
   LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id

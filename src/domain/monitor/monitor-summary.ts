@@ -1,6 +1,7 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
+import { ALERT_KINDS, ALERT_SEVERITIES, type AlertKind, type AlertSeverity } from './alert-kinds.js';
 import { PROCESS_ALERTS_SQL } from '../processes/processes.js';
 import { runMovedAt, staleThresholds, type StaleThresholds } from '../runs/stale-runs.js';
 import { deadlineMessage } from '../sweeper/observation-deadlines.js';
@@ -13,23 +14,6 @@ import {
   type DispatchStatus,
   type RunStatus,
 } from '../states.js';
-
-export const ALERT_KINDS = [
-  'PUBLISH_UNKNOWN',
-  'DISPATCH_DEAD',
-  'RUN_FAILED',
-  'RUN_STALE',
-  'CLEANUP_FAILED',
-  'DEPENDENCIES_NOT_READY',
-  'CHUNK_CONFLICT',
-  'WORKER_STALE',
-  'NO_DISPATCHER',
-  'OBSERVATION_MISSING',
-  'OBSERVATION_LATE',
-] as const;
-type AlertKind = (typeof ALERT_KINDS)[number];
-export const ALERT_SEVERITIES = ['ERROR', 'WARN'] as const;
-type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
 
 const RECENT_WINDOW_HOURS = 24;
 const MESSAGE_MAX = 500;
@@ -143,7 +127,8 @@ function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
       -- a GATE_READY call has no run: its business date stands for the business key
       SELECT 'DISPATCH_DEAD', 'ERROR', r.run_id, r.job_key, COALESCE(r.business_key, to_char(d.business_date, 'YYYY-MM-DD')),
              r.status, d.dead_at,
-             d.dispatch_type || COALESCE(' v' || d.readiness_version, '') || ': ' || COALESCE(d.last_error, ''),
+             d.dispatch_type || COALESCE(' v' || d.readiness_version, '') || COALESCE(' to ' || d.receiver, '') || ': '
+               || COALESCE(d.last_error, ''),
              d.dispatch_id, d.partition_id, d.consumer
         FROM nifi_ops.load_dispatch d LEFT JOIN nifi_ops.load_run r ON r.run_id = d.run_id WHERE d.status = 'DEAD'
       UNION ALL
@@ -201,7 +186,12 @@ function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
     )`;
 }
 
-async function listAlerts(tx: Tx, query: MonitorSummaryQuery, window: string): Promise<Alert[]> {
+/** The alerts present now, at most `limit`, ERROR before WARN and newest first: what the webhooks are sent for. */
+export function readAlerts(tx: Tx, recovery: StaleThresholds, limit: number): Promise<Alert[]> {
+  return listAlerts(tx, { alertLimit: limit, recovery }, `${RECENT_WINDOW_HOURS} hours`);
+}
+
+async function listAlerts(tx: Tx, query: Pick<MonitorSummaryQuery, 'alertLimit' | 'recovery'>, window: string): Promise<Alert[]> {
   const alerts = await tx.$queryRaw<Array<Omit<Alert, 'status'> & { status: string | null }>>`
     ${alertsCte(query.recovery, window)}
     SELECT kind, severity, run_id::text AS "runId", job_key AS "jobKey", business_key AS "businessKey", status, at,

@@ -167,6 +167,17 @@ export async function partitionCounts(
   return runIds.map((id) => byRun.get(id)!);
 }
 
+/** The rows each run's partitions have received in chunks so far, finished or not (0 without partitions). */
+export async function receivedRows(tx: Tx, runIds: readonly string[]): Promise<bigint[]> {
+  const sums = await tx.loadPartition.groupBy({
+    by: ['runId'],
+    where: { runId: runIds.length === 1 ? runIds[0]! : { in: [...runIds] } },
+    _sum: { receivedRows: true },
+  });
+  const byRun = new Map(sums.map((s) => [s.runId, s._sum.receivedRows ?? 0n]));
+  return runIds.map((id) => byRun.get(id) ?? 0n);
+}
+
 export async function listDispatches(tx: Tx, runId: string): Promise<DispatchRecord[]> {
   const dispatches = await tx.loadDispatch.findMany({ where: { runId }, orderBy: [{ createdAt: 'asc' }, { dispatchId: 'asc' }] });
   return dispatches.map((d) => dispatchRecord({ ...d, runId }));

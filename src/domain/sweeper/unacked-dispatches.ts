@@ -1,7 +1,7 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { DISPATCH_SUBJECTS, STILL_WAITING } from '../dispatch/waiting.js';
+import { DISPATCH_SUBJECTS, stillWaiting } from '../dispatch/waiting.js';
 import { recordApiEvent } from '../events/events.js';
 import type { DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
@@ -14,11 +14,12 @@ import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from '
  */
 export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, afterCommit: AfterCommit): Promise<RuleOutcome> {
   const { ackTimeout, maxAttempts } = settings.dispatch;
-  // SENT calls still wanted whose ACK is overdue: those with their attempts used up, or the others
+  // SENT calls still wanted whose ACK is overdue (an ALERT_WEBHOOK call is never SENT: its 2xx acknowledges it,
+  // so no alert receiver needs naming): those with their attempts used up, or the others
   const due = (exhausted: boolean) => Prisma.sql`SELECT d.dispatch_id
               FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
              WHERE d.status = 'SENT' AND d.sent_at < clock_timestamp() - make_interval(secs => ${seconds(ackTimeout)}::float8)
-               AND ${STILL_WAITING} AND (d.attempt_count >= ${maxAttempts}::int) = ${exhausted}
+               AND ${stillWaiting([])} AND (d.attempt_count >= ${maxAttempts}::int) = ${exhausted}
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`;
   type DueRow = {

@@ -1,103 +1,232 @@
-// The GraphQL operations of the console (names as in the API contract).
+// The GraphQL operations of the console (names as in the API contract), typed from schema/schema.graphql by gql.tada:
+// web/src/api/graphql-env.d.ts is the schema's introspection (`npm run schema` writes it; test/console-operations.test.ts
+// fails when it is stale or an operation does not validate against the schema).
+import { print } from '@0no-co/graphql.web';
+import { initGraphQLTada, type ResultOf, type TadaDocumentNode } from 'gql.tada';
+import type { introspection } from './graphql-env.d.ts';
 
-const RUN_ROW = `fragment RunRow on Run {
-  runId jobKey businessKey status expectedPartitionCount successPartitionCount failedPartitionCount
-  sourceCount extractedCount stagingCount targetCount startedAt heartbeatAt completedAt errorCode
-}`;
+export const graphql = initGraphQLTada<{
+  introspection: introspection;
+  // what the server sends (src/graphql/scalars.ts): Long is a JSON number, or a string of digits beyond 2^53
+  scalars: { DateTime: string; Date: string; UUID: string; Long: number | string; Decimal: string; JSON: Record<string, unknown> };
+  disableMasking: true;
+}>();
 
-const RUN_DETAIL = `fragment RunDetail on Run {
-  ...RunRow
-  snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt cleanedAt purgedAt
-  partitionCounts { status count }
-  partitions { partitionId status expectedRowCount actualRowCount receivedChunks receivedRows reportedChunkCount
-    attemptCount workerNode heartbeatAt errorCode errorMessage }
-  dispatches { dispatchId dispatchType partitionId status attemptCount createdAt sentAt ackedAt deadAt lastHttpStatus lastError }
-  metrics { stage metricName queryVersion expectedValue actualValue tolerance result measuredAt }
-  events(last: 300) { eventId eventTime level name partitionId processGroup errorCode message actor }
-}
-${RUN_ROW}`;
+const texts = new WeakMap<TadaDocumentNode<unknown, never>, string>();
 
-const SUMMARY = `fragment Summary on MonitorSummary {
-  serverTime recentWindowHours cleanupDue
-  activeRuns { status count } recentRuns { status count } dispatches { status count }
-  alerts { kind severity runId jobKey businessKey status at message dispatchId partitionId }
-}`;
-
-export const PROCESSES = `query Processes { processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt } }`;
-
-export const SIGN_IN_CHECK = `query SignInCheck { runs(first: 1) { nodes { runId } } }`;
-
-export const RUNS = `query Runs($filter: RunFilter, $first: Int, $after: String) {
-  runs(filter: $filter, first: $first, after: $after) { nodes { ...RunRow } pageInfo { hasNextPage endCursor } }
-}
-${RUN_ROW}`;
-
-export const RUNS_CHANGED = `subscription RunsChanged($jobKey: String) { runChanged(jobKey: $jobKey) { ...RunRow } }
-${RUN_ROW}`;
-
-export const RUN = `query Run($runId: UUID!) { run(runId: $runId) { ...RunDetail } }
-${RUN_DETAIL}`;
-
-export const RUN_CHANGED = `subscription RunChanged($runId: UUID!) { runChanged(runId: $runId) { ...RunDetail } }
-${RUN_DETAIL}`;
-
-export const MONITOR_SUMMARY = `query MonitorSummary { monitorSummary(alertLimit: 100) { ...Summary } }
-${SUMMARY}`;
-
-export const MONITOR_SUMMARY_CHANGED = `subscription MonitorSummaryChanged { monitorSummaryChanged(alertLimit: 100) { ...Summary } }
-${SUMMARY}`;
-
-export const ALERT_RAISED = `subscription AlertRaised { alertRaised { kind severity runId jobKey businessKey status at message dispatchId partitionId } }`;
-
-export const RESOLVE_UNKNOWN = `mutation ResolveUnknown($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }`;
-
-export const RESEND_DISPATCH = `mutation ResendDispatch($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
-
-export const CANCEL_RUN = `mutation CancelRun($input: CancelRunInput!) {
-  cancelRun(input: $input) { runStatus changed abandonedPartitions cancelledDispatches }
-}`;
-
-export const REISSUE_PARTITION = `mutation ReissuePartition($input: ReissuePartitionInput!) {
-  reissuePartition(input: $input) { partitionStatus dispatchId }
-}`;
-
-export const GATES = `query Gates { gates { consumer requiredJobs boundJobKey } }`;
-
-const READINESS_FIELDS = `fragment ReadinessFields on Readiness {
-  consumer businessDate gateDefined ready
-  jobs { jobId ready reason attempt state runId latest { source startedAt } expectedBy { text } deadline deadlineOutcome }
-  decision { version ready decidedAt evidence { jobId attempt runId } }
-}`;
-
-export const READINESS = `query Readiness($consumer: String!, $businessDate: Date!) {
-  readiness(consumer: $consumer, businessDate: $businessDate) { ...ReadinessFields }
-}
-${READINESS_FIELDS}`;
-
-export const READINESS_CHANGED = `subscription ReadinessChanged($consumer: String!, $businessDate: Date!) {
-  readinessChanged(consumer: $consumer, businessDate: $businessDate) { ...ReadinessFields }
-}
-${READINESS_FIELDS}`;
-
-export const GATE = `query Gate($consumer: String!) {
-  gate(consumer: $consumer) {
-    consumer requiredJobs boundJobKey notifyUrl definedAt definedBy expectedBy { jobId text }
-    dispatches(last: 50) { dispatchId businessDate version status attemptCount lastHttpStatus lastError createdAt ackedAt deadAt }
+/** A document's text as sent to the API, printed once. */
+export function documentText(document: TadaDocumentNode<unknown, never>): string {
+  let text = texts.get(document);
+  if (text === undefined) {
+    text = print(document);
+    texts.set(document, text);
   }
-}`;
+  return text;
+}
 
-export const PUBLICATIONS = `query Publications($consumer: String!, $from: Date, $to: Date, $after: Date) {
-  publications(consumer: $consumer, from: $from, to: $to, first: 20, after: $after) {
-    nodes {
-      businessDate publishedAt publishedBy outputHash
-      evidence { jobId attempt runId attempts { attempt runId state source startedAt } }
+const RUN_ROW = graphql(`
+  fragment RunRow on Run {
+    runId jobKey businessKey status expectedPartitionCount successPartitionCount failedPartitionCount
+    sourceCount extractedCount stagingCount targetCount startedAt heartbeatAt completedAt errorCode
+  }
+`);
+
+const PARTITION_FIELDS = graphql(`
+  fragment PartitionFields on Partition {
+    partitionId status expectedRowCount actualRowCount receivedChunks receivedRows reportedChunkCount
+    attemptCount workerNode heartbeatAt startedAt completedAt errorCode errorMessage
+  }
+`);
+
+const RUN_DETAIL = graphql(
+  `
+  fragment RunDetail on Run {
+    ...RunRow
+    createdBy snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt
+    publishToken publishQueryId cleanedAt purgedAt receivedRows
+    partitionCounts { status count }
+    partitions @include(if: $withPartitions) { ...PartitionFields }
+    dispatches { dispatchId dispatchType partitionId status attemptCount createdAt sentAt nextAttemptAt ackedAt deadAt cancelledAt
+      lastHttpStatus lastError }
+    metrics { stage metricName queryVersion expectedValue actualValue tolerance result measuredAt }
+    events(last: 300) { eventId eventTime level name partitionId processGroup errorCode message actor }
+  }
+`,
+  [RUN_ROW, PARTITION_FIELDS],
+);
+
+const ALERT_FIELDS = graphql(`
+  fragment AlertFields on Alert { kind severity runId jobKey businessKey consumer status at message dispatchId partitionId }
+`);
+
+const SUMMARY = graphql(
+  `
+  fragment Summary on MonitorSummary {
+    serverTime recentWindowHours cleanupDue
+    activeRuns { status count } recentRuns { status count } dispatches { status count }
+    alerts { ...AlertFields }
+  }
+`,
+  [ALERT_FIELDS],
+);
+
+export const ME = graphql(`query Me { me { name roles } }`);
+
+export const PROCESSES = graphql(
+  `query Processes { processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt } }`,
+);
+
+export const ALERT_WEBHOOK_CALLS = graphql(`
+  query AlertWebhookCalls($last: Int) {
+    alertWebhookCalls(last: $last) {
+      dispatchId receiver status attemptCount lastHttpStatus lastError createdAt ackedAt deadAt
+      occurrence { dedupKey kind severity runId jobKey businessKey }
     }
-    pageInfo { hasNextPage endCursor }
   }
-}`;
+`);
 
-export const PUBLICATION = `query Publication($consumer: String!, $businessDate: Date!) {
-  publication(consumer: $consumer, businessDate: $businessDate) {
-    publishedAt publishedBy outputHash evidence { jobId attempt runId }
+export const RUNS = graphql(
+  `
+  query Runs($filter: RunFilter, $order: RunOrder, $first: Int, $after: String) {
+    runs(filter: $filter, order: $order, first: $first, after: $after) { nodes { ...RunRow } pageInfo { hasNextPage endCursor } }
   }
-}`;
+`,
+  [RUN_ROW],
+);
+
+export const RUNS_CHANGED = graphql(`subscription RunsChanged($jobKey: String) { runChanged(jobKey: $jobKey) { ...RunRow } }`, [RUN_ROW]);
+
+export const RUN = graphql(`query Run($runId: UUID!, $withPartitions: Boolean!) { run(runId: $runId) { ...RunDetail } }`, [RUN_DETAIL]);
+
+export const RUN_CHANGED = graphql(
+  `subscription RunChanged($runId: UUID!, $withPartitions: Boolean!) { runChanged(runId: $runId) { ...RunDetail } }`,
+  [RUN_DETAIL],
+);
+
+export const PARTITION_PAGE = graphql(
+  `
+  query PartitionPage($runId: UUID!, $first: Int, $after: String, $status: PartitionStatus, $search: String) {
+    run(runId: $runId) {
+      runId
+      partitionPage(first: $first, after: $after, status: $status, search: $search) {
+        nodes { ...PartitionFields }
+        pageInfo { hasNextPage endCursor }
+        totalCount
+      }
+    }
+  }
+`,
+  [PARTITION_FIELDS],
+);
+
+export const MONITOR_SUMMARY = graphql(`query MonitorSummary { monitorSummary(alertLimit: 100) { ...Summary } }`, [SUMMARY]);
+
+export const MONITOR_SUMMARY_CHANGED = graphql(
+  `subscription MonitorSummaryChanged { monitorSummaryChanged(alertLimit: 100) { ...Summary } }`,
+  [SUMMARY],
+);
+
+export const ALERT_RAISED = graphql(`subscription AlertRaised { alertRaised { ...AlertFields } }`, [ALERT_FIELDS]);
+
+export const RESOLVE_UNKNOWN = graphql(`
+  mutation ResolveUnknown($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }
+`);
+
+export const RESEND_DISPATCH = graphql(`
+  mutation ResendDispatch($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }
+`);
+
+export const CANCEL_RUN = graphql(`
+  mutation CancelRun($input: CancelRunInput!) {
+    cancelRun(input: $input) { runStatus changed abandonedPartitions cancelledDispatches }
+  }
+`);
+
+export const REISSUE_PARTITION = graphql(`
+  mutation ReissuePartition($input: ReissuePartitionInput!) {
+    reissuePartition(input: $input) { partitionStatus dispatchId }
+  }
+`);
+
+export const GATES = graphql(`query Gates { gates { consumer requiredJobs boundJobKey notifyUrl expectedBy { jobId text } } }`);
+
+const READINESS_FIELDS = graphql(`
+  fragment ReadinessFields on Readiness {
+    consumer businessDate gateDefined ready
+    jobs { jobId ready reason attempt state runId latest { source startedAt } expectedBy { text } deadline deadlineOutcome }
+    decision { version ready decidedAt evidence { jobId attempt runId } }
+  }
+`);
+
+export const READINESS = graphql(
+  `
+  query Readiness($consumer: String!, $businessDate: Date!) {
+    readiness(consumer: $consumer, businessDate: $businessDate) { ...ReadinessFields }
+  }
+`,
+  [READINESS_FIELDS],
+);
+
+export const READINESS_CHANGED = graphql(
+  `
+  subscription ReadinessChanged($consumer: String!, $businessDate: Date!) {
+    readinessChanged(consumer: $consumer, businessDate: $businessDate) { ...ReadinessFields }
+  }
+`,
+  [READINESS_FIELDS],
+);
+
+export const OBSERVATIONS = graphql(`
+  query Observations($jobId: String!, $businessDate: Date!) {
+    observations(jobId: $jobId, businessDate: $businessDate) { attempt runId state source startedAt }
+  }
+`);
+
+export const GATE = graphql(`
+  query Gate($consumer: String!) {
+    gate(consumer: $consumer) {
+      consumer requiredJobs boundJobKey notifyUrl definedAt definedBy expectedBy { jobId text }
+      dispatches(last: 50) { dispatchId businessDate version status attemptCount lastHttpStatus lastError createdAt ackedAt deadAt }
+    }
+  }
+`);
+
+export const PUBLICATIONS = graphql(`
+  query Publications($consumer: String!, $from: Date, $to: Date, $after: Date) {
+    publications(consumer: $consumer, from: $from, to: $to, first: 20, after: $after) {
+      nodes {
+        businessDate publishedAt publishedBy outputHash
+        evidence { jobId attempt runId attempts { attempt runId state source startedAt } }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`);
+
+export const PUBLICATION = graphql(`
+  query Publication($consumer: String!, $businessDate: Date!) {
+    publication(consumer: $consumer, businessDate: $businessDate) {
+      publishedAt publishedBy outputHash evidence { jobId attempt runId }
+    }
+  }
+`);
+
+// the shapes pages pass around, as the operations above select them
+export type RunRow = ResultOf<typeof RUN_ROW>;
+export type RunDetail = ResultOf<typeof RUN_DETAIL>;
+export type Partition = ResultOf<typeof PARTITION_FIELDS>;
+export type Dispatch = RunDetail['dispatches'][number];
+export type Alert = ResultOf<typeof ALERT_FIELDS>;
+export type MonitorSummary = ResultOf<typeof SUMMARY>;
+export type StatusCount = MonitorSummary['activeRuns'][number];
+/** An alert posted to a receiver of alerts.webhooks (an ALERT_WEBHOOK call). */
+export type AlertWebhookCall = ResultOf<typeof ALERT_WEBHOOK_CALLS>['alertWebhookCalls'][number];
+export type ProcessInstance = ResultOf<typeof PROCESSES>['processes'][number];
+export type Readiness = ResultOf<typeof READINESS_FIELDS>;
+export type Gate = NonNullable<ResultOf<typeof GATES>['gates']>[number];
+export type GateDetail = NonNullable<ResultOf<typeof GATE>['gate']>;
+export type GateDispatch = GateDetail['dispatches'][number];
+export type Attempt = NonNullable<ResultOf<typeof OBSERVATIONS>['observations']>[number];
+export type AuditedPublication = NonNullable<ResultOf<typeof PUBLICATIONS>['publications']>['nodes'][number];
+export type Publication = NonNullable<ResultOf<typeof PUBLICATION>['publication']>;
+export type Role = ResultOf<typeof ME>['me']['roles'][number];

@@ -1,5 +1,5 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
-import type { Partition } from '../api/types';
+import type { Partition } from '../api/operations';
 import { PARTITION_ABBREVIATIONS, tone } from '../states';
 
 /**
@@ -62,14 +62,15 @@ export function PartitionGrid({
               tabIndex={i === active ? 0 : -1}
               className={`cell tone-${tone(p.status)}${selected === p.partitionId ? ' selected' : ''}`}
               aria-pressed={selected === p.partitionId}
-              aria-label={`Partition ${p.partitionId}: ${p.status}, ${p.receivedChunks} chunks received`}
+              // the visible id and abbreviation first (axe: label-content-name-mismatch), then the status in full
+              aria-label={`Partition ${p.partitionId} ${PARTITION_ABBREVIATIONS[p.status] ?? p.status}: ${p.status}, ${p.receivedChunks} chunks received`}
               title={`${p.partitionId}: ${p.status}`}
               data-partition={p.partitionId}
               data-status={p.status}
               onFocus={() => setFocusIndex(i)}
               onClick={() => onSelect(p.partitionId)}
             >
-              <span className="cell-id">{p.partitionId}</span>
+              <span className="cell-id">{p.partitionId}</span>{' '}
               <span className="cell-status">{PARTITION_ABBREVIATIONS[p.status] ?? p.status}</span>
             </button>
           </li>

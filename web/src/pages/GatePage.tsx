@@ -1,14 +1,15 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { describeError } from '../api/client';
 import { GATE, PUBLICATIONS, RESEND_DISPATCH } from '../api/operations';
-import type { Attempt, AuditedPublication, GateDetail, GateDispatch } from '../api/types';
+import type { Attempt, AuditedPublication, GateDetail, GateDispatch } from '../api/operations';
+import { useApi } from '../api/typed';
 import { ConfirmDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { useAnnounce } from '../components/Live';
+import { OperatorButton } from '../components/OperatorButton';
 import { RunOrAttempt } from '../components/RunOrAttempt';
 import { formatTime, shortId } from '../format';
 import { Link } from '../router';
-import { useSession } from '../session';
 import { RESENDABLE_DISPATCH_STATUSES } from '../states';
 
 interface Page {
@@ -29,7 +30,7 @@ function AttemptItem({ attempt, evidence }: { attempt: Attempt; evidence: number
 }
 
 function Publications({ consumer }: { consumer: string }) {
-  const session = useSession();
+  const api = useApi();
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
   const [page, setPage] = useState<Page | null>(null);
@@ -40,12 +41,13 @@ function Publications({ consumer }: { consumer: string }) {
     async (after: string | null, range: { from: string; to: string }) => {
       setError(null);
       try {
-        const { publications } = await session.request<{ publications: Page }>(PUBLICATIONS, {
+        const { publications } = await api.request(PUBLICATIONS, {
           consumer,
           from: range.from || null,
           to: range.to || null,
           after,
         });
+        if (!publications) throw new Error('no publications in the answer');
         setPage((current) =>
           after && current ? { nodes: [...current.nodes, ...publications.nodes], pageInfo: publications.pageInfo } : publications,
         );
@@ -53,7 +55,7 @@ function Publications({ consumer }: { consumer: string }) {
         setError(describeError(e));
       }
     },
-    [session, consumer],
+    [api, consumer],
   );
 
   // the first page, for the whole range; the form asks for another range
@@ -144,18 +146,18 @@ function Publications({ consumer }: { consumer: string }) {
 
 /** A gate: its definition, what it published with which evidence, and the calls to its receiver. */
 export function GatePage({ consumer }: { consumer: string }) {
-  const session = useSession();
+  const api = useApi();
   const announce = useAnnounce();
   const [gate, setGate] = useState<GateDetail | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [resending, setResending] = useState<GateDispatch | null>(null);
 
   const load = useCallback(() => {
-    session
-      .request<{ gate: GateDetail | null }>(GATE, { consumer })
+    api
+      .request(GATE, { consumer })
       .then((d) => setGate(d.gate))
       .catch((e) => setError(describeError(e)));
-  }, [session, consumer]);
+  }, [api, consumer]);
   useEffect(load, [load]);
 
   if (gate === null) {
@@ -248,9 +250,7 @@ export function GatePage({ consumer }: { consumer: string }) {
                       <td>{formatTime(d.createdAt)}</td>
                       <td>
                         {(RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status) && (
-                          <button type="button" onClick={() => setResending(d)}>
-                            Resend…
-                          </button>
+                          <OperatorButton onClick={() => setResending(d)}>Resend…</OperatorButton>
                         )}
                       </td>
                     </tr>
@@ -267,7 +267,7 @@ export function GatePage({ consumer }: { consumer: string }) {
           confirmLabel="Resend"
           onClose={() => setResending(null)}
           onConfirm={async () => {
-            await session.request(RESEND_DISPATCH, { input: { dispatchId: resending.dispatchId } });
+            await api.request(RESEND_DISPATCH, { input: { dispatchId: resending.dispatchId } });
             announce(`Call ${shortId(resending.dispatchId)} queued again.`);
             load();
           }}

@@ -1,32 +1,113 @@
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { ApiError, describeError } from '../api/client';
-import { GATES, PUBLICATION, READINESS, READINESS_CHANGED } from '../api/operations';
-import type { Gate, Publication, Readiness as ReadinessResult } from '../api/types';
+import {
+  type Attempt,
+  GATES,
+  type Gate,
+  OBSERVATIONS,
+  PUBLICATION,
+  type Publication,
+  READINESS,
+  READINESS_CHANGED,
+  type Readiness as ReadinessResult,
+} from '../api/operations';
+import { useApi, useLive } from '../api/typed';
 import { Badge } from '../components/Badge';
 import { LiveIndicator } from '../components/Live';
 import { RunOrAttempt } from '../components/RunOrAttempt';
 import { formatTime, today } from '../format';
-import { useSubscription } from '../hooks';
-import { Link } from '../router';
-import { useSession } from '../session';
+import { Link, navigate, useLocation } from '../router';
+
+/** Every attempt of a required job for the date, oldest first; read again when the job's latest attempt changes. */
+function JobAttempts({ jobId, businessDate, latest }: { jobId: string; businessDate: string; latest: string }) {
+  const api = useApi();
+  const [attempts, setAttempts] = useState<Attempt[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `latest` changes when a new attempt or state arrives
+  useEffect(() => {
+    api
+      .request(OBSERVATIONS, { jobId, businessDate })
+      .then((d) => setAttempts(d.observations ?? []))
+      .catch((e) => setError(describeError(e)));
+  }, [api, jobId, businessDate, latest]);
+  if (error) return <span className="error">{error}</span>;
+  if (!attempts) return <span className="muted">…</span>;
+  if (attempts.length === 0) return <span className="muted">none</span>;
+  return (
+    <ol className="plain" aria-label={`Attempts of ${jobId}`}>
+      {attempts.map((a) => (
+        <li key={a.attempt} data-attempt={a.attempt}>
+          #{a.attempt} <Badge status={a.state} /> <RunOrAttempt runId={a.runId} source={a.source} />{' '}
+          <span className="muted">{formatTime(a.startedAt)}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** Every gate: its consumer, required jobs and deadlines, with a link to check it for the date in the form. */
+function GateList({ gates, businessDate }: { gates: Gate[]; businessDate: string }) {
+  return (
+    <section aria-labelledby="gates-title">
+      <h2 id="gates-title">Gates</h2>
+      {gates.length === 0 ? (
+        <p className="muted">No gates are defined.</p>
+      ) : (
+        <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="gates-title">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Consumer</th>
+                <th scope="col">Required jobs</th>
+                <th scope="col">Expected by</th>
+                <th scope="col">Bound job</th>
+                <th scope="col">Readiness</th>
+              </tr>
+            </thead>
+            <tbody>
+              {gates.map((g) => (
+                <tr key={g.consumer} data-gate={g.consumer}>
+                  <td>
+                    <Link to={`/gates/${encodeURIComponent(g.consumer)}`}>{g.consumer}</Link>
+                  </td>
+                  <td>{g.requiredJobs.join(', ')}</td>
+                  <td>{g.expectedBy.map((e) => `${e.jobId}: ${e.text}`).join('; ') || '—'}</td>
+                  <td>{g.boundJobKey ?? '—'}</td>
+                  <td>
+                    <Link to={`/readiness?${new URLSearchParams({ consumer: g.consumer, date: businessDate })}`}>
+                      Check on {businessDate}
+                    </Link>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
 
 /**
  * Whether a consumer may publish for a business date, per required job with its expected-by deadline, the
- * recorded decision (kept live: readinessChanged), and what it published.
+ * recorded decision (kept live: readinessChanged), each job's attempts, and what it published. The consumer and date
+ * checked are in the URL; every gate is listed below.
  */
 export function Readiness() {
-  const session = useSession();
+  const api = useApi();
   const [gates, setGates] = useState<Gate[]>([]);
   const [consumer, setConsumer] = useState('');
   const [businessDate, setBusinessDate] = useState(today);
+  const { search } = useLocation();
   const [result, setResult] = useState<{ readiness: ReadinessResult; publication: Publication | null } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ids = { consumer: useId(), date: useId(), gates: useId() };
   const watched = result ? { consumer: result.readiness.consumer, businessDate: result.readiness.businessDate } : null;
-  const live = useSubscription<{ readinessChanged: ReadinessResult }>(READINESS_CHANGED, watched, {
+  const live = useLive(READINESS_CHANGED, watched, {
     onData: ({ readinessChanged }) =>
       setResult((current) =>
+        readinessChanged &&
         current &&
         current.readiness.consumer === readinessChanged.consumer &&
         current.readiness.businessDate === readinessChanged.businessDate
@@ -36,42 +117,61 @@ export function Readiness() {
   });
 
   useEffect(() => {
-    session
-      .request<{ gates: Gate[] }>(GATES)
+    api
+      .request(GATES)
       .then((d) => {
-        setGates(d.gates);
-        setConsumer((c) => c || d.gates[0]?.consumer || '');
+        setGates(d.gates ?? []);
+        setConsumer((c) => c || d.gates?.[0]?.consumer || '');
       })
       .catch((e) => setError(describeError(e)));
-  }, [session]);
+  }, [api]);
 
-  const check = async (event: FormEvent) => {
+  const check = useCallback(
+    async (variables: { consumer: string; businessDate: string }) => {
+      setBusy(true);
+      setError(null);
+      try {
+        const { readiness } = await api.request(READINESS, variables);
+        if (!readiness) throw new Error('no readiness in the answer');
+        const publication: Publication | null = await api
+          .request(PUBLICATION, variables)
+          .then((d) => d.publication)
+          .catch((e) => {
+            if (e instanceof ApiError && e.code === 'PUBLICATION_NOT_FOUND') return null;
+            throw e;
+          });
+        setResult({ readiness, publication });
+      } catch (e) {
+        setResult(null);
+        setError(describeError(e));
+      } finally {
+        setBusy(false);
+      }
+    },
+    [api],
+  );
+
+  // the URL names what to check: a link, a reload, back and forward
+  useEffect(() => {
+    const q = new URLSearchParams(search);
+    const [c, d] = [q.get('consumer'), q.get('date')];
+    if (!c || !d || !/^\d{4}-\d{2}-\d{2}$/.test(d)) return;
+    setConsumer(c);
+    setBusinessDate(d);
+    void check({ consumer: c, businessDate: d });
+  }, [search, check]);
+
+  const submit = (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const variables = { consumer: consumer.trim(), businessDate };
-      const { readiness } = await session.request<{ readiness: ReadinessResult }>(READINESS, variables);
-      const publication = await session
-        .request<{ publication: Publication }>(PUBLICATION, variables)
-        .then((d) => d.publication)
-        .catch((e) => {
-          if (e instanceof ApiError && e.code === 'PUBLICATION_NOT_FOUND') return null;
-          throw e;
-        });
-      setResult({ readiness, publication });
-    } catch (e) {
-      setResult(null);
-      setError(describeError(e));
-    } finally {
-      setBusy(false);
-    }
+    const target = `?${new URLSearchParams({ consumer: consumer.trim(), date: businessDate })}`;
+    if (`?${search}` === target) void check({ consumer: consumer.trim(), businessDate });
+    else navigate(`/readiness${target}`);
   };
 
   return (
     <>
       <h1 tabIndex={-1}>Readiness</h1>
-      <form className="filters" onSubmit={(e) => void check(e)} aria-label="Check readiness">
+      <form className="filters" onSubmit={submit} aria-label="Check readiness">
         <div>
           <label htmlFor={ids.consumer}>Consumer</label>
           <input
@@ -137,11 +237,12 @@ export function Readiness() {
                   <th scope="col">Started</th>
                   <th scope="col">Expected by</th>
                   <th scope="col">At the deadline</th>
+                  <th scope="col">Attempts</th>
                 </tr>
               </thead>
               <tbody>
                 {result.readiness.jobs.map((j) => (
-                  <tr key={j.jobId}>
+                  <tr key={j.jobId} data-job={j.jobId}>
                     <td>{j.jobId}</td>
                     <td>
                       <Badge status={j.ready ? 'SUCCEEDED' : 'FAILED'} label={j.ready ? 'yes' : 'no'} />
@@ -155,6 +256,13 @@ export function Readiness() {
                     <td>{formatTime(j.latest?.startedAt)}</td>
                     <td>{j.expectedBy ? `${j.expectedBy.text} (${formatTime(j.deadline)})` : '—'}</td>
                     <td>{j.deadlineOutcome ? <Badge status={j.deadlineOutcome} /> : '—'}</td>
+                    <td>
+                      <JobAttempts
+                        jobId={j.jobId}
+                        businessDate={result.readiness.businessDate}
+                        latest={`${j.attempt}:${j.state}:${j.runId}:${result.readiness.decision?.version}`}
+                      />
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -185,6 +293,7 @@ export function Readiness() {
           )}
         </section>
       )}
+      <GateList gates={gates} businessDate={businessDate} />
     </>
   );
 }

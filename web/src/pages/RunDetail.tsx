@@ -1,18 +1,44 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, describeError } from '../api/client';
-import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN, RUN } from '../api/operations';
-import type { Dispatch, RunDetail as Run } from '../api/types';
+import {
+  CANCEL_RUN,
+  REISSUE_PARTITION,
+  RESEND_DISPATCH,
+  RESOLVE_UNKNOWN,
+  RUN,
+  RUN_CHANGED,
+  RUNS,
+  type Dispatch,
+  type Partition,
+  type RunDetail as Run,
+  type RunRow,
+} from '../api/operations';
+import { useApi, useLive } from '../api/typed';
 import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
+import { OperatorButton } from '../components/OperatorButton';
 import { PartitionGrid } from '../components/PartitionGrid';
+import { PartitionSummary } from '../components/PartitionSummary';
+import { NextStepPanel, PublishUnknownPanel } from '../components/PublishPanel';
+import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
-import { useNow, useRunProgress, useThrottled } from '../hooks';
+import { useNow, useRunProgress } from '../hooks';
 import { Link } from '../router';
-import { useSession } from '../session';
 import { RESENDABLE_DISPATCH_STATUSES, isCancellable, isReissuable } from '../states';
 
+/** Up to this many partitions the page shows them all as a grid; a larger run gets a summary bar and a paged table. */
+const GRID_MAX = 400;
+
 type Action = { kind: 'resolve' } | { kind: 'cancel' } | { kind: 'resend'; dispatch: Dispatch } | { kind: 'reissue'; partitionId: string };
+
+/** When and how a dispatch ended: acknowledged, dead or cancelled. */
+function dispatchEnd(d: Dispatch): string {
+  if (d.ackedAt) return `acknowledged ${formatTime(d.ackedAt)}`;
+  if (d.deadAt) return `dead ${formatTime(d.deadAt)}`;
+  if (d.cancelledAt) return `cancelled ${formatTime(d.cancelledAt)}`;
+  return '—';
+}
 
 function Field({ label, children }: { label: string; children: ReactNode }) {
   return (
@@ -23,49 +49,100 @@ function Field({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
+/** The other runs of the same job and business key (earlier and later attempts), newest first. */
+function OtherAttempts({ run }: { run: Run }) {
+  const api = useApi();
+  const [others, setOthers] = useState<RunRow[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const { jobKey, businessKey, runId, status } = run;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a status change may mean a retry was created: read again
+  useEffect(() => {
+    api
+      .request(RUNS, { first: 20, filter: { jobKey, businessKey } })
+      .then((d) => setOthers((d.runs?.nodes ?? []).filter((r) => r.runId !== runId)))
+      .catch((e) => setError(describeError(e)));
+  }, [api, jobKey, businessKey, runId, status]);
+  return (
+    <section aria-labelledby="attempts-title">
+      <h2 id="attempts-title">Other attempts</h2>
+      <p className="muted">
+        Runs of {jobKey} for business key {businessKey}, newest first.
+      </p>
+      {error && <p className="error">{error}</p>}
+      {others && others.length === 0 && <p className="muted">This is the only run for this job and business key.</p>}
+      {others && others.length > 0 && (
+        <ul className="attempts">
+          {others.map((r) => (
+            <li key={r.runId}>
+              <Badge status={r.status} />{' '}
+              <Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>
+                {shortId(r.runId)}
+              </Link>{' '}
+              <span className="muted">
+                started {formatTime(r.startedAt)}
+                {r.errorCode && ` · ${r.errorCode}`}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p>
+        <Link to={`/jobs/${encodeURIComponent(jobKey)}`}>Every run of {jobKey}</Link>
+      </p>
+    </section>
+  );
+}
+
 export function RunDetail({ runId }: { runId: string }) {
-  const session = useSession();
+  const api = useApi();
   const announce = useAnnounce();
   const now = useNow();
-  const [detail, setRun] = useState<Run | null>(null);
+  const [run, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
   const [selected, setSelected] = useState<string | null>(null);
+  /** In the table layout, the partition picked from the page shown. */
+  const [picked, setPicked] = useState<Partition | null>(null);
   const [action, setAction] = useState<Action | null>(null);
+  /** Grid (every partition on the page) or table (a summary and a page of them), decided by the first read. */
+  const [layout, setLayout] = useState<'grid' | 'table' | null>(null);
 
   const load = useCallback(() => {
-    session
-      .request<{ run: Run }>(RUN, { runId })
+    api
+      .request(RUN, { runId, withPartitions: layout === 'grid' })
       .then((d) => {
-        setRun(d.run);
+        if (!d.run) {
+          setMissing(true);
+          return;
+        }
+        const total = d.run.partitionCounts.reduce((sum, c) => sum + c.count, 0);
+        if (layout === null) setLayout(Math.max(total, d.run.expectedPartitionCount ?? 0) <= GRID_MAX ? 'grid' : 'table');
+        else setRun(d.run);
         setError(null);
       })
       .catch((e) => {
         if (e instanceof ApiError && (e.code === 'RUN_NOT_FOUND' || e.code === 'INVALID_INPUT')) setMissing(true);
         else setError(describeError(e));
       });
-  }, [session, runId]);
+  }, [api, runId, layout]);
 
-  useEffect(() => {
-    setRun(null);
-    setMissing(false);
-    setSelected(null);
-    load();
-  }, [load]);
-
-  // progress (the run row, counts, partitions) as runProgress's deltas; the rest is re-read when the run changes otherwise
-  const reread = useThrottled(load, 2000);
-  const { progress, live } = useRunProgress(missing ? null : runId, reread);
-  const run =
-    detail && progress
-      ? { ...detail, ...progress.run, partitionCounts: progress.partitionCounts, partitions: progress.partitions }
-      : detail;
+  useEffect(() => load(), [load]);
 
   const shownStatus = useRef<string | null>(null);
   useEffect(() => {
     if (run && shownStatus.current && shownStatus.current !== run.status) announce(`Run status is now ${run.status.replaceAll('_', ' ')}.`);
     shownStatus.current = run?.status ?? null;
   }, [run, announce]);
+
+  // the grid's partitions come as runProgress's deltas; runChanged brings the rest without them
+  const live = useLive(RUN_CHANGED, missing || layout === null ? null : { runId, withPartitions: false }, {
+    onData: ({ runChanged: changed }) => changed && setRun((old) => ({ ...changed, partitions: old?.partitions ?? changed.partitions })),
+    onConnected: (reconnected) => reconnected && load(),
+  });
+  const { progress } = useRunProgress(!missing && layout === 'grid' ? runId : null);
+  useEffect(() => {
+    if (progress) setRun((old) => old && { ...old, partitions: progress.partitions });
+  }, [progress]);
 
   if (missing) {
     return (
@@ -91,7 +168,7 @@ export function RunDetail({ runId }: { runId: string }) {
       </>
     );
 
-  const partition = run.partitions.find((p) => p.partitionId === selected) ?? null;
+  const partition = run.partitions ? (run.partitions.find((p) => p.partitionId === selected) ?? null) : picked;
   const resendable = (d: Dispatch) => (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
   const events = [...run.events].reverse();
 
@@ -115,16 +192,25 @@ export function RunDetail({ runId }: { runId: string }) {
 
       <div className="toolbar" role="group" aria-label="Run actions">
         {run.status === 'PUBLISH_UNKNOWN' && (
-          <button type="button" className="danger" onClick={() => setAction({ kind: 'resolve' })}>
+          <OperatorButton className="danger" onClick={() => setAction({ kind: 'resolve' })}>
             Resolve PUBLISH_UNKNOWN…
-          </button>
+          </OperatorButton>
         )}
         {isCancellable(run.status) && (
-          <button type="button" className="danger" onClick={() => setAction({ kind: 'cancel' })}>
+          <OperatorButton className={run.status === 'PUBLISHED' ? undefined : 'danger'} onClick={() => setAction({ kind: 'cancel' })}>
             Cancel run…
-          </button>
+          </OperatorButton>
         )}
       </div>
+
+      {run.status === 'PUBLISH_UNKNOWN' && <PublishUnknownPanel run={run} now={now} />}
+      {run.status === 'PUBLISHED' && <NextStepPanel run={run} />}
+
+      <section className="card" aria-labelledby="stages-title">
+        <h2 id="stages-title">Stages</h2>
+        <StageTimeline run={run} now={now} />
+        {(run.status === 'EXTRACTING' || run.extractCompletedAt) && <ExtractionProgress run={run} now={now} />}
+      </section>
 
       <section className="card" aria-labelledby="summary-title">
         <h2 id="summary-title">Summary</h2>
@@ -132,6 +218,7 @@ export function RunDetail({ runId }: { runId: string }) {
           <Field label="Run id">
             <code>{run.runId}</code>
           </Field>
+          <Field label="Created by">{run.createdBy ?? '—'}</Field>
           <Field label="Snapshot SCN">{run.snapshotScn ?? '—'}</Field>
           <Field label="Partitions (succeeded / failed / expected)">
             {run.successPartitionCount} / {run.failedPartitionCount} / {run.expectedPartitionCount ?? '—'}
@@ -154,7 +241,9 @@ export function RunDetail({ runId }: { runId: string }) {
           {run.purgedAt && <Field label="Details purged">{formatTime(run.purgedAt)}</Field>}
           {(run.errorCode || run.errorMessage) && (
             <Field label="Error">
-              {[run.errorStage, run.errorCode].filter(Boolean).join(' / ')} {run.errorMessage}
+              <span className="message">
+                {[run.errorStage, run.errorCode].filter(Boolean).join(' / ')} {run.errorMessage}
+              </span>
             </Field>
           )}
         </dl>
@@ -170,12 +259,18 @@ export function RunDetail({ runId }: { runId: string }) {
         <>
           <section aria-labelledby="partitions-title">
             <h2 id="partitions-title">
-              Partitions <span className="muted">({run.partitions.length})</span>
+              Partitions <span className="muted">({count(run.partitionCounts.reduce((sum, c) => sum + c.count, 0))})</span>
             </h2>
-            {run.partitions.length === 0 ? (
+            {run.partitionCounts.length === 0 ? (
               <p className="muted">No manifest yet.</p>
-            ) : (
+            ) : run.partitions ? (
               <PartitionGrid partitions={run.partitions} selected={selected} onSelect={(id) => setSelected(id === selected ? null : id)} />
+            ) : (
+              <PartitionSummary
+                run={run}
+                selected={picked?.partitionId ?? null}
+                onSelect={(p) => setPicked(p.partitionId === picked?.partitionId ? null : p)}
+              />
             )}
             {partition && (
               <div className="card partition-detail" aria-live="polite">
@@ -198,13 +293,9 @@ export function RunDetail({ runId }: { runId: string }) {
                   )}
                 </dl>
                 {run.status === 'EXTRACTING' && isReissuable(partition.status) && (
-                  <button
-                    type="button"
-                    className="danger"
-                    onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}
-                  >
+                  <OperatorButton className="danger" onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}>
                     Reissue partition {partition.partitionId}…
-                  </button>
+                  </OperatorButton>
                 )}
               </div>
             )}
@@ -254,15 +345,18 @@ export function RunDetail({ runId }: { runId: string }) {
               <p className="muted">No calls to NiFi.</p>
             ) : (
               <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="dispatches-title">
-                <table>
+                <table className="dispatches">
                   <thead>
                     <tr>
                       <th scope="col">Type</th>
                       <th scope="col">Partition</th>
                       <th scope="col">Status</th>
                       <th scope="col">Attempts</th>
+                      <th scope="col">Last HTTP status</th>
+                      <th scope="col">Created</th>
                       <th scope="col">Sent</th>
-                      <th scope="col">Acknowledged</th>
+                      <th scope="col">Next attempt</th>
+                      <th scope="col">Ended</th>
                       <th scope="col">Last error</th>
                       <th scope="col">Id</th>
                       <th scope="col">Action</th>
@@ -277,21 +371,25 @@ export function RunDetail({ runId }: { runId: string }) {
                           <Badge status={d.status} />
                         </td>
                         <td className="num">{d.attemptCount}</td>
+                        <td className="num" data-testid="http-status">
+                          {d.lastHttpStatus ?? '—'}
+                        </td>
+                        <td>{formatTime(d.createdAt)}</td>
                         <td>{formatTime(d.sentAt)}</td>
-                        <td>{formatTime(d.ackedAt)}</td>
+                        <td>{d.status === 'PENDING' ? formatTime(d.nextAttemptAt) : '—'}</td>
+                        <td>{dispatchEnd(d)}</td>
                         <td className="message">{d.lastError ?? '—'}</td>
                         <td>
                           <code>{shortId(d.dispatchId)}</code>
                         </td>
                         <td>
                           {resendable(d) && (
-                            <button
-                              type="button"
+                            <OperatorButton
                               onClick={() => setAction({ kind: 'resend', dispatch: d })}
                               aria-label={`Resend ${d.status} dispatch ${shortId(d.dispatchId)}`}
                             >
                               Resend…
-                            </button>
+                            </OperatorButton>
                           )}
                         </td>
                       </tr>
@@ -319,12 +417,14 @@ export function RunDetail({ runId }: { runId: string }) {
                     {e.errorCode && <span> · {e.errorCode}</span>}
                     {e.actor && <span className="muted"> · by {e.actor}</span>}
                     {e.processGroup && e.processGroup !== 'LOAD_CONTROL_API' && <span className="muted"> · {e.processGroup}</span>}
-                    {e.message && <p className="message">{e.message.slice(0, 300)}</p>}
+                    {e.message && <p className="message">{e.message}</p>}
                   </li>
                 ))}
               </ol>
             )}
           </section>
+
+          <OtherAttempts run={run} />
         </>
       )}
 
@@ -333,7 +433,7 @@ export function RunDetail({ runId }: { runId: string }) {
           runLabel={`${shortId(run.runId)} (${run.jobKey} / ${run.businessKey})`}
           onClose={() => setAction(null)}
           onConfirm={async (resolution, reason) => {
-            await session.request(RESOLVE_UNKNOWN, { input: { runId: run.runId, resolution, reason } });
+            await api.request(RESOLVE_UNKNOWN, { input: { runId: run.runId, resolution, reason } });
             announce(`Run resolved as ${resolution}.`);
           }}
         />
@@ -344,7 +444,7 @@ export function RunDetail({ runId }: { runId: string }) {
           confirmLabel="Cancel run"
           onClose={() => setAction(null)}
           onConfirm={async (reason) => {
-            await session.request(CANCEL_RUN, { input: { runId: run.runId, reason } });
+            await api.request(CANCEL_RUN, { input: { runId: run.runId, reason } });
             announce('Run cancelled.');
           }}
         >
@@ -360,7 +460,7 @@ export function RunDetail({ runId }: { runId: string }) {
           confirmLabel="Reissue"
           onClose={() => setAction(null)}
           onConfirm={async (reason) => {
-            await session.request(REISSUE_PARTITION, { input: { runId: run.runId, partitionId: action.partitionId, reason } });
+            await api.request(REISSUE_PARTITION, { input: { runId: run.runId, partitionId: action.partitionId, reason } });
             announce(`Partition ${action.partitionId} reissued.`);
           }}
         >
@@ -376,7 +476,7 @@ export function RunDetail({ runId }: { runId: string }) {
           confirmLabel="Resend"
           onClose={() => setAction(null)}
           onConfirm={async () => {
-            await session.request(RESEND_DISPATCH, { input: { runId: run.runId, dispatchId: action.dispatch.dispatchId } });
+            await api.request(RESEND_DISPATCH, { input: { runId: run.runId, dispatchId: action.dispatch.dispatchId } });
             announce(`Dispatch ${shortId(action.dispatch.dispatchId)} queued again.`);
           }}
         >

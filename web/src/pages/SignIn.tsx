@@ -1,6 +1,6 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { describeError, request } from '../api/client';
-import { SIGN_IN_CHECK } from '../api/operations';
+import { ME, documentText } from '../api/operations';
 import { useSessionState } from '../session';
 
 /** Sign in with a token (nifi, operator or viewer); it is checked against the API before it is kept. */
@@ -25,7 +25,7 @@ export function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      await request(value, SIGN_IN_CHECK);
+      await request(value, documentText(ME));
       signIn(value, remember);
     } catch (e) {
       setError(describeError(e));

@@ -1,0 +1,193 @@
+import { useEffect, useId, useState } from 'react';
+import { describeError } from '../api/client';
+import { PARTITION_PAGE, type Partition, type RunDetail } from '../api/operations';
+import { useApi } from '../api/typed';
+import { count, formatTime } from '../format';
+import { PARTITION_STATUSES, tone } from '../states';
+import { Badge } from './Badge';
+
+const PAGE = 50;
+
+/** A large run's partitions as one bar: a segment per status, its width the share, its count in the legend. */
+function SummaryBar({ run }: { run: RunDetail }) {
+  const total = run.partitionCounts.reduce((sum, c) => sum + c.count, 0);
+  return (
+    <>
+      <div className="pbar" aria-hidden="true">
+        {run.partitionCounts.map((c) => (
+          <span key={c.status} className={`pbar-part tone-${tone(c.status)}`} style={{ width: `${(c.count / total) * 100}%` }} />
+        ))}
+      </div>
+      <ul className="legend" aria-label="Partitions by status">
+        {run.partitionCounts.map((c) => (
+          <li key={c.status} data-status-count={c.status}>
+            <span className={`swatch tone-${tone(c.status)}`} aria-hidden="true" />
+            {c.status.replaceAll('_', ' ')}: {count(c.count)}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
+/**
+ * A run too large for the grid: the summary bar, then its partitions a page at a time (partitionPage), filtered by
+ * status and by a part of the partition id. The page shown is read again when the run's counts move.
+ */
+export function PartitionSummary({
+  run,
+  selected,
+  onSelect,
+}: {
+  run: RunDetail;
+  selected: string | null;
+  onSelect(partition: Partition): void;
+}) {
+  const api = useApi();
+  const [status, setStatus] = useState('');
+  const [search, setSearch] = useState('');
+  const [applied, setApplied] = useState('');
+  /** The cursors of the pages before the one shown ('' for the first page), so Previous works. */
+  const [cursors, setCursors] = useState<string[]>(['']);
+  const [page, setPage] = useState<{ nodes: Partition[]; next: string | null; total: number } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const ids = { status: useId(), search: useId(), title: useId() };
+  const after = cursors[cursors.length - 1]!;
+  const moved = JSON.stringify(run.partitionCounts);
+
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setApplied(search.trim());
+      setCursors(['']);
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [search]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `moved` is what re-reads the page as partitions progress
+  useEffect(() => {
+    api
+      .request(PARTITION_PAGE, {
+        runId: run.runId,
+        first: PAGE,
+        after: after || null,
+        status: (status || null) as Partition['status'] | null,
+        search: applied || null,
+      })
+      .then((d) => {
+        const connection = d.run?.partitionPage;
+        if (!connection) return;
+        setError(null);
+        setPage({
+          nodes: connection.nodes,
+          next: connection.pageInfo.hasNextPage ? connection.pageInfo.endCursor : null,
+          total: connection.totalCount,
+        });
+      })
+      .catch((e) => setError(describeError(e)));
+  }, [api, run.runId, after, status, applied, moved]);
+
+  const first = (cursors.length - 1) * PAGE + 1;
+  return (
+    <div className="psummary">
+      <SummaryBar run={run} />
+      <form className="filters ptable-filters" role="search" aria-label="Filter partitions" onSubmit={(e) => e.preventDefault()}>
+        <div>
+          <label htmlFor={ids.status}>Partition status</label>
+          <select
+            id={ids.status}
+            value={status}
+            onChange={(e) => {
+              setStatus(e.target.value);
+              setCursors(['']);
+            }}
+          >
+            <option value="">Any</option>
+            {PARTITION_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor={ids.search}>Partition id contains</label>
+          <input id={ids.search} type="search" value={search} spellCheck={false} onChange={(e) => setSearch(e.target.value)} />
+        </div>
+      </form>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {page && (
+        <>
+          <p id={ids.title} data-testid="partition-range">
+            {page.total === 0
+              ? 'No partitions match.'
+              : `Partitions ${count(first)}–${count(first + page.nodes.length - 1)} of ${count(page.total)}`}
+          </p>
+          {page.nodes.length > 0 && (
+            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby={ids.title}>
+              <table className="ptable">
+                <thead>
+                  <tr>
+                    <th scope="col">Partition</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Rows received / expected</th>
+                    <th scope="col">Chunks</th>
+                    <th scope="col">Attempts</th>
+                    <th scope="col">Worker</th>
+                    <th scope="col">Last heartbeat</th>
+                    <th scope="col">Error</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.nodes.map((p) => (
+                    <tr key={p.partitionId} data-partition-row={p.partitionId}>
+                      <td>
+                        <button
+                          type="button"
+                          className="link"
+                          aria-pressed={selected === p.partitionId}
+                          aria-label={`Partition ${p.partitionId}: ${p.status}`}
+                          onClick={() => onSelect(p)}
+                        >
+                          {p.partitionId}
+                        </button>
+                      </td>
+                      <td>
+                        <Badge status={p.status} />
+                      </td>
+                      <td className="num">
+                        {count(p.receivedRows)} / {count(p.expectedRowCount)}
+                      </td>
+                      <td className="num">
+                        {p.receivedChunks} of {p.reportedChunkCount ?? '?'}
+                      </td>
+                      <td className="num">{p.attemptCount}</td>
+                      <td>{p.workerNode ?? '—'}</td>
+                      <td>{formatTime(p.heartbeatAt)}</td>
+                      <td className="message">{p.errorCode ? `${p.errorCode} ${p.errorMessage ?? ''}` : '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <div className="pager">
+            {cursors.length > 1 && (
+              <button type="button" onClick={() => setCursors((c) => c.slice(0, -1))}>
+                Previous partitions
+              </button>
+            )}
+            {page.next && (
+              <button type="button" onClick={() => setCursors((c) => [...c, page.next!])}>
+                Next partitions
+              </button>
+            )}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}

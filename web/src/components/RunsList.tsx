@@ -1,0 +1,333 @@
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { describeError } from '../api/client';
+import { RUNS, RUNS_CHANGED, type RunRow } from '../api/operations';
+import { useApi, useLive } from '../api/typed';
+import { count, elapsed, formatTime, shortId } from '../format';
+import { type LiveState, useNow } from '../hooks';
+import { Link, navigate, useLocation } from '../router';
+import { RUN_STATUSES, isActive } from '../states';
+import { Badge } from './Badge';
+
+const PAGE = 50;
+
+/** The list's filters, as the URL's query string holds them. */
+interface Filter {
+  job: string;
+  key: string;
+  status: string;
+  from: string;
+  to: string;
+  oldest: boolean;
+  active: boolean;
+  after: string;
+}
+
+function readFilter(search: string): Filter {
+  const q = new URLSearchParams(search);
+  const status = q.get('status') ?? '';
+  return {
+    job: q.get('job') ?? '',
+    key: q.get('key') ?? '',
+    status: (RUN_STATUSES as readonly string[]).includes(status) ? status : '',
+    from: /^\d{4}-\d{2}-\d{2}$/.test(q.get('from') ?? '') ? q.get('from')! : '',
+    to: /^\d{4}-\d{2}-\d{2}$/.test(q.get('to') ?? '') ? q.get('to')! : '',
+    oldest: q.get('order') === 'oldest',
+    active: q.get('active') === '1',
+    after: q.get('after') ?? '',
+  };
+}
+
+function writeFilter(f: Filter): string {
+  const q = new URLSearchParams();
+  if (f.job) q.set('job', f.job);
+  if (f.key) q.set('key', f.key);
+  if (f.status) q.set('status', f.status);
+  if (f.from) q.set('from', f.from);
+  if (f.to) q.set('to', f.to);
+  if (f.oldest) q.set('order', 'oldest');
+  if (f.active) q.set('active', '1');
+  if (f.after) q.set('after', f.after);
+  const text = q.toString();
+  return text ? `?${text}` : '';
+}
+
+/** The start of a local day as an instant; `dayAfter` for the exclusive end of a range that includes `day`. */
+function dayStart(day: string, dayAfter = false): string {
+  const d = new Date(`${day}T00:00:00`);
+  if (dayAfter) d.setDate(d.getDate() + 1);
+  return d.toISOString();
+}
+
+function matches(run: RunRow, f: Filter, jobKey: string | undefined): boolean {
+  const contains = (text: string, part: string) => text.toLowerCase().includes(part.toLowerCase());
+  if (jobKey && run.jobKey !== jobKey) return false;
+  if (f.job && !contains(run.jobKey, f.job)) return false;
+  if (f.key && !contains(run.businessKey, f.key)) return false;
+  if (f.status && run.status !== f.status) return false;
+  if (f.from && run.startedAt < dayStart(f.from)) return false;
+  if (f.to && run.startedAt >= dayStart(f.to, true)) return false;
+  return !f.active || isActive(run.status);
+}
+
+/**
+ * Runs, newest (or oldest) first, a page at a time: substring search on job and business key, status, active only and a
+ * start date range. Every filter and the page live in the URL. With `jobKey`: that job's runs only (its history).
+ */
+export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId: string; onLive(state: LiveState): void }) {
+  const api = useApi();
+  const now = useNow();
+  const { path, search } = useLocation();
+  const applied = readFilter(search);
+  const appliedKey = writeFilter(applied);
+  const [draft, setDraft] = useState({ job: applied.job, key: applied.key });
+  const [runs, setRuns] = useState<RunRow[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const ids = { job: useId(), key: useId(), status: useId(), from: useId(), to: useId(), order: useId(), active: useId() };
+
+  const typed = useRef(draft);
+  typed.current = draft;
+  const apply = useCallback(
+    (change: Partial<Filter>, replace = false) => {
+      // a new filter starts again at the first page, and takes the text typed so far with it
+      const text = { job: typed.current.job.trim(), key: typed.current.key.trim() };
+      navigate(`${path}${writeFilter({ ...readFilter(location.search), after: '', ...text, ...change })}`, { replace });
+    },
+    [path],
+  );
+
+  // typing changes the URL once it pauses (replacing the entry: back goes to the previous search, not each letter)
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      const f = readFilter(location.search);
+      if (draft.job.trim() !== f.job || draft.key.trim() !== f.key) apply({}, true);
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [draft, apply]);
+
+  // back and forward change the URL: the fields follow it
+  useEffect(() => {
+    const f = readFilter(appliedKey);
+    setDraft((d) => (d.job.trim() === f.job && d.key.trim() === f.key ? d : { job: f.job, key: f.key }));
+  }, [appliedKey]);
+
+  const load = useCallback(() => {
+    const f = readFilter(appliedKey);
+    api
+      .request(RUNS, {
+        first: PAGE,
+        after: f.after || null,
+        order: f.oldest ? 'OLDEST_FIRST' : 'NEWEST_FIRST',
+        filter: {
+          jobKey: jobKey ?? null,
+          jobKeyContains: f.job || null,
+          businessKeyContains: f.key || null,
+          status: (f.status || null) as RunRow['status'] | null,
+          activeOnly: f.active || null,
+          startedFrom: f.from ? dayStart(f.from) : null,
+          startedBefore: f.to ? dayStart(f.to, true) : null,
+        },
+      })
+      .then((d) => {
+        setError(null);
+        setRuns(d.runs?.nodes ?? []);
+        setNext(d.runs?.pageInfo.hasNextPage ? d.runs.pageInfo.endCursor : null);
+      })
+      .catch((e) => setError(describeError(e)));
+  }, [api, appliedKey, jobKey]);
+  useEffect(() => load(), [load]);
+
+  const live = useLive(
+    RUNS_CHANGED,
+    { jobKey: jobKey ?? null },
+    {
+      onData: ({ runChanged: run }) => {
+        if (!run) return;
+        const f = readFilter(appliedKey);
+        setRuns((old) => {
+          if (!old) return old;
+          const known = old.some((r) => r.runId === run.runId);
+          if (!matches(run, f, jobKey)) return known ? old.filter((r) => r.runId !== run.runId) : old;
+          if (known) return old.map((r) => (r.runId === run.runId ? run : r));
+          // a new run belongs on the first page of the newest-first order only
+          if (f.after || f.oldest) return old;
+          return [run, ...old].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, PAGE);
+        });
+      },
+      onConnected: (reconnected) => reconnected && load(),
+    },
+  );
+  useEffect(() => onLive(live), [live, onLive]);
+
+  return (
+    <>
+      <form
+        className="filters"
+        role="search"
+        aria-label="Filter runs"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply({});
+        }}
+      >
+        {!jobKey && (
+          <div>
+            <label htmlFor={ids.job}>Job contains</label>
+            <input
+              id={ids.job}
+              type="search"
+              value={draft.job}
+              spellCheck={false}
+              onChange={(e) => setDraft({ ...draft, job: e.target.value })}
+            />
+          </div>
+        )}
+        <div>
+          <label htmlFor={ids.key}>Business key contains</label>
+          <input
+            id={ids.key}
+            type="search"
+            value={draft.key}
+            spellCheck={false}
+            onChange={(e) => setDraft({ ...draft, key: e.target.value })}
+          />
+        </div>
+        <div>
+          <label htmlFor={ids.status}>Status</label>
+          <select id={ids.status} value={applied.status} onChange={(e) => apply({ status: e.target.value })}>
+            <option value="">Any</option>
+            {RUN_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor={ids.from}>Started from</label>
+          <input
+            id={ids.from}
+            type="date"
+            value={applied.from}
+            max={applied.to || undefined}
+            onChange={(e) => apply({ from: e.target.value })}
+          />
+        </div>
+        <div>
+          <label htmlFor={ids.to}>Started until</label>
+          <input
+            id={ids.to}
+            type="date"
+            value={applied.to}
+            min={applied.from || undefined}
+            onChange={(e) => apply({ to: e.target.value })}
+          />
+        </div>
+        <div>
+          <label htmlFor={ids.order}>Order</label>
+          <select
+            id={ids.order}
+            value={applied.oldest ? 'oldest' : 'newest'}
+            onChange={(e) => apply({ oldest: e.target.value === 'oldest' })}
+          >
+            <option value="newest">Newest first</option>
+            <option value="oldest">Oldest first</option>
+          </select>
+        </div>
+        <div className="check">
+          <input id={ids.active} type="checkbox" checked={applied.active} onChange={(e) => apply({ active: e.target.checked })} />
+          <label htmlFor={ids.active}>Active only</label>
+        </div>
+      </form>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {runs === null && !error && <p className="muted">Loading…</p>}
+      {runs && runs.length === 0 && <p className="muted">No runs match.</p>}
+      {runs && runs.length > 0 && (
+        <>
+          <div className="table-wrap runs-table" tabIndex={0} role="region" aria-labelledby={titleId}>
+            <table className="runs">
+              <thead>
+                <tr>
+                  <th scope="col">Status</th>
+                  <th scope="col">Job</th>
+                  <th scope="col">Business key</th>
+                  <th scope="col">Run</th>
+                  <th scope="col" title="succeeded / failed / expected">
+                    Partitions
+                  </th>
+                  <th scope="col">Source</th>
+                  <th scope="col">Extracted</th>
+                  <th scope="col">Staging</th>
+                  <th scope="col">Target</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Elapsed</th>
+                  <th scope="col">Error</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.map((r) => (
+                  <tr key={r.runId} data-run={r.runId}>
+                    <td>
+                      <Badge status={r.status} />
+                    </td>
+                    <td>{jobKey ? r.jobKey : <Link to={`/jobs/${encodeURIComponent(r.jobKey)}`}>{r.jobKey}</Link>}</td>
+                    <td>{r.businessKey}</td>
+                    <td>
+                      <Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>
+                        {shortId(r.runId)}
+                      </Link>
+                    </td>
+                    <td>
+                      {r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'}
+                    </td>
+                    <td className="num">{count(r.sourceCount)}</td>
+                    <td className="num">{count(r.extractedCount)}</td>
+                    <td className="num">{count(r.stagingCount)}</td>
+                    <td className="num">{count(r.targetCount)}</td>
+                    <td>{formatTime(r.startedAt)}</td>
+                    <td>{elapsed(r.startedAt, r.completedAt, now)}</td>
+                    <td>{r.errorCode ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {/* a phone gets cards, status first: nothing scrolls sideways */}
+          <ul className="run-cards" aria-labelledby={titleId}>
+            {runs.map((r) => (
+              <li key={r.runId} className="run-card" data-run-card={r.runId}>
+                <div className="run-card-head">
+                  <Badge status={r.status} />
+                  <Link to={`/runs/${r.runId}`} aria-label={`${r.jobKey} / ${r.businessKey}, run ${r.runId}`}>
+                    {r.jobKey} / {r.businessKey}
+                  </Link>
+                </div>
+                <p className="muted">
+                  Partitions {r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'} · extracted{' '}
+                  {count(r.extractedCount)} · started {formatTime(r.startedAt)} · {elapsed(r.startedAt, r.completedAt, now)}
+                  {r.errorCode && ` · ${r.errorCode}`}
+                </p>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <nav className="pager" aria-label="Pages of runs">
+        {applied.after && (
+          <Link to={`${path}${writeFilter({ ...applied, after: '' })}`} className="button">
+            First page
+          </Link>
+        )}
+        {next && (
+          <Link to={`${path}${writeFilter({ ...applied, after: next })}`} className="button">
+            Next page
+          </Link>
+        )}
+      </nav>
+    </>
+  );
+}
