@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { CLAIM, CREATE_RUN, HDFS_ROOT, JOB, manifestInput, REGISTER_MANIFEST, REPORT, RUN, chunkInput } from './support/fixtures.js';
 import { type CollectedSpan, type Collector, SPAN_KIND, STATUS, startCollector } from './support/otlp-collector.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
+import { subscribe } from './support/sse.js';
 import { until } from './support/until.js';
 
 let collector: Collector;
@@ -239,6 +240,19 @@ describe('tracing', () => {
     expect(conflictOperation.status.message).toMatch(/^FILE_PATH_CONFLICT/);
     const refused = (await statementsUnder(conflictOperation)).find((s) => s.status.code === STATUS.ERROR);
     expect(refused?.attributes).toMatchObject({ 'db.response.status_code': '23505', 'error.type': '23505' });
+
+    // a subscription's event stream lives for hours: not traced
+    const stream = await subscribe(url, 'subscription($runId: UUID!) { runChanged(runId: $runId) { status } }', { runId: run.runId });
+    expect(stream.status).toBe(200);
+    const streamId = stream.headers.get('x-request-id');
+    expect(streamId).toBeTruthy();
+    stream.close();
+    // two requests after it, each waited for: a span of the stream's would have ended before them
+    for (const requestId of ['trace-after-stream-1', 'trace-after-stream-2']) {
+      await gql(RUN, { runId: run.runId }, { token: 'viewer', headers: { 'X-Request-Id': requestId } });
+      await serverSpanOf(requestId);
+    }
+    expect(collector.spans.filter((s) => s.attributes['lc.request_id'] === streamId)).toEqual([]);
 
     // refused by the HTTP layer before any GraphQL: a request span alone
     const anonymous = await gql(RUN, { runId: run.runId }, { token: null, headers: { 'X-Request-Id': 'trace-anonymous' } });

@@ -38,7 +38,8 @@ function headerInWriteHead(args: unknown[], name: string): string | undefined {
  */
 export function inRequestSpan(req: http.IncomingMessage, res: http.ServerResponse, scheme: string, handle: () => void): void {
   const tracer = activeTracer();
-  if (!tracer) {
+  // a subscription's stream lives for hours: neither it nor its events are traced
+  if (!tracer || req.headers.accept?.includes('text/event-stream')) {
     handle();
     return;
   }
