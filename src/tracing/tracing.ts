@@ -56,7 +56,8 @@ export interface Tracing {
 
 /** The exporter's own troubles (a collector that does not answer) as log lines, not on stderr. */
 function diagnosticsTo(log: Logger): DiagLogger {
-  const warn = (message: string, ...args: unknown[]) => log.warn({ detail: args.map(String).join(' ') }, `tracing: ${message}`);
+  const warn = (message: string, ...args: unknown[]) =>
+    log.warn({ detail: [message, ...args.map(String)].join(' ') }, 'tracing_diagnostic');
   const ignore = () => undefined;
   return { error: warn, warn, info: ignore, debug: ignore, verbose: ignore };
 }
