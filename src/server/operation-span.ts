@@ -37,8 +37,8 @@ function identify(span: Span, source: unknown): void {
 
 /**
  * A span per query and mutation, named `<type> <root field>`, with runId/partitionId/jobKey from the input
- * variables or the payload (createRun's new runId), and its errors' code (the answer's X-Error-Code) as its failure. Subscriptions
- * live for hours and are not traced.
+ * variables or the payload (createRun's new runId), and its errors' code (the answer's X-Error-Code) as its
+ * failure. Subscriptions live for hours and are not traced.
  */
 export function useOperationSpans(): Plugin {
   return {
