@@ -4,6 +4,7 @@
 // receiver; failures carry their codes; hostile traceparent headers are ignored.
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, spawnCli, waitUntilReady } from '../bench/support.js';
 import { graphqlCaller, type TestApi, testConfig, TOKENS } from './support/api.js';
@@ -199,7 +200,7 @@ describe('tracing', () => {
     expect(collector.exports.every((headers) => headers['x-collector-key'] === 'k-123')).toBe(true);
   });
 
-  it('records failures with their codes: a refusal, a failed statement, a request without a token, a failed call', async () => {
+  it('records failures with their codes: a refusal, a failed statement, a request without a token or cut off, a failed call', async () => {
     const created = await gql<{ createRun: { runId: string; hdfsRunPath: string } }>(CREATE_RUN, {
       input: { jobKey: JOB, businessKey: `BK_FAIL_${hex(4)}`, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_INSP_DTL_' },
     });
@@ -260,6 +261,21 @@ describe('tracing', () => {
     const anonymousServer = await serverSpanOf('trace-anonymous');
     expect(anonymousServer.attributes).toMatchObject({ 'http.response.status_code': 401, 'lc.error_code': 'UNAUTHENTICATED' });
     expect(childrenOf(anonymousServer)).toEqual([]);
+
+    // a client that goes away with its request half sent: the span ends failed, with no status it never got
+    const cutTrace = hex(16);
+    const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKENS.nifi}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: 1000\r\ntraceparent: 00-${cutTrace}-${hex(8)}-01\r\n\r\n{"query":`,
+    );
+    // time for the server to read the headers; the span is then waited for, not timed
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    socket.destroy();
+    const cut = await spanWhere('the span of the request cut off', (s) => s.traceId === cutTrace);
+    expect(cut.status).toEqual({ code: STATUS.ERROR, message: 'the connection closed before the answer was sent' });
+    expect(cut.attributes['http.response.status_code']).toBeUndefined();
 
     // a call the receiver refuses: the delivery span failed with the HTTP status
     receiver.reset();

@@ -68,12 +68,13 @@ export function inRequestSpan(req: http.IncomingMessage, res: http.ServerRespons
     return (writeHead as (...a: WriteHeadArgs) => http.ServerResponse).apply(this, args);
   } as typeof res.writeHead;
   res.once('close', () => {
-    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+    if (res.headersSent) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
     if (requestId) span.setAttribute(LC_ATTRIBUTES.requestId, requestId);
     if (errorCode) span.setAttribute(LC_ATTRIBUTES.errorCode, errorCode);
-    if (res.statusCode >= 500) failSpan(span, errorCode ?? String(res.statusCode));
+    if (res.headersSent && res.statusCode >= 500) failSpan(span, errorCode ?? String(res.statusCode));
+    else if (!res.writableFinished)
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the connection closed before the answer was sent' });
     else if (errorCode) span.setAttribute(ATTR_ERROR_TYPE, errorCode);
-    else if (!res.writableFinished) span.setStatus({ code: SpanStatusCode.ERROR, message: 'the client went away before the answer' });
     span.end();
   });
   context.with(trace.setSpan(parent, span), handle);
