@@ -9,7 +9,7 @@
 // CPU time per report, so that other load on the machine does not count.
 // With BENCH_ONLY=tracing, the cost of tracing instead: the 8-partition run against two API processes on one
 // database, one with tracing off and one exporting every span (sampleRatio 1) to a loopback OTLP/HTTP sink in
-// this process, alternated round by round.
+// this process, alternated round by round (6 rounds of 10,000 reports unless BENCH_ROUNDS/BENCH_REPORTS say).
 // Usage: npm run build && npx tsx bench/report-chunk.ts   (DATABASE_URL optional; embedded otherwise;
 // BENCH_REPORTS, BENCH_ROUNDS and BENCH_POOL change the run's size, the rounds and the API's pool size;
 // BENCH_ONLY=lone measures only the report on its own, BENCH_ONLY=tracing only tracing's cost)
@@ -414,27 +414,41 @@ async function startSpanSink(): Promise<{ url: string; spans(): number; close():
   };
 }
 
-/** The 8-partition run, ROUNDS times against the API without tracing and against one exporting every span. */
+/**
+ * The 8-partition run against the API without tracing and against one exporting every span, TRACING_ROUNDS
+ * times, the order flipped each round. On a shared machine the throughput of one run drifts by a factor of
+ * several over minutes, so each round's on/off ratio is taken between neighbours, and the ratios' median is the
+ * figure; the API's CPU per report varies less than its throughput.
+ */
 async function tracingScenarios(database: BenchDatabase, poolEnv: Record<string, string>): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+  const reports = Number(process.env.BENCH_REPORTS ?? 10_000);
   const sink = await startSpanSink();
   const off = await startCli('serve', database.url, poolEnv);
   const on = await startCli('serve', database.url, { ...poolEnv, LC_TRACING__ENDPOINT: sink.url });
+  const load0 = loadavg();
   try {
     for (const api of [off, on]) await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
-    const rounds: Array<{ off: ScenarioResult; on: ScenarioResult; spansPerReport: number }> = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      await settle(database.url);
-      const untraced = await runScenario(off.url, off.process.pid!, {
-        name: `off${round}`,
-        partitions: 8,
-        chunksPerPartition: REPORTS / 8,
-      });
-      await settle(database.url);
-      const spans0 = sink.spans();
-      const traced = await runScenario(on.url, on.process.pid!, { name: `on${round}`, partitions: 8, chunksPerPartition: REPORTS / 8 });
-      // the batch exporter sends what it holds every 2 s
-      await new Promise((resolve) => setTimeout(resolve, 2500));
-      rounds.push({ off: untraced, on: traced, spansPerReport: (sink.spans() - spans0) / REPORTS });
+    const results: Array<{ off: ScenarioResult; on: ScenarioResult; spansPerReport: number }> = [];
+    for (let round = 0; round < rounds; round++) {
+      const measured: Partial<Record<'off' | 'on', ScenarioResult>> = {};
+      let spans = 0;
+      for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+        await settle(database.url);
+        const api = mode === 'on' ? on : off;
+        const spans0 = sink.spans();
+        measured[mode] = await runScenario(api.url, api.process.pid!, {
+          name: `${mode}${round}`,
+          partitions: 8,
+          chunksPerPartition: reports / 8,
+        });
+        if (mode === 'on') {
+          // the batch exporter sends what it holds every 2 s
+          await new Promise((resolve) => setTimeout(resolve, 2500));
+          spans = sink.spans() - spans0;
+        }
+      }
+      results.push({ off: measured.off!, on: measured.on!, spansPerReport: spans / reports });
     }
     const row = (label: string, r: ScenarioResult, spansPerReport?: number) => ({
       run: label,
@@ -447,10 +461,10 @@ async function tracingScenarios(database: BenchDatabase, poolEnv: Record<string,
       'spans exported/report': spansPerReport === undefined ? '-' : fmt(spansPerReport, 2),
     });
     printTable(
-      `reportChunk over HTTP with tracing off and on (every span exported to a loopback OTLP sink), 8 partitions, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client'}), ${REPORTS} reports per run`,
-      rounds.flatMap((r, i) => [row(`round ${i + 1}: tracing off`, r.off), row(`round ${i + 1}: tracing on`, r.on, r.spansPerReport)]),
+      `reportChunk over HTTP with tracing off and on (every span exported to a loopback OTLP sink), 8 partitions, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client'}), ${reports} reports per run`,
+      results.flatMap((r, i) => [row(`round ${i + 1}: tracing off`, r.off), row(`round ${i + 1}: tracing on`, r.on, r.spansPerReport)]),
     );
-    const medianOf = (pick: (r: (typeof rounds)[number]) => number) => median(rounds.map(pick));
+    const medianOf = (pick: (r: (typeof results)[number]) => number) => median(results.map(pick));
     const summary = {
       off: {
         perSecond: medianOf((r) => r.off.reports.perSecond),
@@ -465,29 +479,25 @@ async function tracingScenarios(database: BenchDatabase, poolEnv: Record<string,
         apiCpuUs: medianOf((r) => r.on.apiCpuUs),
         spansPerReport: medianOf((r) => r.spansPerReport),
       },
+      // each round's on/off, then their median
+      throughputRatio: medianOf((r) => r.on.reports.perSecond / r.off.reports.perSecond),
+      apiCpuRatio: medianOf((r) => r.on.apiCpuUs / r.off.apiCpuUs),
+      loadAverage: { before: load0, after: loadavg() },
     };
-    printTable(`medians over ${ROUNDS} rounds`, [
-      {
-        tracing: 'off',
-        'reports/s': fmt(summary.off.perSecond, 0),
-        'p50 ms': fmt(summary.off.p50, 2),
-        'p99 ms': fmt(summary.off.p99, 2),
-        'API CPU µs/report': fmt(summary.off.apiCpuUs, 0),
-      },
-      {
-        tracing: 'on',
-        'reports/s': fmt(summary.on.perSecond, 0),
-        'p50 ms': fmt(summary.on.p50, 2),
-        'p99 ms': fmt(summary.on.p99, 2),
-        'API CPU µs/report': fmt(summary.on.apiCpuUs, 0),
-      },
-    ]);
+    const line = (tracing: string, m: typeof summary.off) => ({
+      tracing,
+      'reports/s': fmt(m.perSecond, 0),
+      'p50 ms': fmt(m.p50, 2),
+      'p99 ms': fmt(m.p99, 2),
+      'API CPU µs/report': fmt(m.apiCpuUs, 0),
+    });
+    printTable(`medians over ${rounds} rounds`, [line('off', summary.off), line('on', summary.on)]);
+    const load = (l: number[]) => l.map((v) => fmt(v, 2)).join(' ');
     console.log(
-      `tracing on / off (medians): throughput ${fmt(summary.on.perSecond / summary.off.perSecond, 2)}, API CPU per report ${fmt(summary.on.apiCpuUs / summary.off.apiCpuUs, 2)}; load average ${loadavg()
-        .map((l) => fmt(l, 2))
-        .join(' ')}`,
+      `tracing on / off, median of the rounds' ratios: throughput ${fmt(summary.throughputRatio, 2)}, API CPU per report ${fmt(summary.apiCpuRatio, 2)}; ` +
+        `load average ${load(summary.loadAverage.before)} before, ${load(summary.loadAverage.after)} after`,
     );
-    console.log(JSON.stringify({ bench: 'report-chunk-tracing', ...summary, loadAverage: loadavg() }));
+    console.log(JSON.stringify({ bench: 'report-chunk-tracing', ...summary }));
   } finally {
     await Promise.all([off.stop(), on.stop()]);
     await sink.close();
