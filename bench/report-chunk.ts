@@ -9,7 +9,8 @@
 // CPU time per report, so that other load on the machine does not count.
 // With BENCH_ONLY=tracing, the cost of tracing instead: the 8-partition run against two API processes on one
 // database, one with tracing off and one exporting every span (sampleRatio 1) to a loopback OTLP/HTTP sink in
-// this process, alternated round by round (6 rounds of 10,000 reports unless BENCH_ROUNDS/BENCH_REPORTS say).
+// this process, alternated round by round (6 rounds of 10,000 reports unless BENCH_ROUNDS/BENCH_REPORTS say;
+// BENCH_SAMPLE_RATIO=0 measures what tracing costs when it keeps no trace: the context propagation alone).
 // Usage: npm run build && npx tsx bench/report-chunk.ts   (DATABASE_URL optional; embedded otherwise;
 // BENCH_REPORTS, BENCH_ROUNDS and BENCH_POOL change the run's size, the rounds and the API's pool size;
 // BENCH_ONLY=lone measures only the report on its own, BENCH_ONLY=tracing only tracing's cost)
@@ -425,7 +426,8 @@ async function tracingScenarios(database: BenchDatabase, poolEnv: Record<string,
   const reports = Number(process.env.BENCH_REPORTS ?? 10_000);
   const sink = await startSpanSink();
   const off = await startCli('serve', database.url, poolEnv);
-  const on = await startCli('serve', database.url, { ...poolEnv, LC_TRACING__ENDPOINT: sink.url });
+  const sampleRatio = process.env.BENCH_SAMPLE_RATIO ?? '1';
+  const on = await startCli('serve', database.url, { ...poolEnv, LC_TRACING__ENDPOINT: sink.url, LC_TRACING__SAMPLE_RATIO: sampleRatio });
   const load0 = loadavg();
   try {
     for (const api of [off, on]) await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
@@ -461,7 +463,7 @@ async function tracingScenarios(database: BenchDatabase, poolEnv: Record<string,
       'spans exported/report': spansPerReport === undefined ? '-' : fmt(spansPerReport, 2),
     });
     printTable(
-      `reportChunk over HTTP with tracing off and on (every span exported to a loopback OTLP sink), 8 partitions, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client'}), ${reports} reports per run`,
+      `reportChunk over HTTP with tracing off and on (sampleRatio ${sampleRatio}, exporting to a loopback OTLP sink), 8 partitions, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client'}), ${reports} reports per run`,
       results.flatMap((r, i) => [row(`round ${i + 1}: tracing off`, r.off), row(`round ${i + 1}: tracing on`, r.on, r.spansPerReport)]),
     );
     const medianOf = (pick: (r: (typeof results)[number]) => number) => median(results.map(pick));
@@ -497,7 +499,7 @@ async function tracingScenarios(database: BenchDatabase, poolEnv: Record<string,
       `tracing on / off, median of the rounds' ratios: throughput ${fmt(summary.throughputRatio, 2)}, API CPU per report ${fmt(summary.apiCpuRatio, 2)}; ` +
         `load average ${load(summary.loadAverage.before)} before, ${load(summary.loadAverage.after)} after`,
     );
-    console.log(JSON.stringify({ bench: 'report-chunk-tracing', ...summary }));
+    console.log(JSON.stringify({ bench: 'report-chunk-tracing', sampleRatio: Number(sampleRatio), ...summary }));
   } finally {
     await Promise.all([off.stop(), on.stop()]);
     await sink.close();

@@ -30,6 +30,9 @@ export const LC_ATTRIBUTES = {
   partitionId: 'lc.partition_id',
   jobKey: 'lc.job_key',
   dispatchId: 'lc.dispatch_id',
+  dispatchType: 'lc.dispatch.type',
+  dispatchAttempt: 'lc.dispatch.attempt',
+  dispatchBatchSize: 'lc.dispatch.batch_size',
   requestId: 'lc.request_id',
   errorCode: 'lc.error_code',
 } as const;

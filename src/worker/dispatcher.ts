@@ -82,8 +82,8 @@ function deliveryAttributes(d: LeasedDispatch, url: string): Attributes {
     [ATTR_SERVER_PORT]: Number(target.port) || (target.protocol === 'https:' ? 443 : 80),
     [ATTR_URL_FULL]: `${target.origin}${target.pathname}`,
     [LC_ATTRIBUTES.dispatchId]: d.dispatchId,
-    'lc.dispatch.type': d.dispatchType,
-    'lc.dispatch.attempt': d.attempt,
+    [LC_ATTRIBUTES.dispatchType]: d.dispatchType,
+    [LC_ATTRIBUTES.dispatchAttempt]: d.attempt,
     ...(d.runId ? { [LC_ATTRIBUTES.runId]: d.runId } : {}),
     ...(d.partitionId ? { [LC_ATTRIBUTES.partitionId]: d.partitionId } : {}),
     ...(d.jobKey ? { [LC_ATTRIBUTES.jobKey]: d.jobKey } : {}),
@@ -176,7 +176,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * a batch is a trace: its calls and its bookkeeping statements are the children of one span.
    */
   function deliver(leased: LeasedDispatch[]): Promise<void> {
-    return inSpan('dispatch batch', { attributes: { 'lc.dispatch.batch_size': leased.length } }, () => deliverBatch(leased));
+    return inSpan('dispatch batch', { attributes: { [LC_ATTRIBUTES.dispatchBatchSize]: leased.length } }, () => deliverBatch(leased));
   }
 
   async function deliverBatch(leased: LeasedDispatch[]): Promise<void> {
