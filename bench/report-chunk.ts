@@ -7,10 +7,16 @@
 // nifi_ops.report_chunk against nifi_ops.report_chunks with a batch of one (new chunks, then the same chunks
 // replayed, which a batch answers DEFERRED and report_chunk then decides), in the database backend's own
 // CPU time per report, so that other load on the machine does not count.
+// With BENCH_ONLY=tracing, the cost of tracing instead: the 8-partition run against two API processes on one
+// database, one with tracing off and one exporting every span (sampleRatio 1) to a loopback OTLP/HTTP sink in
+// this process, alternated round by round (6 rounds of 10,000 reports unless BENCH_ROUNDS/BENCH_REPORTS say;
+// BENCH_SAMPLE_RATIO=0 measures what tracing costs when it keeps no trace: the context propagation alone).
 // Usage: npm run build && npx tsx bench/report-chunk.ts   (DATABASE_URL optional; embedded otherwise;
 // BENCH_REPORTS, BENCH_ROUNDS and BENCH_POOL change the run's size, the rounds and the API's pool size;
-// BENCH_ONLY=lone measures only the report on its own)
+// BENCH_ONLY=lone measures only the report on its own, BENCH_ONLY=tracing only tracing's cost)
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import {
   benchDatabase,
@@ -37,6 +43,7 @@ const REPORTS = Number(process.env.BENCH_REPORTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WRK = wrkInstalled();
 const ONLY_LONE = process.env.BENCH_ONLY === 'lone';
+const ONLY_TRACING = process.env.BENCH_ONLY === 'tracing';
 
 const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
 const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
@@ -242,7 +249,16 @@ async function main(): Promise<void> {
   const database = await benchDatabase();
   // the product's default pool (database.poolSize 10): on two cores, more connections than that only queue
   // on the CPU, and a lock holder waiting for a core holds up every report behind it
-  const api = await startCli('serve', database.url, process.env.BENCH_POOL ? { LC_DATABASE__POOLSIZE: process.env.BENCH_POOL } : {});
+  const poolEnv: Record<string, string> = process.env.BENCH_POOL ? { LC_DATABASE__POOLSIZE: process.env.BENCH_POOL } : {};
+  if (ONLY_TRACING) {
+    try {
+      await tracingScenarios(database, poolEnv);
+    } finally {
+      await database.close();
+    }
+    return;
+  }
+  const api = await startCli('serve', database.url, poolEnv);
   try {
     if (!ONLY_LONE) await httpScenarios(api, database);
     await loneScenarios(api, database);
@@ -374,6 +390,120 @@ async function loneScenarios(api: ServedApi, database: BenchDatabase): Promise<v
     })),
   );
   console.log(JSON.stringify({ bench: 'report-chunk-lone', lone: lone.map((r) => ({ single: r.single, batchOfOne: r['batch of one'] })) }));
+}
+
+/** A loopback OTLP/HTTP (JSON) receiver that counts the spans it is sent and answers as a collector does. */
+async function startSpanSink(): Promise<{ url: string; spans(): number; close(): Promise<void> }> {
+  let spans = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        resourceSpans: Array<{ scopeSpans: Array<{ spans?: unknown[] }> }>;
+      };
+      for (const resource of body.resourceSpans) for (const scope of resource.scopeSpans) spans += scope.spans?.length ?? 0;
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    spans: () => spans,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The 8-partition run against the API without tracing and against one exporting every span, TRACING_ROUNDS
+ * times, the order flipped each round. On a shared machine the throughput of one run drifts by a factor of
+ * several over minutes, so each round's on/off ratio is taken between neighbours, and the ratios' median is the
+ * figure; the API's CPU per report varies less than its throughput.
+ */
+async function tracingScenarios(database: BenchDatabase, poolEnv: Record<string, string>): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+  const reports = Number(process.env.BENCH_REPORTS ?? 10_000);
+  const sink = await startSpanSink();
+  const off = await startCli('serve', database.url, poolEnv);
+  const sampleRatio = process.env.BENCH_SAMPLE_RATIO ?? '1';
+  const on = await startCli('serve', database.url, { ...poolEnv, LC_TRACING__ENDPOINT: sink.url, LC_TRACING__SAMPLE_RATIO: sampleRatio });
+  const load0 = loadavg();
+  try {
+    for (const api of [off, on]) await runScenario(api.url, api.process.pid!, { name: 'warmup', partitions: 8, chunksPerPartition: 250 });
+    const results: Array<{ off: ScenarioResult; on: ScenarioResult; spansPerReport: number }> = [];
+    for (let round = 0; round < rounds; round++) {
+      const measured: Partial<Record<'off' | 'on', ScenarioResult>> = {};
+      let spans = 0;
+      for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+        await settle(database.url);
+        const api = mode === 'on' ? on : off;
+        const spans0 = sink.spans();
+        measured[mode] = await runScenario(api.url, api.process.pid!, {
+          name: `${mode}${round}`,
+          partitions: 8,
+          chunksPerPartition: reports / 8,
+        });
+        if (mode === 'on') {
+          // the batch exporter sends what it holds every 2 s
+          await new Promise((resolve) => setTimeout(resolve, 2500));
+          spans = sink.spans() - spans0;
+        }
+      }
+      results.push({ off: measured.off!, on: measured.on!, spansPerReport: spans / reports });
+    }
+    const row = (label: string, r: ScenarioResult, spansPerReport?: number) => ({
+      run: label,
+      'reports/s': fmt(r.reports.perSecond, 0),
+      'p50 ms': fmt(r.reports.p50, 2),
+      'p99 ms': fmt(r.reports.p99, 2),
+      'API CPU µs/report': fmt(r.apiCpuUs, 0),
+      'PG CPU µs/report': fmt(r.pgCpuUs, 0),
+      'mean batch': fmt(r.meanBatch, 1),
+      'spans exported/report': spansPerReport === undefined ? '-' : fmt(spansPerReport, 2),
+    });
+    printTable(
+      `reportChunk over HTTP with tracing off and on (sampleRatio ${sampleRatio}, exporting to a loopback OTLP sink), 8 partitions, ${CLIENTS} clients (${WRK ? 'wrk' : 'Node client'}), ${reports} reports per run`,
+      results.flatMap((r, i) => [row(`round ${i + 1}: tracing off`, r.off), row(`round ${i + 1}: tracing on`, r.on, r.spansPerReport)]),
+    );
+    const medianOf = (pick: (r: (typeof results)[number]) => number) => median(results.map(pick));
+    const summary = {
+      off: {
+        perSecond: medianOf((r) => r.off.reports.perSecond),
+        p50: medianOf((r) => r.off.reports.p50),
+        p99: medianOf((r) => r.off.reports.p99),
+        apiCpuUs: medianOf((r) => r.off.apiCpuUs),
+      },
+      on: {
+        perSecond: medianOf((r) => r.on.reports.perSecond),
+        p50: medianOf((r) => r.on.reports.p50),
+        p99: medianOf((r) => r.on.reports.p99),
+        apiCpuUs: medianOf((r) => r.on.apiCpuUs),
+        spansPerReport: medianOf((r) => r.spansPerReport),
+      },
+      // each round's on/off, then their median
+      throughputRatio: medianOf((r) => r.on.reports.perSecond / r.off.reports.perSecond),
+      apiCpuRatio: medianOf((r) => r.on.apiCpuUs / r.off.apiCpuUs),
+      loadAverage: { before: load0, after: loadavg() },
+    };
+    const line = (tracing: string, m: typeof summary.off) => ({
+      tracing,
+      'reports/s': fmt(m.perSecond, 0),
+      'p50 ms': fmt(m.p50, 2),
+      'p99 ms': fmt(m.p99, 2),
+      'API CPU µs/report': fmt(m.apiCpuUs, 0),
+    });
+    printTable(`medians over ${rounds} rounds`, [line('off', summary.off), line('on', summary.on)]);
+    const load = (l: number[]) => l.map((v) => fmt(v, 2)).join(' ');
+    console.log(
+      `tracing on / off, median of the rounds' ratios: throughput ${fmt(summary.throughputRatio, 2)}, API CPU per report ${fmt(summary.apiCpuRatio, 2)}; ` +
+        `load average ${load(summary.loadAverage.before)} before, ${load(summary.loadAverage.after)} after`,
+    );
+    console.log(JSON.stringify({ bench: 'report-chunk-tracing', sampleRatio: Number(sampleRatio), ...summary }));
+  } finally {
+    await Promise.all([off.stop(), on.stop()]);
+    await sink.close();
+  }
 }
 
 await main();

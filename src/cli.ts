@@ -13,6 +13,7 @@ import { checkDatabase } from './db/health.js';
 import { applicationGrants } from './db/grants.js';
 import { migrate, readSchemaStatus } from './db/migrate.js';
 import { startRealtime } from './realtime/realtime.js';
+import { startTracing } from './tracing/tracing.js';
 import { createApiServer } from './server/app.js';
 import { startExecutionLane } from './server/execution-lane.js';
 import { createLogger, type Logger } from './server/logger.js';
@@ -111,6 +112,15 @@ async function requireCurrentSchema(url: string, config: Config, log: Logger): P
         'run `load-control migrate` (it connects as database.migrationUrl, default database.url)',
     );
   }
+}
+
+/**
+ * Tracing for a serve, start or work process, when tracing.endpoint is set: started before anything that makes
+ * spans, its last spans exported once everything else closed (a close registered first runs last).
+ */
+async function traceProcess(config: Config, log: Logger, role: string, shutdown: Shutdown): Promise<void> {
+  const tracing = await startTracing(config.tracing, { role, log });
+  if (tracing) shutdown.close('tracing', () => tracing.shutdown());
 }
 
 class SchemaBehindError extends Error {
@@ -221,6 +231,7 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'serve':
       case 'start': {
+        await traceProcess(config, log, command, shutdown);
         const { url, embedded } = await openDatabase(config, log, command === 'start', shutdown);
         if (command === 'start') await migrate(embedded ? url : (config.database.migrationUrl ?? url), { log: (m) => log.info(m) });
         else await requireCurrentSchema(url, config, log);
@@ -274,6 +285,7 @@ async function main(argv: string[]): Promise<void> {
         if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
           throw new ConfigError(['--metrics-port: must be a port number (0 picks a free one)']);
         }
+        await traceProcess(config, log, command, shutdown);
         const { url } = await openDatabase(config, log, false, shutdown);
         await requireCurrentSchema(url, config, log);
         const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database, onNotifyError: notifyFailed(log) });

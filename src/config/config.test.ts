@@ -73,6 +73,7 @@ describe('loadConfig defaults', () => {
       retention: { ledger: 90 * DAY },
       alerts: { webhooks: [] },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
+      tracing: { endpoint: null, serviceName: 'load-control', sampleRatio: 1, headers: {} },
     });
   });
 
@@ -434,21 +435,88 @@ alerts:
   });
 });
 
+describe('loadConfig tracing', () => {
+  it('reads the exporter endpoint, service name, sample ratio and headers from the file', () => {
+    const config = fromYaml(`
+tracing:
+  endpoint: http://otel-collector:4318/v1/traces
+  serviceName: load-control-eu
+  sampleRatio: 0.25
+  headers: { x-api-key: abc123 }
+`);
+    expect(config.tracing).toEqual({
+      endpoint: 'http://otel-collector:4318/v1/traces',
+      serviceName: 'load-control-eu',
+      sampleRatio: 0.25,
+      headers: { 'x-api-key': 'abc123' },
+    });
+  });
+
+  it('takes every key from LC_TRACING__ variables, the headers as a JSON object', () => {
+    const config = loadConfig({
+      env: {
+        LC_TRACING__ENDPOINT: 'https://collector.example/v1/traces',
+        LC_TRACING__SAMPLE_RATIO: '0.5',
+        LC_TRACING__SERVICE_NAME: 'lc',
+        LC_TRACING__HEADERS: '{"Authorization":"Basic eDp5"}',
+      },
+    });
+    expect(config.tracing).toEqual({
+      endpoint: 'https://collector.example/v1/traces',
+      serviceName: 'lc',
+      sampleRatio: 0.5,
+      headers: { Authorization: 'Basic eDp5' },
+    });
+  });
+
+  it('refuses an endpoint that is not an HTTP URL, a ratio outside 0..1, and headers that are not headers', () => {
+    expect(
+      problems(() =>
+        loadConfig({
+          env: {
+            LC_TRACING__ENDPOINT: 'grpc://collector:4317',
+            LC_TRACING__SAMPLE_RATIO: '1.5',
+            LC_TRACING__SERVICE_NAME: '',
+            LC_TRACING__HEADERS: '{"bad header":"x","x-ok":"a\\nb"}',
+          },
+        }),
+      ),
+    ).toEqual([
+      'config: tracing.endpoint: must be a http or https URL (from LC_TRACING__ENDPOINT)',
+      'config: tracing.serviceName: must not be empty (from LC_TRACING__SERVICE_NAME)',
+      'config: tracing.sampleRatio: must be between 0 and 1 (from LC_TRACING__SAMPLE_RATIO)',
+      'config: tracing.headers.x-ok: must not hold a line break (from LC_TRACING__HEADERS)',
+      'config: tracing.headers.bad header: must be an HTTP header name (from LC_TRACING__HEADERS)',
+    ]);
+    expect(problems(() => loadConfig({ env: { LC_TRACING__HEADERS: '[1' } }))).toEqual([
+      'config: tracing.headers: must be a JSON object of header names to values when given as text (from LC_TRACING__HEADERS)',
+    ]);
+    expect(problems(() => fromYaml('tracing:\n  sampleRatio: half\n'))).toEqual([
+      'config: tracing.sampleRatio: must be a number between 0 and 1',
+    ]);
+  });
+});
+
 describe('describeConfig', () => {
   const config = loadConfig({
     env: {
       DATABASE_URL: 'postgres://lc:s3cret@db.example:5432/lc?sslmode=require',
       LC_NIFI__RECEIVER_URL: 'https://pg05:pw@nifi.example/receive',
       LC_AUTH__TOKENS: JSON.stringify([{ name: 'nifi-prod', sha256: DIGEST, roles: ['nifi'] }]),
+      LC_TRACING__ENDPOINT: 'https://otel:collectorpw@collector.example/v1/traces',
+      LC_TRACING__HEADERS: '{"x-api-key":"collector-key-123"}',
     },
   });
 
-  it('hides passwords and token digests', () => {
+  it("hides passwords, token digests and the trace exporter's header values", () => {
     const described = describeConfig(config);
     const text = JSON.stringify(described);
     expect(text).not.toContain('s3cret');
     expect(text).not.toContain(':pw@');
     expect(text).not.toContain(DIGEST);
+    expect(text).not.toContain('collectorpw');
+    expect(text).not.toContain('collector-key-123');
+    expect(described.tracing).toMatchObject({ endpoint: 'https://otel:***@collector.example/v1/traces', headers: { 'x-api-key': '***' } });
     expect(described.database).toMatchObject({ url: 'postgres://lc:***@db.example:5432/lc?sslmode=require' });
     expect(described.nifi).toMatchObject({ receiverUrl: 'https://pg05:***@nifi.example/receive' });
     expect(described.auth).toEqual({ tokens: [{ name: 'nifi-prod', roles: ['nifi'] }] });

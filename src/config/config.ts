@@ -174,6 +174,25 @@ const nifiTlsSchema = jsonText(
   ),
 ).optional();
 
+// RFC 9110's token: what a header field name may be
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+
+/** Extra HTTP headers for the trace exporter (a collector's API key, say): names to values. */
+const exportHeadersSchema = jsonText(
+  'a JSON object of header names to values',
+  z
+    .record(
+      z.string(),
+      z.string({ error: typeError('a string') }).refine((value) => !/[\r\n\0]/.test(value), 'must not hold a line break'),
+      { error: typeError('a mapping of header names to values') },
+    )
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name' });
+      }
+    }),
+).default({});
+
 const originsSchema = jsonText(
   'a JSON array of origins',
   z.array(
@@ -182,14 +201,13 @@ const originsSchema = jsonText(
   ),
 ).default([]);
 
-// RFC 9110's token: what a header field name may be
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** Headers every webhook call sets itself (src/domain/notifications/webhook-request.ts) or node:http owns. */
+/** Headers every webhook call sets itself (src/domain/notifications/alert-notification.ts; traceparent when tracing is on) or node:http owns. */
 const WEBHOOK_OWN_HEADERS = [
   'content-type',
   'content-length',
   'idempotency-key',
   'x-dispatch-id',
+  'traceparent',
   'host',
   'connection',
   'transfer-encoding',
@@ -350,6 +368,21 @@ const configSchema = z
         /** Bodies longer than this are cut, with how much was left out. */
         bodyMax: integer(2000, 0, 1_000_000),
       }).prefault({}),
+      /** OpenTelemetry spans over OTLP/HTTP (src/tracing/): off, and its SDK not even loaded, without an endpoint. */
+      tracing: section({
+        /** The collector's OTLP/HTTP traces URL, e.g. http://otel-collector:4318/v1/traces. */
+        endpoint: url(['http:', 'https:']),
+        serviceName: z
+          .string({ error: typeError('a string') })
+          .min(1, 'must not be empty')
+          .max(200, 'must be at most 200 characters')
+          .default('load-control'),
+        /** The share of new traces kept; a request that arrives with a sampled traceparent is traced as its caller decided. */
+        sampleRatio: numeric(
+          z.number({ error: 'must be a number between 0 and 1' }).min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1'),
+        ).default(1),
+        headers: exportHeadersSchema,
+      }).prefault({}),
     },
     { error: typeError('a mapping of sections') },
   )
@@ -432,6 +465,11 @@ export function describeConfig(config: Config): Record<string, unknown> {
     ...copy,
     database: { ...copy.database, url: redactUrl(copy.database.url), migrationUrl: redactUrl(copy.database.migrationUrl) },
     nifi: { ...copy.nifi, receiverUrl: redactUrl(copy.nifi.receiverUrl) },
+    tracing: {
+      ...copy.tracing,
+      endpoint: redactUrl(copy.tracing.endpoint),
+      headers: Object.fromEntries(Object.keys(copy.tracing.headers).map((name) => [name, '***'])),
+    },
     auth: { tokens: copy.auth.tokens.map(({ name, roles }) => ({ name, roles })) },
     // a webhook's URL may carry its secret (Slack's do), its headers too: the origin and the header names only
     alerts: {

@@ -1,3 +1,6 @@
+import { type Context, SpanKind, trace } from '@opentelemetry/api';
+import { ATTR_DB_OPERATION_BATCH_SIZE } from '@opentelemetry/semantic-conventions';
+import { captureContext, inContext, inSpan } from '../tracing/tracing.js';
 import type { Db } from './client.js';
 import { inStatement } from './transaction.js';
 import {
@@ -23,6 +26,8 @@ export interface ChunkReporterOptions {
 
 interface Pending {
   cmd: ReportChunkCommand;
+  /** The reporting request's trace context, when traced: its statement is sent in a later turn, maybe another's. */
+  traceContext: Context | undefined;
   resolve: (result: ReportChunkResult) => void;
   reject: (error: unknown) => void;
 }
@@ -45,18 +50,42 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
   let inFlight = 0;
 
   const sendAlone = (pending: Pending): Promise<void> =>
-    inStatement(db, (sql, afterCommit) => reportChunk(sql, pending.cmd, afterCommit)).then(pending.resolve, pending.reject);
+    inContext(pending.traceContext, () => inStatement(db, (sql, afterCommit) => reportChunk(sql, pending.cmd, afterCommit))).then(
+      pending.resolve,
+      pending.reject,
+    );
+
+  /** A batch's statement belongs to its first report's trace, linked to the others' (a group commit span). */
+  const inBatchSpan = <T>(batch: Pending[], send: () => Promise<T>): Promise<T> =>
+    batch[0]!.traceContext === undefined
+      ? send()
+      : inContext(batch[0]!.traceContext, () =>
+          inSpan(
+            'reportChunk group commit',
+            () => ({
+              kind: SpanKind.INTERNAL,
+              attributes: { [ATTR_DB_OPERATION_BATCH_SIZE]: batch.length },
+              links: batch.slice(1).flatMap(({ traceContext }) => {
+                const span = traceContext && trace.getSpan(traceContext);
+                return span ? [{ context: span.spanContext() }] : [];
+              }),
+            }),
+            send,
+          ),
+        );
 
   const sendBatch = async (batch: Pending[]): Promise<void> => {
     options.onBatch?.(batch.length);
     if (batch.length === 1) return sendAlone(batch[0]!);
     let answers: Array<ReportChunkResult | null>;
     try {
-      answers = await inStatement(db, (sql, afterCommit) =>
-        reportChunks(
-          sql,
-          batch.map((pending) => pending.cmd),
-          afterCommit,
+      answers = await inBatchSpan(batch, () =>
+        inStatement(db, (sql, afterCommit) =>
+          reportChunks(
+            sql,
+            batch.map((pending) => pending.cmd),
+            afterCommit,
+          ),
         ),
       );
     } catch {
@@ -93,7 +122,7 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
     async report(cmd) {
       checkChunkReport(cmd);
       return new Promise<ReportChunkResult>((resolve, reject) => {
-        queue.push({ cmd, resolve, reject });
+        queue.push({ cmd, traceContext: captureContext(), resolve, reject });
         pump();
       });
     },

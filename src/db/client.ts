@@ -3,6 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseTimeouts } from '../config/config.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { createCommitNotices, type CommitNotices } from './after-commit.js';
+import { endStatementSpan, inCallersContext, startStatementSpan } from './statement-spans.js';
 
 /** A transaction opened by the transaction helper; domain functions never open their own. */
 export type Tx = Prisma.TransactionClient;
@@ -57,19 +58,30 @@ function clientClass(timeouts: DatabaseTimeouts): typeof pg.Client {
 
     // pg's query() has many overloads: the callback, when there is one, is the last argument
     query(...args: unknown[]): never {
+      const span = startStatementSpan(this, args[0]);
       const last = args.length - 1;
       const callback = args[last];
       if (typeof callback === 'function') {
         args[last] = (error: unknown, ...rest: unknown[]) => {
           if (isReadTimeout(error)) this.giveUp();
+          if (span) endStatementSpan(span, error, rest[0]);
           callback(error, ...rest);
         };
       }
       const result = (super.query as (...a: unknown[]) => unknown)(...args);
       if (result instanceof Promise) {
-        result.catch((error: unknown) => {
-          if (isReadTimeout(error)) this.giveUp();
-        });
+        result.then(
+          (answer: unknown) => {
+            if (span) endStatementSpan(span, null, answer);
+          },
+          (error: unknown) => {
+            if (isReadTimeout(error)) this.giveUp();
+            if (span) endStatementSpan(span, error, undefined);
+          },
+        );
+      } else if (span && typeof callback !== 'function') {
+        // a submittable (a cursor) reports on its own; its span says only that it was sent
+        span.end();
       }
       return result as never;
     }
@@ -78,6 +90,19 @@ function clientClass(timeouts: DatabaseTimeouts): typeof pg.Client {
       (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
     }
   };
+}
+
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+
+/** pg's pool, handing each waiting caller its connection in that caller's trace context (inCallersContext). */
+class Pool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | undefined {
+    if (!callback) return super.connect();
+    super.connect(inCallersContext(callback));
+    return undefined;
+  }
 }
 
 function isReadTimeout(error: unknown): boolean {
@@ -96,7 +121,7 @@ export function createDb(
   } = {},
 ): Db {
   const timeouts = options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS;
-  const pool = new pg.Pool({
+  const pool = new Pool({
     connectionString: url,
     application_name: options.applicationName,
     max: options.poolSize ?? 10,

@@ -11,6 +11,7 @@ import { createGraphQLEndpoint, sendJson } from './graphql-endpoint.js';
 import { createGraphQLServer } from './graphql-server.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
+import { inRequestSpan } from './request-span.js';
 import { createHttpServer, type HttpServer } from './tls.js';
 import { drainable, type OpenRequest } from './shutdown.js';
 
@@ -95,7 +96,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     reload: reloadTls,
   } = createHttpServer(config.server.tls, log, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/graphql' || path === EVENT_STREAM_PATH) return graphqlEndpoint(req, res);
+    if (path === '/graphql' || path === EVENT_STREAM_PATH) return inRequestSpan(req, res, protocol, () => graphqlEndpoint(req, res));
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));

@@ -10,6 +10,8 @@ interface Envelope {
   message: string;
   details?: Record<string, unknown>;
   status: number;
+  /** An error none of ours: logged, and answered INTERNAL. */
+  unexpected?: Error;
 }
 
 function isErrorCode(code: unknown): code is ErrorCode {
@@ -17,7 +19,7 @@ function isErrorCode(code: unknown): code is ErrorCode {
 }
 
 /** One mapping from any error to the contract's envelope: code, HTTP status, masked internals. */
-function envelopeOf(error: GraphQLError, log: Logger, requestId: string): Envelope {
+function envelopeOf(error: GraphQLError): Envelope {
   const original = error.originalError;
   if (original instanceof DomainError) {
     return { code: original.code, message: original.message, details: original.details, status: original.httpStatus };
@@ -31,8 +33,7 @@ function envelopeOf(error: GraphQLError, log: Logger, requestId: string): Envelo
     if (isDatabaseUnavailable(original)) {
       return { code: 'SERVICE_UNAVAILABLE', message: 'database unavailable, retry later', status: 503 };
     }
-    log.error({ err: original, requestId, path: error.path }, 'unexpected error');
-    return { code: 'INTERNAL', message: 'Internal server error', status: 500 };
+    return { code: 'INTERNAL', message: 'Internal server error', status: 500, unexpected: original };
   }
   // syntax errors, unknown fields, wrong variable types and other schema-level problems
   const yogaStatus = (error.extensions?.http as { status?: number } | undefined)?.status;
@@ -47,6 +48,11 @@ function headersFor(envelope: Envelope, error: GraphQLError): Record<string, str
     ...(envelope.code === 'UNAUTHENTICATED' ? { 'WWW-Authenticate': 'Bearer' } : {}),
     ...(envelope.status === 503 ? { 'Retry-After': '1' } : {}),
   };
+}
+
+/** The errors' error code as the answer's X-Error-Code will say it: the code of the one with the highest status. */
+export function decidingErrorCode(errors: readonly GraphQLError[]): ErrorCode {
+  return errors.map(envelopeOf).reduce((a, b) => (b.status > a.status ? b : a)).code;
 }
 
 /** An error as it goes on the wire: its code first, then the request id, the details and the message. */
@@ -71,7 +77,8 @@ export function envelopedResult(result: ExecutionResult, log: Logger, requestId:
   const errors = result.errors.map((raw) => {
     const error =
       raw instanceof GraphQLError ? raw : new GraphQLError(String((raw as Error).message ?? raw), { originalError: raw as Error });
-    const envelope = envelopeOf(error, log, requestId);
+    const envelope = envelopeOf(error);
+    if (envelope.unexpected) log.error({ err: envelope.unexpected, requestId, path: error.path }, 'unexpected error');
     const formatted = new GraphQLError(envelope.message, {
       nodes: error.nodes,
       source: error.source,
@@ -94,7 +101,9 @@ export function useErrorEnvelope(log: Logger): Plugin {
       const enveloped = result.errors.map((raw) => {
         const error =
           raw instanceof GraphQLError ? raw : new GraphQLError(String((raw as Error).message ?? raw), { originalError: raw as Error });
-        return { error, envelope: envelopeOf(error, log, requestId) };
+        const envelope = envelopeOf(error);
+        if (envelope.unexpected) log.error({ err: envelope.unexpected, requestId, path: error.path }, 'unexpected error');
+        return { error, envelope };
       });
       // Yoga answers with the highest status among the errors and merges their headers, the last one winning:
       // every error carries the X-Error-Code of the one that decides the status, so header and status agree

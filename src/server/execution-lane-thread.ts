@@ -1,7 +1,10 @@
 // One execution thread (see execution-lane.ts): a Yoga of its own over a database pool of its own; Piscina calls
-// the default export once per request.
+// the default export once per request. With tracing, the thread exports its own spans (an SDK and exporter per
+// thread): a request's spans here are children of its server span on the main thread, whose traceparent comes
+// with the request.
 import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
 import { createDb } from '../db/client.js';
+import { inTraceparent, startTracing } from '../tracing/tracing.js';
 import type { LaneMessage, LaneRequest, LaneResponse, LaneThreadData } from './execution-lane.js';
 import { createGraphQLServer } from './graphql-server.js';
 import { createLogger } from './logger.js';
@@ -9,6 +12,11 @@ import { createApiMetrics } from './metrics.js';
 
 const { config, databaseUrl, channel: channelName } = workerData as LaneThreadData;
 const log = createLogger(config.logging, 'serve').child({ thread: threadId });
+// not a top-level await: tsx, loading this module from the sources, cannot load one that has it in a thread
+const tracingStarted = startTracing(config.tracing, { role: 'serve execution thread', log }).catch((error: unknown) => {
+  log.error({ err: error }, 'tracing_not_started');
+  return null;
+});
 const db = createDb(databaseUrl, {
   poolSize: config.database.poolSize,
   timeouts: config.database,
@@ -26,17 +34,20 @@ channel.onmessage = async (event) => {
     channel.postMessage({ type: 'metrics-answer', id: message.id, thread: threadId, metrics: plain } satisfies LaneMessage);
   } else if (message.type === 'close') {
     await db.close();
+    await (await tracingStarted)?.shutdown();
     channel.postMessage({ type: 'closed', id: message.id, thread: threadId } satisfies LaneMessage);
     channel.close();
   }
 };
-channel.postMessage({ type: 'ready', thread: threadId } satisfies LaneMessage);
+void tracingStarted.then(() => channel.postMessage({ type: 'ready', thread: threadId } satisfies LaneMessage));
 
 export default async function execute(request: LaneRequest): Promise<LaneResponse> {
-  const response = await yoga.fetch(
-    `http://execution-thread${request.url}`,
-    { method: request.method, headers: request.headers, body: request.body },
-    { actor: request.actor },
+  const response = await inTraceparent(request.traceparent, () =>
+    yoga.fetch(
+      `http://execution-thread${request.url}`,
+      { method: request.method, headers: request.headers, body: request.body },
+      { actor: request.actor },
+    ),
   );
   return { status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) };
 }

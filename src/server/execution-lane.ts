@@ -20,6 +20,8 @@ export interface LaneRequest {
   headers: Array<[string, string]>;
   body: Uint8Array | null;
   actor: Actor;
+  /** The request's server span on the main thread, the parent of the thread's spans (when traced). */
+  traceparent?: string;
 }
 
 export interface LaneResponse {

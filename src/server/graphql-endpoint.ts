@@ -4,6 +4,7 @@ import type { Authenticate } from './auth.js';
 import { leadingWithCode } from './error-envelope.js';
 import { belongsOnLane, type ExecutionLane, LaneOverloadedError } from './execution-lane.js';
 import { asksForGraphiQL, serveGraphiQL } from './graphiql.js';
+import { currentTraceparent } from '../tracing/tracing.js';
 import { requestIdFrom } from './request-id.js';
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -127,7 +128,8 @@ function executeOnLane(lane: ExecutionLane, req: http.IncomingMessage, res: http
   }
   // the body's memory moves to the thread, so it must own its whole buffer (a small one is a slice of a shared pool)
   const owned = body && (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : Uint8Array.from(body));
-  lane.execute({ method: req.method ?? 'GET', url: req.url ?? '/graphql', headers, body: owned, actor }).then(
+  const traceparent = currentTraceparent();
+  lane.execute({ method: req.method ?? 'GET', url: req.url ?? '/graphql', headers, body: owned, actor, traceparent }).then(
     (answer) => {
       res.writeHead(answer.status, [
         ...answer.headers.filter(([name]) => !NOT_FORWARDED.has(name.toLowerCase())).flat(),

@@ -1,6 +1,6 @@
 // The GraphQL server itself (Yoga with its plugins) over a process's or a thread's services: built once on the
 // main thread (mutations, subscriptions) and once in each execution thread (queries, large bodies).
-import { getOperationAST, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import { createChunkReporter } from '../db/chunk-reporter.js';
@@ -15,15 +15,11 @@ import type { EventStreams } from './event-streams.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { useDocumentLimits } from './operation-shape.js';
+import { rootField, useOperationSpans } from './operation-span.js';
 import { useQueryCost } from './query-cost.js';
 import { requestIdOf, useRequestId } from './request-id.js';
 import type { Services } from './services.js';
 import { useStorableInputs } from './storable-inputs.js';
-
-function rootField(operation: OperationDefinitionNode | null | undefined): string {
-  const first = operation?.selectionSet.selections[0];
-  return first?.kind === 'Field' ? first.name.value : 'unknown';
-}
 
 interface RequestFacts {
   operation: string;
@@ -153,6 +149,7 @@ export function createGraphQLServer({ config, db, log, metrics, realtime, eventS
     plugins: [
       useRequestId(),
       useAccessLog(metrics, log, config.logging),
+      useOperationSpans(),
       ...useDocumentLimits(),
       useRootFieldAuth(),
       useQueryCost(),

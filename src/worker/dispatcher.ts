@@ -1,3 +1,11 @@
+import { type Attributes, SpanKind } from '@opentelemetry/api';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+} from '@opentelemetry/semantic-conventions';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
@@ -21,6 +29,7 @@ import {
 import { dispatchRequest } from '../domain/dispatch/request.js';
 import { DISPATCH_CHANNEL } from '../realtime/channels.js';
 import type { Logger } from '../server/logger.js';
+import { currentTraceparent, failSpan, inSpan, LC_ATTRIBUTES } from '../tracing/tracing.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createReceiverClient } from './http-post.js';
 
@@ -65,6 +74,25 @@ interface Delivery {
   durationMs: number;
 }
 
+/** What a delivery's span says of the call: where it goes and which run, partition, job and dispatch it is about. */
+function deliveryAttributes(d: LeasedDispatch, url: string): Attributes {
+  const target = new URL(url);
+  return {
+    [ATTR_HTTP_REQUEST_METHOD]: 'POST',
+    [ATTR_SERVER_ADDRESS]: target.hostname,
+    [ATTR_SERVER_PORT]: Number(target.port) || (target.protocol === 'https:' ? 443 : 80),
+    // an alert webhook's path may be its secret (Slack's are): its spans name the origin only
+    [ATTR_URL_FULL]: d.alert ? target.origin : `${target.origin}${target.pathname}`,
+    ...(d.alert ? { [LC_ATTRIBUTES.alertReceiver]: d.alert.receiver } : {}),
+    [LC_ATTRIBUTES.dispatchId]: d.dispatchId,
+    [LC_ATTRIBUTES.dispatchType]: d.dispatchType,
+    [LC_ATTRIBUTES.dispatchAttempt]: d.attempt,
+    ...(d.runId ? { [LC_ATTRIBUTES.runId]: d.runId } : {}),
+    ...(d.partitionId ? { [LC_ATTRIBUTES.partitionId]: d.partitionId } : {}),
+    ...(d.jobKey ? { [LC_ATTRIBUTES.jobKey]: d.jobKey } : {}),
+  };
+}
+
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
@@ -101,18 +129,30 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       ...(d.alert ? { receiver: d.alert.receiver, dedupKey: d.alert.occurrence.dedupKey } : {}),
     });
 
-  async function call(d: LeasedDispatch): Promise<DeliveryAttempt> {
+  /** One call, in a client span whose traceparent the receiver gets. */
+  function call(d: LeasedDispatch): Promise<DeliveryAttempt> {
     const request = dispatchRequest(targets, d);
-    // an alert webhook's URL may carry its secret (Slack's do): its receiver's name is logged instead
-    if (log.isLevelEnabled('debug'))
-      childLog(d).debug({ url: d.alert ? undefined : request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
-    try {
-      const client = d.decision || d.alert ? otherReceivers : receiver;
-      const response = await client.post(request.url, request.headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
-      return { httpStatus: response.status, responseText: response.text.slice(0, MAX_ERROR_BODY) };
-    } catch (error) {
-      return { httpStatus: null, error: describeError(error) };
-    }
+    return inSpan(
+      `POST ${d.dispatchType}`,
+      () => ({ kind: SpanKind.CLIENT, attributes: deliveryAttributes(d, request.url) }),
+      async (span) => {
+        // an alert webhook's URL may carry its secret (Slack's do): its receiver's name is logged instead
+        if (log.isLevelEnabled('debug'))
+          childLog(d).debug({ url: d.alert ? undefined : request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
+        const traceparent = currentTraceparent();
+        const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
+        try {
+          const client = d.decision || d.alert ? otherReceivers : receiver;
+          const response = await client.post(request.url, headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
+          span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status);
+          if (response.status < 200 || response.status >= 300) failSpan(span, String(response.status));
+          return { httpStatus: response.status, responseText: response.text.slice(0, MAX_ERROR_BODY) };
+        } catch (error) {
+          failSpan(span, 'NO_ANSWER', describeError(error));
+          return { httpStatus: null, error: describeError(error) };
+        }
+      },
+    );
   }
 
   /** A call that was not received: back off, or give up. */
@@ -146,8 +186,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     dlog.error({ httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt }, 'dispatch_dead');
   }
 
-  /** Sends a leased batch concurrently, then records what happened: the received calls in one statement. */
-  async function deliver(leased: LeasedDispatch[]): Promise<void> {
+  /**
+   * Sends a leased batch concurrently, then records what happened: the received calls in one statement. Traced,
+   * a batch is a trace: its calls and its bookkeeping statements are the children of one span.
+   */
+  function deliver(leased: LeasedDispatch[]): Promise<void> {
+    return inSpan('dispatch batch', { attributes: { [LC_ATTRIBUTES.dispatchBatchSize]: leased.length } }, () => deliverBatch(leased));
+  }
+
+  async function deliverBatch(leased: LeasedDispatch[]): Promise<void> {
     const deliveries = await Promise.all(
       leased.map(async (d): Promise<Delivery> => {
         const started = performance.now();
