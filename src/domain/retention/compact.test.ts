@@ -251,6 +251,15 @@ describe('compactLedger and `load-control compact`', () => {
       await expect(interrupted).rejects.toThrow('interrupted');
       expect(await digests(api)).toEqual(rows);
 
+      // what an interrupted REINDEX CONCURRENTLY leaves behind: an invalid index named *_ccnew (made here by a
+      // concurrent build that fails)
+      await expect(
+        api.sql.query('CREATE UNIQUE INDEX CONCURRENTLY ix_load_file_partition_status_ccnew ON nifi_ops.load_file (run_id)'),
+      ).rejects.toThrow();
+      const invalid = `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                        WHERE i.indrelid = 'nifi_ops.load_file'::regclass AND NOT i.indisvalid`;
+      expect((await api.sql.query(invalid)).rows).toEqual([{ relname: 'ix_load_file_partition_status_ccnew' }]);
+
       const cli = runCli(['compact'], { DATABASE_URL: api.database.url });
       expect(await cli.exited, cli.output()).toBe(0);
       for (const table of COMPACTED_TABLES)
@@ -262,6 +271,7 @@ describe('compactLedger and `load-control compact`', () => {
         );
       }
       expect(await digests(api)).toEqual(rows);
+      expect((await api.sql.query(invalid)).rows).toEqual([]);
       // run again, it finds the tables compact: none grows (beyond a tail shorter than VACUUM truncates, 1/16 of
       // the table), no row changes
       const again = await compactLedger(second);
