@@ -5,6 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from 'graphql-sse';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestApi, TOKENS, type TestApi } from './support/api.js';
@@ -233,6 +234,43 @@ describe('stopping load-control serve', () => {
       );
     }
   }, 180_000);
+
+  it('ends every operation of a single-connection stream (/graphql/stream) with complete, then the stream, and exits 0', async () => {
+    const { child, base } = await startApi('serve');
+    const client = createClient({
+      url: `${base}/graphql/stream`,
+      singleConnection: true,
+      headers: { Authorization: `Bearer ${TOKENS.viewer}` },
+      retryAttempts: 0,
+    });
+    const operations = [SUMMARY, 'subscription { realtimeStatus { live } }'].map((query) => {
+      const state = { results: 0, completed: false, error: undefined as unknown };
+      client.subscribe(
+        { query },
+        {
+          next: () => state.results++,
+          complete: () => {
+            state.completed = true;
+          },
+          error: (error) => {
+            state.error = error;
+          },
+        },
+      );
+      return state;
+    });
+    await until('both operations live', () => operations.every((o) => o.results > 0));
+    const signalled = performance.now();
+    child.kill('SIGTERM');
+    const code = await child.exited;
+    expect(operations.map((o) => ({ completed: o.completed, error: o.error }))).toEqual([
+      { completed: true, error: undefined },
+      { completed: true, error: undefined },
+    ]);
+    expect(code).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+    await client.dispose();
+  });
 
   it('answers the queries in flight on its execution thread at SIGTERM, then closes the thread and exits 0', async () => {
     const { child, base } = await startApi('serve');

@@ -15,6 +15,8 @@ export interface ListenRoute {
    * `lostAt` is when the loss was noticed. Notifications sent in between are lost for good.
    */
   onListening?(lostAt: Date | undefined): void;
+  /** The connection was lost (noticed at `at`); onListening follows when it is back. */
+  onLost?(at: Date): void;
 }
 
 export interface ListenerOptions {
@@ -69,6 +71,7 @@ export function startListener(options: ListenerOptions): Listener {
     if (connected || !lostAt) {
       lostAt ??= new Date();
       log.warn({ err: error, reason }, 'listen_connection_lost');
+      for (const route of routes) route.onLost?.(lostAt);
     }
     connected = false;
   };

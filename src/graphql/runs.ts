@@ -48,7 +48,7 @@ const runStatus = inputEnum(RunStatusEnum, RUN_STATUSES);
 const RunOrderEnum = builder.enumType('RunOrder', { values: RUN_ORDERS });
 const reader = (ctx: GraphQLContext): Tx => ctx.services.db.prisma;
 
-const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
+export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').implement({
   fields: (t) => ({
     runId: t.field({ type: 'UUID', resolve: (p) => p.runId }),
     partitionId: t.exposeString('partitionId'),
@@ -151,7 +151,7 @@ const partitionPageArgs = z.object({
 
 const runEventsArgs = z.object({ last: z.number().int().min(1).max(MAX_RUN_EVENTS).default(200) });
 
-const StatusCount = builder.objectRef<{ status: string; count: number }>('StatusCount').implement({
+export const StatusCount = builder.objectRef<{ status: string; count: number }>('StatusCount').implement({
   fields: (t) => ({ status: t.exposeString('status'), count: t.exposeInt('count') }),
 });
 

@@ -220,12 +220,25 @@ describe('the LISTEN connection', () => {
         {},
         { token: 'nifi' },
       );
-      open.push(sub, alerts, summaries);
+      const status = await subscribe(url, 'subscription { realtimeStatus { live since } }', {}, { token: 'viewer' });
+      const progress = await subscribe(
+        url,
+        'subscription($runId: UUID!) { runProgress(runId: $runId) { version snapshot run { status } } }',
+        { runId: run.runId },
+        { token: 'viewer' },
+      );
+      open.push(sub, alerts, summaries, status, progress);
       await sub.waitFor(statusIs('CREATED'));
       await summaries.waitFor(() => true);
+      expect((await status.waitFor(() => true)).data!.realtimeStatus.live).toBe(true);
+      await progress.waitFor(() => true);
 
+      const cutAt = Date.now();
       await proxy.cut();
       await until('/readyz 503 while cut off', async () => (await readyz(url)) === 503);
+      // subscribers are told at once that what they show may be stale, and since when
+      const down = await status.waitFor((m) => m.data?.realtimeStatus?.live === false);
+      expect(new Date(down.data!.realtimeStatus.since).getTime()).toBeGreaterThanOrEqual(cutAt - 1000);
       // longer than pg-listen's own 3 s of reconnecting: the listener must carry on by itself
       await new Promise((r) => setTimeout(r, 4000));
       expect(await readyz(url)).toBe(503);
@@ -240,6 +253,10 @@ describe('the LISTEN connection', () => {
       await sub.waitFor(statusIs('FAILED_MANIFEST'));
       await alerts.waitFor((m) => m.data?.alertRaised?.kind === 'RUN_FAILED' && m.data.alertRaised.runId === run.runId);
       await until('a fresh summary', () => summaries.messages.length > summariesBefore);
+      await status.waitFor((m) => m !== status.messages[0] && m.data?.realtimeStatus?.live === true);
+      // the run's progress comes again as a snapshot, with what changed meanwhile
+      const resynced = await progress.waitFor((m) => m.data?.runProgress?.run.status === 'FAILED_MANIFEST');
+      expect(resynced.data!.runProgress.snapshot).toBe(true);
     } finally {
       await server.close();
       await realtime.close();

@@ -8,11 +8,15 @@ import { ALERT_CHANNEL, READINESS_CHANGED_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROG
 import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
 import { ReadinessFeed } from './readiness-feed.js';
 import { RunFeed } from './run-feed.js';
+import { RunProgressFeed } from './run-progress.js';
+import { StatusFeed } from './status-feed.js';
 import { createSharedReader } from './shared-reader.js';
 
 /** What subscriptions reach through ctx.services.realtime. */
 export interface Realtime {
   runs: RunFeed;
+  progress: RunProgressFeed;
+  status: StatusFeed;
   monitor: MonitorFeed;
   readiness: ReadinessFeed;
   /**
@@ -59,6 +63,8 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   const db = createDb(options.url, { poolSize: options.poolSize ?? 4, timeouts: config.database });
   const log = options.log.child({ component: 'realtime' });
   const runs = new RunFeed(db.prisma, log);
+  // its reads are its own (deltas), never shared with runChanged's subscribers through the shared reader
+  const progress = new RunProgressFeed(db.prisma, db.pool, log);
   const monitor = new MonitorFeed({
     read: () =>
       monitorSummary(db.prisma, {
@@ -73,6 +79,7 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   const readinessFeed = new ReadinessFeed((consumer, businessDate) => readiness(db.prisma, consumer, businessDate), log);
   const listener =
     options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME, timeouts: config.database });
+  const status = new StatusFeed(listener.connected());
   listener.route({
     channels: [RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL, ALERT_CHANNEL],
     onNotification(channel, payload) {
@@ -82,12 +89,16 @@ export function startRealtime(options: RealtimeOptions): Realtime {
       }
       if (!UUID.test(payload)) return;
       runs.changed(payload.toLowerCase());
+      progress.changed(payload.toLowerCase());
       // progress moves no count of the summary; staleness is caught by the feed's own refresh
       if (channel === RUN_CHANGED_CHANNEL) monitor.changed();
     },
+    onLost: (at) => status.set(false, at),
     onListening(lostAt) {
+      status.set(true);
       if (!lostAt) return;
       void runs.resync(lostAt);
+      progress.resync();
       monitor.resync();
     },
   });
@@ -100,17 +111,23 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   });
   return {
     runs,
+    progress,
+    status,
     monitor,
     readiness: readinessFeed,
     db: { ...db, prisma: createSharedReader(db.prisma, (runId) => runs.deliveredAt(runId)) },
     listening: () => listener.connected(),
     endSubscriptions() {
       runs.close();
+      progress.close();
+      status.close();
       monitor.close();
       readinessFeed.close();
     },
     async close() {
       runs.close();
+      progress.close();
+      status.close();
       monitor.close();
       readinessFeed.close();
       if (!options.listener) await listener.close();

@@ -1,6 +1,6 @@
 /**
  * The events of one subscription, pulled by its SSE response. Events carry a key and a newer event
- * replaces an undelivered one with the same key (a run's latest state supersedes the one before), so
+ * replaces (or is merged into) an undelivered one with the same key (a run's latest state supersedes the one before), so
  * a slow client holds at most one pending event per key and never sees a state older than one it
  * already saw. `limit` bounds the distinct keys held: beyond it the oldest pending event is dropped.
  */
@@ -12,6 +12,8 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
   constructor(
     private readonly onClose: () => void,
     private readonly limit = 1000,
+    /** Folds an undelivered event and a newer one with the same key into one (default: the newer replaces it). */
+    private readonly merge: (older: T, newer: T) => T = (_older, newer) => newer,
   ) {}
 
   get closed(): boolean {
@@ -29,7 +31,8 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
     if (!this.pending.has(key) && this.pending.size >= this.limit) {
       this.pending.delete(this.pending.keys().next().value as string);
     }
-    this.pending.set(key, value);
+    const older = this.pending.get(key);
+    this.pending.set(key, older === undefined ? value : this.merge(older, value));
   }
 
   next(): Promise<IteratorResult<T>> {

@@ -5,6 +5,7 @@ import { checkDatabase } from '../db/health.js';
 import type { Realtime } from '../realtime/realtime.js';
 import { createAuthenticator } from './auth.js';
 import { createConsoleHandler } from './console.js';
+import { createEventStreams, EVENT_STREAM_PATH, type EventStreamLimits, type EventStreams } from './event-streams.js';
 import type { ExecutionLane } from './execution-lane.js';
 import { createGraphQLEndpoint, sendJson } from './graphql-endpoint.js';
 import { createGraphQLServer } from './graphql-server.js';
@@ -27,6 +28,8 @@ export interface ApiServerOptions {
   consoleDir?: string;
   /** Execution threads for queries and large bodies (server.executionThreads); without, all runs here. */
   lane?: ExecutionLane;
+  /** Bounds of /graphql/stream's reservations (tests shorten them). */
+  eventStreamLimits?: EventStreamLimits;
 }
 
 export interface ApiServer {
@@ -42,6 +45,8 @@ export interface ApiServer {
   open(): OpenRequest[];
   /** Cuts every connection off, open requests too. */
   close(): Promise<void>;
+  /** /graphql/stream's single-connection streams (none without realtime). */
+  eventStreams: EventStreams | null;
 }
 
 export function createApiServer(options: ApiServerOptions): ApiServer {
@@ -50,7 +55,15 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
 
-  const yoga = createGraphQLServer({ config, db, log, metrics, realtime: options.realtime ?? null });
+  const eventStreams = options.realtime ? createEventStreams(log, options.eventStreamLimits) : null;
+  const yoga = createGraphQLServer({
+    config,
+    db,
+    log,
+    metrics,
+    realtime: options.realtime ?? null,
+    eventStreams: eventStreams ?? undefined,
+  });
   const lane = options.lane ?? null;
   const graphqlEndpoint = createGraphQLEndpoint(yoga, authenticate, { lane });
 
@@ -83,7 +96,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     reload: reloadTls,
   } = createHttpServer(config.server.tls, log, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/graphql') return inRequestSpan(req, res, protocol, () => graphqlEndpoint(req, res));
+    if (path === '/graphql' || path === EVENT_STREAM_PATH) return inRequestSpan(req, res, protocol, () => graphqlEndpoint(req, res));
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));
@@ -115,8 +128,13 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         });
       });
     },
-    drain: () => lifecycle.drain(),
+    drain() {
+      // single-connection streams end once their operations completed (realtime.endSubscriptions)
+      eventStreams?.close();
+      return lifecycle.drain();
+    },
     open: () => lifecycle.open(),
+    eventStreams,
     close() {
       return new Promise((resolve) => {
         server.close(() => resolve());

@@ -71,6 +71,27 @@ function stringifyLeadingWithCodes(result: ExecutionResult): string {
   return JSON.stringify({ errors: errors?.map((error) => leadingWithCode(error.toJSON())), ...rest });
 }
 
+/** A result's errors in the contract's envelope, as they go on the wire in an event stream's `next` message. */
+export function envelopedResult(result: ExecutionResult, log: Logger, requestId: string): ExecutionResult {
+  if (!result.errors?.length) return result;
+  const errors = result.errors.map((raw) => {
+    const error =
+      raw instanceof GraphQLError ? raw : new GraphQLError(String((raw as Error).message ?? raw), { originalError: raw as Error });
+    const envelope = envelopeOf(error);
+    if (envelope.unexpected) log.error({ err: envelope.unexpected, requestId, path: error.path }, 'unexpected error');
+    const formatted = new GraphQLError(envelope.message, {
+      nodes: error.nodes,
+      source: error.source,
+      positions: error.positions,
+      path: error.path,
+      extensions: { code: envelope.code, ...(envelope.details !== undefined ? { details: envelope.details } : {}), requestId },
+    });
+    return leadingWithCode(formatted.toJSON());
+  });
+  // the formatted errors are what JSON.stringify writes, so they stand in for GraphQLErrors here
+  return { ...result, errors: errors as unknown as GraphQLError[] };
+}
+
 /** Rewrites every error of every result (parse, validation, execution) into the contract's envelope. */
 export function useErrorEnvelope(log: Logger): Plugin {
   return {

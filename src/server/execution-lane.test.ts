@@ -32,6 +32,13 @@ describe('belongsOnLane', () => {
     expect(belongsOnLane(post({ query: '{ gates { consumer } }' }, 'text/event-stream'))).toBe(false);
   });
 
+  it('keeps every operation posted to a single-connection stream (/graphql/stream) on the main thread, where the stream lives', () => {
+    const onStream = (params: Record<string, unknown>) => ({ ...post(params), url: '/graphql/stream' });
+    expect(belongsOnLane(onStream({ query: '{ gates { consumer } }', extensions: { operationId: 'a' } }))).toBe(false);
+    expect(belongsOnLane(onStream({ query: '{ gates { consumer } }', variables: { pad: 'x'.repeat(64 * 1024) } }))).toBe(false);
+    expect(belongsOnLane({ method: 'PUT', accept: '*/*', url: '/graphql/stream', body: null })).toBe(false);
+  });
+
   it('sends any body of 64 KiB or more to a thread, a mutation included', () => {
     const large = post({ query: 'mutation { __typename }', variables: { pad: 'x'.repeat(64 * 1024) } });
     expect(belongsOnLane(large)).toBe(true);

@@ -89,10 +89,13 @@ function operationType(query: string, operationName: unknown): string | null {
 /**
  * Whether a request runs on the execution threads: a query (the console's pages, NiFi's reads), or any request
  * whose body is large. Mutations stay on the main thread, where chunk reports are committed in groups, and so do
- * subscriptions (a GET or POST asking for an event stream), which live on the main thread's LISTEN connection.
+ * subscriptions (a GET or POST asking for an event stream, anything on /graphql/stream), which live on the main
+ * thread's LISTEN connection.
  */
 export function belongsOnLane(request: { method: string; accept: string; url: string; body: Buffer | null }): boolean {
   if (request.accept.includes('text/event-stream')) return false;
+  // /graphql/stream: every operation of a single-connection stream runs where the stream lives
+  if (request.url.split('?')[0] !== '/graphql') return false;
   if (request.body && request.body.length >= LARGE_BODY_BYTES) return true;
   let params: { query?: unknown; operationName?: unknown };
   if (request.method === 'GET') {

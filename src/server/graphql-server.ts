@@ -11,6 +11,7 @@ import type { Realtime } from '../realtime/realtime.js';
 import { useRootFieldAuth } from './auth.js';
 import { useBooleanStrings } from './boolean-strings.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
+import type { EventStreams } from './event-streams.js';
 import type { Logger } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { useDocumentLimits } from './operation-shape.js';
@@ -114,9 +115,11 @@ export interface GraphQLServerOptions {
   metrics: ApiMetrics;
   /** Subscriptions' feeds; null where no subscription is served (an execution thread). */
   realtime: Realtime | null;
+  /** GraphQL over SSE on /graphql/stream (single connection mode), where subscriptions are served. */
+  eventStreams?: EventStreams;
 }
 
-export function createGraphQLServer({ config, db, log, metrics, realtime }: GraphQLServerOptions): GraphQLServer {
+export function createGraphQLServer({ config, db, log, metrics, realtime, eventStreams }: GraphQLServerOptions): GraphQLServer {
   const chunkReporter = createChunkReporter(db, { onBatch: (size) => metrics.chunkReportBatchSize.observe(size) });
   const services: Services = { db, config, metrics, chunkReporter, realtime };
   return createYoga<Record<string, unknown>, GraphQLContext>({
@@ -137,7 +140,11 @@ export function createGraphQLServer({ config, db, log, metrics, realtime }: Grap
     }),
     cors:
       config.server.corsOrigins.length > 0
-        ? { origin: config.server.corsOrigins, credentials: false, allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'] }
+        ? {
+            origin: config.server.corsOrigins,
+            credentials: false,
+            allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'X-GraphQL-Event-Stream-Token'],
+          }
         : false,
     plugins: [
       useRequestId(),
@@ -151,6 +158,7 @@ export function createGraphQLServer({ config, db, log, metrics, realtime }: Grap
       useSubscriptionInputErrors(),
       useErrorEnvelope(log),
       useUnsupportedMediaType(),
+      ...(eventStreams ? [eventStreams.plugin] : []),
     ],
   });
 }

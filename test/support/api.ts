@@ -4,7 +4,8 @@ import { hashToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createDb, type Db } from '../../src/db/client.js';
 import { startRealtime, type Realtime } from '../../src/realtime/realtime.js';
-import { createApiServer } from '../../src/server/app.js';
+import { type ApiServer, createApiServer } from '../../src/server/app.js';
+import type { EventStreamLimits } from '../../src/server/event-streams.js';
 import { type ExecutionLane, type LaneOptions, startExecutionLane } from '../../src/server/execution-lane.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createApiMetrics } from '../../src/server/metrics.js';
@@ -42,6 +43,8 @@ export interface TestApi {
   ): Promise<GqlResponse<T>>;
   /** The execution threads, when the API was started with some. */
   lane?: ExecutionLane;
+  /** The HTTP server itself (its event streams, its drain); not for an API in a child process. */
+  server?: ApiServer;
   close(): Promise<void>;
 }
 
@@ -79,6 +82,8 @@ export interface TestApiOptions {
   database?: TestDatabase;
   /** Run queries and large bodies on execution threads, as `serve` does (without: all in the test's thread). */
   lane?: Pick<LaneOptions, 'threads' | 'tasksPerThread' | 'maxQueue'>;
+  /** Bounds of /graphql/stream's reservations. */
+  eventStreamLimits?: EventStreamLimits;
 }
 
 export async function startTestApi(overrides: ConfigOverrides = {}, options: TestApiOptions = {}): Promise<TestApi> {
@@ -95,7 +100,16 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
     ? startRealtime({ url: config.database.url!, config, log, monitor: { coalesceMs: 100, refreshMs: 1000 } })
     : undefined;
   const lane = options.lane && startExecutionLane({ ...options.lane, config, databaseUrl: config.database.url!, log });
-  const api = createApiServer({ config, db, log, metrics: createApiMetrics(), realtime, consoleDir: options.consoleDir, lane });
+  const api = createApiServer({
+    config,
+    db,
+    log,
+    metrics: createApiMetrics(),
+    realtime,
+    consoleDir: options.consoleDir,
+    lane,
+    eventStreamLimits: options.eventStreamLimits,
+  });
   const { port } = await api.listen(0, '127.0.0.1');
   const url = `${api.protocol}://127.0.0.1:${port}`;
   if (realtime) {
@@ -112,6 +126,7 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
     realtime,
     gql: graphqlCaller(url),
     lane,
+    server: api,
     async close() {
       await api.close();
       await lane?.close();

@@ -1,14 +1,28 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { Client } from 'graphql-sse';
-import { ApiError, createSubscriptions, request } from './api/client';
+import { ApiError, type Connection, createSubscriptions, request } from './api/client';
+import { REALTIME_STATUS } from './api/live';
+import { documentText } from './api/operations';
 
 const KEY = 'lc.token';
 
 export interface Session {
   request<T>(query: string, variables?: Record<string, unknown>): Promise<T>;
-  subscriptions: Client;
+  subscriptions: Client<true>;
   signOut(reason?: string): void;
 }
+
+/** Whether what the tab shows is kept up to date. */
+export interface Liveness {
+  connection: Connection;
+  /** The server's realtimeStatus: false while it hears no changes (a database outage); null until known. */
+  server: { live: boolean; since: number } | null;
+  /** One more whenever events may have been missed (a re-opened stream, the server live again): views re-read. */
+  epoch: number;
+}
+
+const UNAUTHORIZED = 'The token is no longer accepted: sign in again.';
+const LivenessContext = createContext<Liveness | null>(null);
 
 interface SessionState {
   session: Session | null;
@@ -42,16 +56,46 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   // made and disposed by an effect, so a client is never disposed while still in use (StrictMode re-runs effects)
-  const [subscriptions, setSubscriptions] = useState<Client | null>(null);
+  const [subscriptions, setSubscriptions] = useState<Client<true> | null>(null);
+  const [connection, setConnection] = useState<Connection>({ status: 'connecting', since: Date.now(), reopened: 0 });
+  const [server, setServer] = useState<{ live: boolean; since: number; recovered: number } | null>(null);
   useEffect(() => {
     if (!token) {
       setSubscriptions(null);
       return;
     }
-    const client = createSubscriptions(token);
+    const client = createSubscriptions(token, { onConnection: setConnection, onUnauthorized: () => signOut(UNAUTHORIZED) });
     setSubscriptions(client);
-    return () => client.dispose();
-  }, [token]);
+    // held for as long as the session: it keeps the tab's one stream open and says when the server goes stale
+    const dispose = client.subscribe<{ realtimeStatus: { live: boolean; since: string } }>(
+      { query: documentText(REALTIME_STATUS) },
+      {
+        next: ({ data }) => {
+          if (!data?.realtimeStatus) return;
+          const { live, since } = data.realtimeStatus;
+          setServer((old) => ({
+            live,
+            since: Date.parse(since),
+            recovered: (old?.recovered ?? 0) + (live && old && !old.live ? 1 : 0),
+          }));
+        },
+        error: () => undefined,
+        complete: () => undefined,
+      },
+    );
+    return () => {
+      dispose();
+      client.dispose();
+    };
+  }, [token, signOut]);
+  const liveness = useMemo<Liveness>(
+    () => ({
+      connection,
+      server: server && { live: server.live, since: server.since },
+      epoch: connection.reopened + (server?.recovered ?? 0),
+    }),
+    [connection, server],
+  );
 
   const session = useMemo<Session | null>(() => {
     if (!token || !subscriptions) return null;
@@ -62,7 +106,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         try {
           return await request<T>(token, query, variables);
         } catch (error) {
-          if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') signOut('The token is no longer accepted: sign in again.');
+          if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') signOut(UNAUTHORIZED);
           throw error;
         }
       },
@@ -70,7 +114,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [token, subscriptions, signOut]);
 
   const state = useMemo(() => ({ session, notice, signIn }), [session, notice, signIn]);
-  return <SessionContext.Provider value={state}>{children}</SessionContext.Provider>;
+  return (
+    <SessionContext.Provider value={state}>
+      <LivenessContext.Provider value={liveness}>{children}</LivenessContext.Provider>
+    </SessionContext.Provider>
+  );
 }
 
 export function useSessionState(): SessionState {
@@ -84,4 +132,11 @@ export function useSession(): Session {
   const { session } = useSessionState();
   if (!session) throw new Error('not signed in');
   return session;
+}
+
+/** The tab's liveness (for pages and the live indicator). */
+export function useLiveness(): Liveness {
+  const liveness = useContext(LivenessContext);
+  if (!liveness) throw new Error('SessionProvider missing');
+  return liveness;
 }

@@ -48,16 +48,74 @@ export async function request<T>(token: string, query: string, variables: Record
   return body.data;
 }
 
+/** The tab's event stream: up, being opened, or lost and being re-opened; `since` when that began (ms). */
+export interface Connection {
+  status: 'connecting' | 'live' | 'reconnecting';
+  since: number;
+  /** One more after every re-open: events sent in between are lost, so every view re-reads. */
+  reopened: number;
+}
+
+export interface StreamEvents {
+  onConnection(connection: Connection): void;
+  /** A stream request was refused 401: the token is no longer accepted. */
+  onUnauthorized(): void;
+}
+
+/** The response with a body that reports when it ends or breaks (the event stream was lost). */
+function reportingEnd(response: Response, onEnd: () => void): Response {
+  if (!response.body) return response;
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          onEnd();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        onEnd();
+        controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
 /**
- * Subscriptions over SSE, one connection each (distinct connections mode). A dropped connection is
- * re-opened forever with backoff; `onConnected(true)` after such a re-open tells the page to re-read,
- * since events sent in between are lost.
+ * Subscriptions over SSE, all of a tab's on one connection (graphql-sse's single connection mode on
+ * /graphql/stream): Chromium allows six connections per host, and one per subscription left a third tab blank.
+ * A lost connection is re-opened forever with backoff; `reopened` counts the re-opens, after which views re-read.
  */
-export function createSubscriptions(token: string): Client {
+export function createSubscriptions(token: string, events: StreamEvents): Client<true> {
+  let connection: Connection = { status: 'connecting', since: Date.now(), reopened: 0 };
+  const set = (next: Omit<Connection, 'since'>) => {
+    if (next.status === connection.status && next.reopened === connection.reopened) return;
+    connection = { ...next, since: next.status === connection.status ? connection.since : Date.now() };
+    events.onConnection(connection);
+  };
   return createClient({
-    url: '/graphql',
+    url: '/graphql/stream',
+    singleConnection: true,
+    // kept open a while without subscriptions, so that moving between pages does not re-open it
+    lazyCloseTimeout: 10_000,
     headers: () => ({ Authorization: `Bearer ${token}` }),
     retryAttempts: Number.POSITIVE_INFINITY,
     retry: (retries) => new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** retries, 5000) * (0.5 + Math.random() / 2))),
+    fetchFn: async (input: RequestInfo | URL, init?: RequestInit) => {
+      const response = await fetch(input, init);
+      if (response.status === 401) events.onUnauthorized();
+      const stream = new Headers(init?.headers).get('accept') === 'text/event-stream';
+      if (!stream || !response.ok) return response;
+      return reportingEnd(response, () => {
+        if (connection.status === 'live') set({ status: 'reconnecting', reopened: connection.reopened });
+      });
+    },
+    on: {
+      connecting: (reconnecting) => set({ status: reconnecting ? 'reconnecting' : 'connecting', reopened: connection.reopened }),
+      connected: (reconnected) => set({ status: 'live', reopened: connection.reopened + (reconnected ? 1 : 0) }),
+    },
   });
 }

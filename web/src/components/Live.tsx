@@ -1,5 +1,6 @@
 import { createContext, useCallback, useContext, useState, type ReactNode } from 'react';
-import type { LiveState } from '../hooks';
+import { type LiveState, sinceOf } from '../hooks';
+import { useLiveness } from '../session';
 
 const AnnounceContext = createContext<(message: string) => void>(() => undefined);
 
@@ -23,19 +24,25 @@ export function Announcer({ children }: { children: ReactNode }) {
 
 export const useAnnounce = () => useContext(AnnounceContext);
 
-const LABELS: Record<LiveState, string> = {
-  connecting: 'Connecting…',
-  live: 'Live',
-  reconnecting: 'Reconnecting…',
-  failed: 'Live updates stopped',
-};
+const time = (ms: number) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-/** Whether what the page shows is being kept up to date. */
+/** Whether what the page shows is being kept up to date, and since when it is not. */
 export function LiveIndicator({ state }: { state: LiveState }) {
+  const since = time(sinceOf(useLiveness()));
+  const label =
+    state === 'live'
+      ? 'Live'
+      : state === 'connecting'
+        ? 'Connecting…'
+        : state === 'reconnecting'
+          ? `Reconnecting since ${since}`
+          : state === 'stale'
+            ? `Stale since ${since}`
+            : 'Live updates stopped';
   return (
-    <span className={`live live-${state}`}>
+    <span className={`live live-${state}`} role="status" data-live={state}>
       <span aria-hidden="true" className="dot" />
-      {LABELS[state]}
+      {label}
     </span>
   );
 }

@@ -140,7 +140,10 @@ export function Dashboard() {
   const loadSummary = useCallback(() => {
     api
       .request(MONITOR_SUMMARY)
-      .then((d) => setSummary(d.monitorSummary))
+      .then((d) => {
+        setSummary(d.monitorSummary);
+        setError(null);
+      })
       .catch((e) => setError(describeError(e)));
   }, [api]);
 
@@ -181,7 +184,8 @@ export function Dashboard() {
         </p>
       )}
 
-      <div className="cards">
+      {!summary && <p className="muted">{error ? 'Counts unavailable until the API answers again.' : 'Loading…'}</p>}
+      <div className="cards" hidden={!summary}>
         <Counts title="Active runs" counts={summary?.activeRuns ?? []} empty="No active runs." />
         <Counts title={`Finished in ${summary?.recentWindowHours ?? 24} h`} counts={summary?.recentRuns ?? []} empty="None." />
         <section className="card" aria-labelledby="backlog-title">
@@ -207,7 +211,7 @@ export function Dashboard() {
 
       <section aria-labelledby="alerts-title">
         <h2 id="alerts-title">
-          Alerts <span className="muted">({summary?.alerts.length ?? 0})</span>
+          Alerts <span className="muted">({summary ? summary.alerts.length : '—'})</span>
         </h2>
         {summary && summary.alerts.length === 0 ? (
           <p className="muted">No alerts.</p>

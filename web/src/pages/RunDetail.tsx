@@ -23,7 +23,7 @@ import { PartitionSummary } from '../components/PartitionSummary';
 import { NextStepPanel, PublishUnknownPanel } from '../components/PublishPanel';
 import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
-import { useNow } from '../hooks';
+import { useNow, useRunProgress } from '../hooks';
 import { Link } from '../router';
 import { RESENDABLE_DISPATCH_STATUSES, isCancellable, isReissuable } from '../states';
 
@@ -134,10 +134,15 @@ export function RunDetail({ runId }: { runId: string }) {
     shownStatus.current = run?.status ?? null;
   }, [run, announce]);
 
-  const live = useLive(RUN_CHANGED, missing || layout === null ? null : { runId, withPartitions: layout === 'grid' }, {
-    onData: (d) => d.runChanged && setRun(d.runChanged),
+  // the grid's partitions come as runProgress's deltas; runChanged brings the rest without them
+  const live = useLive(RUN_CHANGED, missing || layout === null ? null : { runId, withPartitions: false }, {
+    onData: ({ runChanged: changed }) => changed && setRun((old) => ({ ...changed, partitions: old?.partitions ?? changed.partitions })),
     onConnected: (reconnected) => reconnected && load(),
   });
+  const { progress } = useRunProgress(!missing && layout === 'grid' ? runId : null);
+  useEffect(() => {
+    if (progress) setRun((old) => old && { ...old, partitions: progress.partitions });
+  }, [progress]);
 
   if (missing) {
     return (
