@@ -56,15 +56,20 @@ export function PartitionSummary({
   const moved = JSON.stringify(run.partitionCounts);
 
   useEffect(() => {
+    const next = search.trim();
+    // only a changed search goes back to the first page
+    if (next === applied) return;
     const timer = setTimeout(() => {
-      setApplied(search.trim());
+      setApplied(next);
       setCursors(['']);
     }, 300);
     return () => clearTimeout(timer);
-  }, [search]);
+  }, [search, applied]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `moved` is what re-reads the page as partitions progress
   useEffect(() => {
+    // an answer to an earlier page or filter that arrives after a newer one is dropped
+    let current = true;
     api
       .request(PARTITION_PAGE, {
         runId: run.runId,
@@ -75,7 +80,7 @@ export function PartitionSummary({
       })
       .then((d) => {
         const connection = d.run?.partitionPage;
-        if (!connection) return;
+        if (!current || !connection) return;
         setError(null);
         setPage({
           nodes: connection.nodes,
@@ -83,7 +88,10 @@ export function PartitionSummary({
           total: connection.totalCount,
         });
       })
-      .catch((e) => setError(describeError(e)));
+      .catch((e) => current && setError(describeError(e)));
+    return () => {
+      current = false;
+    };
   }, [api, run.runId, after, status, applied, moved]);
 
   const first = (cursors.length - 1) * PAGE + 1;
