@@ -1,7 +1,7 @@
 // monitorSummaryChanged and alertRaised over SSE: re-reads of the monitor summary, diffed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
-import { FAIL_RUN, createRun } from '../../test/support/fixtures.js';
+import { failCreatedRun, createRun } from '../../test/support/fixtures.js';
 import { subscribe, type SseSubscription } from '../../test/support/sse.js';
 import { until } from '../../test/support/until.js';
 
@@ -33,30 +33,16 @@ async function watch<T = Record<string, any>>(
   return sub;
 }
 
-async function failRun(runId: string) {
-  const res = await api.gql(FAIL_RUN, {
-    input: {
-      runId,
-      expectedStatus: 'CREATED',
-      failStatus: 'FAILED_MANIFEST',
-      errorStage: 'MANIFEST',
-      errorCode: 'BAD_PLAN',
-      message: 'no plan',
-    },
-  });
-  expect(res.body.data!.failRun.changed).toBe(true);
-}
-
 describe('alertRaised', () => {
   it('needs a token and then sends each new alert once, not the ones present when it started', async () => {
     const anonymous = await watch(ALERTS, {}, null);
     expect(anonymous.status).toBe(401);
     const before = await createRun(api);
-    await failRun(before.runId);
+    await failCreatedRun(api, before.runId);
     const sub = await watch<{ alertRaised: Alert }>(ALERTS);
     expect(sub.status).toBe(200);
     const run = await createRun(api);
-    await failRun(run.runId);
+    await failCreatedRun(api, run.runId);
     const raised = await sub.waitFor((m) => m.data?.alertRaised?.runId === run.runId);
     expect(raised.data!.alertRaised).toEqual({
       kind: 'RUN_FAILED',
@@ -67,7 +53,7 @@ describe('alertRaised', () => {
     });
     // a later unrelated change re-reads the summary: nothing is raised twice, the earlier failure never
     const later = await createRun(api);
-    await failRun(later.runId);
+    await failCreatedRun(api, later.runId);
     await sub.waitFor((m) => m.data?.alertRaised?.runId === later.runId);
     const ids = sub.messages.map((m) => m.data!.alertRaised.runId);
     expect(ids.filter((id) => id === run.runId)).toHaveLength(1);
@@ -77,7 +63,7 @@ describe('alertRaised', () => {
   it('raises alerts recorded as NiFi events (CLEANUP_FAILED)', async () => {
     const sub = await watch<{ alertRaised: Alert }>(ALERTS);
     const run = await createRun(api);
-    await failRun(run.runId);
+    await failCreatedRun(api, run.runId);
     const res = await api.gql(`mutation($input: RecordEventInput!) { recordEvent(input: $input) { eventId } }`, {
       input: { runId: run.runId, level: 'ERROR', name: 'CLEANUP_FAILED', processGroup: 'PG-70', message: 'hdfs rm failed' },
     });
@@ -99,14 +85,14 @@ describe('alertRaised', () => {
     const subs = [await watch<{ alertRaised: Alert }>(ALERTS), await watch<{ alertRaised: Alert }>(ALERTS, {}, 'operator')];
     for (let round = 0; round < 10; round++) {
       const runs = await Promise.all(Array.from({ length: 6 }, () => createRun(api)));
-      await Promise.all(runs.map((r) => failRun(r.runId)));
+      await Promise.all(runs.map((r) => failCreatedRun(api, r.runId)));
       for (const sub of subs) {
         await until(`round ${round}'s alerts`, () => runs.every((r) => sub.messages.some((m) => m.data?.alertRaised?.runId === r.runId)));
       }
     }
     // the re-reads that follow must not repeat any of them
     const marker = await createRun(api);
-    await failRun(marker.runId);
+    await failCreatedRun(api, marker.runId);
     for (const sub of subs) {
       await sub.waitFor((m) => m.data?.alertRaised?.runId === marker.runId);
       const keys = sub.messages.map((m) => `${m.data!.alertRaised.kind}|${m.data!.alertRaised.runId}`);
@@ -139,7 +125,7 @@ describe('monitorSummaryChanged', () => {
     const start = created(sub.messages.at(-1)!.data!.monitorSummaryChanged);
     const run = await createRun(api);
     await sub.waitFor((m) => created(m.data!.monitorSummaryChanged) === start + 1);
-    await failRun(run.runId);
+    await failCreatedRun(api, run.runId);
     await sub.waitFor((m) => m.data!.monitorSummaryChanged.alerts.some((a: any) => a.runId === run.runId));
     // the periodic re-read (every second here) finds nothing new: no message, although serverTime moved on
     const count = sub.messages.length;
@@ -151,7 +137,7 @@ describe('monitorSummaryChanged', () => {
   });
 
   it('gives each subscriber its own alert limit', async () => {
-    for (let i = 0; i < 3; i++) await failRun((await createRun(api)).runId);
+    for (let i = 0; i < 3; i++) await failCreatedRun(api, (await createRun(api)).runId);
     const small = await watch(SUMMARY, { alertLimit: 1 });
     const large = await watch(SUMMARY, { alertLimit: 500 });
     const a = await small.waitFor(() => true);

@@ -3,7 +3,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
-import { FAIL_RUN, createRun } from '../support/fixtures.js';
+import { failCreatedRun, createRun } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { testWorker, workerConfig, type TestWorkerParts } from '../support/worker.js';
 import { ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
@@ -38,17 +38,7 @@ afterAll(async () => {
 
 async function failedRun(): Promise<string> {
   const { runId } = await createRun(api);
-  const res = await api.gql(FAIL_RUN, {
-    input: {
-      runId,
-      expectedStatus: 'CREATED',
-      failStatus: 'FAILED_MANIFEST',
-      errorStage: 'MANIFEST',
-      errorCode: 'BAD_PLAN',
-      message: 'no plan',
-    },
-  });
-  expect(res.body.data!.failRun.changed).toBe(true);
+  await failCreatedRun(api, runId);
   return runId;
 }
 

@@ -93,6 +93,21 @@ export async function createRun(api: TestApi, overrides: Record<string, unknown>
   return { ...res.body.data!.createRun, businessKey };
 }
 
+/** Fails a CREATED run at its manifest (FAILED_MANIFEST, BAD_PLAN): an ended run that raises RUN_FAILED. */
+export async function failCreatedRun(api: TestApi, runId: string): Promise<void> {
+  const res = await api.gql<{ failRun: { changed: boolean } }>(FAIL_RUN, {
+    input: {
+      runId,
+      expectedStatus: 'CREATED',
+      failStatus: 'FAILED_MANIFEST',
+      errorStage: 'MANIFEST',
+      errorCode: 'BAD_PLAN',
+      message: 'no plan',
+    },
+  });
+  expect(res.body.data!.failRun.changed).toBe(true);
+}
+
 /** A run in EXTRACTING with the given partition row counts. */
 export async function startRun(
   api: TestApi,

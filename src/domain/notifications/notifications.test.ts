@@ -3,7 +3,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { FAIL_RUN, completeRun, createRun, toPublishUnknown } from '../../../test/support/fixtures.js';
+import { failCreatedRun, completeRun, createRun, toPublishUnknown } from '../../../test/support/fixtures.js';
 import { startReceiver, type Receiver } from '../../../test/support/receiver.js';
 import { dispatchRow, testWorker, workerConfig, type TestWorkerParts } from '../../../test/support/worker.js';
 import type { Config } from '../../config/config.js';
@@ -49,17 +49,7 @@ function extraWorker(config: Config, options: { ownPool?: boolean } = {}): TestW
 
 async function failedRun(): Promise<string> {
   const { runId } = await createRun(api);
-  const res = await api.gql(FAIL_RUN, {
-    input: {
-      runId,
-      expectedStatus: 'CREATED',
-      failStatus: 'FAILED_MANIFEST',
-      errorStage: 'MANIFEST',
-      errorCode: 'BAD_PLAN',
-      message: 'no plan',
-    },
-  });
-  expect(res.body.data!.failRun.changed).toBe(true);
+  await failCreatedRun(api, runId);
   return runId;
 }
 
