@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashToken } from '../src/auth/tokens.js';
 import { benchDatabase, fmt, freePort, gqlRequest, printTable, processCpuSeconds, spawnCli, waitUntilReady } from './support.js';
+import { eventStreamBlocks } from '../test/support/event-stream-blocks.js';
+import { until } from '../test/support/until.js';
 
 const { values: args } = parseArgs({
   options: { pushes: { type: 'string', default: '40' }, partitions: { type: 'string', default: '5000' } },
@@ -114,34 +116,19 @@ async function watch(url: string, query: string, runId: string) {
   if (response.status !== 200) throw new Error(`subscription refused: ${response.status}`);
   const stats = { events: 0, bytes: 0, eventBytes: [] as number[] };
   void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!block.includes('data: {')) continue;
-          const bytes = Buffer.byteLength(block);
-          stats.events++;
-          stats.bytes += bytes;
-          stats.eventBytes.push(bytes);
-        }
+      for await (const block of eventStreamBlocks(response.body!)) {
+        if (!block.includes('data: {')) continue;
+        const bytes = Buffer.byteLength(block);
+        stats.events++;
+        stats.bytes += bytes;
+        stats.eventBytes.push(bytes);
       }
     } catch {
       // closed
     }
   })();
   return { stats, close: () => abort.abort() };
-}
-
-async function until(what: string, probe: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 /** `pushes` chunk reports on one partition, one per push window; the API CPU they took. */

@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { hashToken } from '../src/auth/tokens.js';
 import { benchDatabase, fmt, freePort, gqlRequest, median, printTable, processCpuSeconds, spawnCli, waitUntilReady } from './support.js';
+import { eventStreamBlocks } from '../test/support/event-stream-blocks.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -82,25 +83,16 @@ function subscriberProcess(): void {
     });
     if (response.status !== 200) throw new Error(`subscription refused: ${response.status}`);
     report.connected++;
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      for await (const block of eventStreamBlocks(response.body!)) {
         const arrived = now();
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const data = buffer
-            .slice(0, end)
-            .split('\n')
-            .find((l) => l.startsWith('data: {'));
-          buffer = buffer.slice(end + 2);
-          if (!data) continue;
-          report.messages++;
-          const run = JSON.parse(data.slice(6)).data?.runChanged;
-          if (run?.jobKey === PROBE_JOB && run.errorCode) {
-            report.arrivals[run.errorCode] ??= [];
-            report.arrivals[run.errorCode]!.push(arrived);
-          }
+        const data = block.split('\n').find((l) => l.startsWith('data: {'));
+        if (!data) continue;
+        report.messages++;
+        const run = JSON.parse(data.slice(6)).data?.runChanged;
+        if (run?.jobKey === PROBE_JOB && run.errorCode) {
+          report.arrivals[run.errorCode] ??= [];
+          report.arrivals[run.errorCode]!.push(arrived);
         }
       }
     } catch {

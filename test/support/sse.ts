@@ -1,5 +1,6 @@
 // A GraphQL-over-SSE client (distinct connections mode) for tests: what a browser's fetch would do.
 import { TOKENS, type TokenName } from './api.js';
+import { eventStreamBlocks } from './event-stream-blocks.js';
 
 interface SseMessage<T = Record<string, any>> {
   data?: T | null;
@@ -67,29 +68,22 @@ export async function subscribe<T = Record<string, any>>(
     close: () => abort.abort(),
   };
   void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const lines = block.split('\n');
-          const event = lines
-            .find((l) => l.startsWith('event:'))
-            ?.slice(6)
-            .trim();
-          const data = lines
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5).trim())
-            .join('\n');
-          if (event === 'next' || (!event && data)) {
-            subscription.messages.push(JSON.parse(data));
-            subscription.arrivals.push(performance.now());
-          }
-          if (event === 'complete') subscription.ended = subscription.completed = true;
+      for await (const block of eventStreamBlocks(response.body!)) {
+        const lines = block.split('\n');
+        const event = lines
+          .find((l) => l.startsWith('event:'))
+          ?.slice(6)
+          .trim();
+        const data = lines
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trim())
+          .join('\n');
+        if (event === 'next' || (!event && data)) {
+          subscription.messages.push(JSON.parse(data));
+          subscription.arrivals.push(performance.now());
         }
+        if (event === 'complete') subscription.ended = subscription.completed = true;
       }
     } catch (error) {
       subscription.broken = error;
