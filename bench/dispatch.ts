@@ -14,12 +14,15 @@ import { startReceiver, type Receiver } from '../test/support/receiver.js';
 import {
   BENCH_TOKEN,
   benchDatabase,
+  CLAIM_PARTITION,
+  CREATE_RUN,
   fmt,
   freePort,
   gql,
   postgresCpuSeconds,
   printTable,
   processCpuSeconds,
+  REGISTER_MANIFEST,
   spawnCli,
   waitUntilReady,
 } from './support.js';
@@ -28,9 +31,6 @@ const DISPATCHES = Number(process.env.BENCH_DISPATCHES ?? 3000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const JOB = 'BENCH_DISPATCH';
 
-const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
-const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
-const CLAIM = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
 const REPORT = 'mutation($i: ReportChunkInput!) { reportChunk(input: $i) { validationScheduled } }';
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -67,9 +67,11 @@ async function backlog(sql: pg.Pool, count: number): Promise<number> {
 
 /** A one-partition run through the API up to its last chunk report; returns the run's extract_completed_at (ms). */
 async function completeOneRun(api: string, sql: pg.Pool, i: number): Promise<number> {
-  const created = await gql(api, CREATE, { i: { jobKey: JOB, businessKey: `WAKE_${i}`, hdfsRoot: '/bench', stageTablePrefix: 'BENCH_' } });
+  const created = await gql(api, CREATE_RUN, {
+    i: { jobKey: JOB, businessKey: `WAKE_${i}`, hdfsRoot: '/bench', stageTablePrefix: 'BENCH_' },
+  });
   const { runId, hdfsRunPath } = created.body.data.createRun;
-  await gql(api, MANIFEST, {
+  await gql(api, REGISTER_MANIFEST, {
     i: {
       runId,
       sourceCount: '1',
@@ -78,7 +80,7 @@ async function completeOneRun(api: string, sql: pg.Pool, i: number): Promise<num
     },
   });
   const claimToken = randomUUID();
-  await gql(api, CLAIM, { i: { runId, partitionId: '0000', claimToken, workerNode: 'bench' } });
+  await gql(api, CLAIM_PARTITION, { i: { runId, partitionId: '0000', claimToken, workerNode: 'bench' } });
   const reported = await gql(api, REPORT, {
     i: {
       runId,

@@ -41,7 +41,19 @@ import {
   type GenerationStep,
   type TableSize,
 } from './history-data.js';
-import { fmt, gql, measure, median, printTable, startCli, type Measured, type ServedApi } from './support.js';
+import {
+  CLAIM_PARTITION,
+  CREATE_RUN,
+  fmt,
+  gql,
+  measure,
+  median,
+  printTable,
+  REGISTER_MANIFEST,
+  startCli,
+  type Measured,
+  type ServedApi,
+} from './support.js';
 
 const [MONITOR_SUMMARY, READINESS, RUN, RUNS] = [MONITOR_SUMMARY_DOCUMENT, READINESS_DOCUMENT, RUN_DOCUMENT, RUNS_DOCUMENT].map(
   documentText,
@@ -90,9 +102,6 @@ const RUN_DETAIL = `query RunDetail($runId: UUID!) { run(runId: $runId) {
   dispatches { dispatchId dispatchType partitionId status attemptCount createdAt sentAt ackedAt deadAt lastHttpStatus lastError }
   events(last: 50) { eventId eventTime level name partitionId processGroup errorCode message actor }
 } }`;
-const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
-const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
-const CLAIM = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
 const REPORT = `mutation($i: ReportChunkInput!) { reportChunk(input: $i) {
   recorded partitionStatus runStatus receivedChunks chunkCount validationScheduled } }`;
 
@@ -280,12 +289,12 @@ interface Throughput {
 
 /** claimPartition then reportChunk over a fresh run, CLIENTS clients, as bench/report-chunk.ts does (Node client). */
 async function timeThroughput(api: ServedApi): Promise<Throughput> {
-  const created = await gql(api.url, CREATE, {
+  const created = await gql(api.url, CREATE_RUN, {
     i: { jobKey: THROUGHPUT_JOB, businessKey: randomUUID(), hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   const { runId, hdfsRunPath } = created.body.data.createRun;
   const pids = Array.from({ length: THROUGHPUT_PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
-  const manifest = await gql(api.url, MANIFEST, {
+  const manifest = await gql(api.url, REGISTER_MANIFEST, {
     i: {
       runId,
       sourceCount: String(THROUGHPUT_PARTITIONS * THROUGHPUT_CHUNKS),
@@ -302,7 +311,9 @@ async function timeThroughput(api: ServedApi): Promise<Throughput> {
   if (manifest.body.data?.registerManifest?.status !== 'EXTRACTING') throw new Error(JSON.stringify(manifest.body));
   const tokens = pids.map(() => randomUUID());
   const claims = await measure(THROUGHPUT_PARTITIONS, CLIENTS, async (i) => {
-    const res = await gql(api.url, CLAIM, { i: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` } });
+    const res = await gql(api.url, CLAIM_PARTITION, {
+      i: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` },
+    });
     if (!res.body.data?.claimPartition?.claimed) throw new Error(JSON.stringify(res.body));
   });
   // chunk k of partition p at position k * partitions + p: partitions interleaved as NiFi's workers would

@@ -10,7 +10,19 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashToken } from '../src/auth/tokens.js';
-import { benchDatabase, fmt, freePort, gqlRequest, printTable, processCpuSeconds, spawnCli, waitUntilReady } from './support.js';
+import {
+  benchDatabase,
+  CLAIM_PARTITION,
+  CREATE_RUN,
+  fmt,
+  freePort,
+  gqlRequest,
+  printTable,
+  processCpuSeconds,
+  REGISTER_MANIFEST,
+  spawnCli,
+  waitUntilReady,
+} from './support.js';
 import { eventStreamBlocks } from '../test/support/event-stream-blocks.js';
 import { until } from '../test/support/until.js';
 
@@ -22,9 +34,6 @@ const TOKEN = 'bench-progress-token';
 const PUSH_EVERY_MS = 600;
 const CLIENTS = 16;
 
-const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
-const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
-const CLAIM = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
 const REPORT = 'mutation($i: ReportChunkInput!) { reportChunk(input: $i) { recorded } }';
 // the console's documents: web/src/api/live.ts (runProgress) and the run page's former runChanged
 const PARTITION = `partitionId status expectedRowCount actualRowCount receivedChunks receivedRows reportedChunkCount
@@ -54,10 +63,10 @@ interface Run {
 const pid = (i: number) => String(i).padStart(4, '0');
 
 async function prepareRun(url: string, partitions: number, claimAll: boolean): Promise<Run> {
-  const { createRun: run } = await call(url, CREATE, {
+  const { createRun: run } = await call(url, CREATE_RUN, {
     i: { jobKey: 'BENCH_PROGRESS', businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
-  await call(url, MANIFEST, {
+  await call(url, REGISTER_MANIFEST, {
     i: {
       runId: run.runId,
       sourceCount: String(partitions * 2),
@@ -77,7 +86,7 @@ async function prepareRun(url: string, partitions: number, claimAll: boolean): P
 }
 
 const claim = (url: string, runId: string, i: number, claimToken: string) =>
-  call(url, CLAIM, { i: { runId, partitionId: pid(i), claimToken, workerNode: 'bench' } });
+  call(url, CLAIM_PARTITION, { i: { runId, partitionId: pid(i), claimToken, workerNode: 'bench' } });
 
 function report(url: string, run: Run, p: number, chunkCount: number) {
   const chunk = run.next[p]!++;

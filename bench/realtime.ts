@@ -17,7 +17,20 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { hashToken } from '../src/auth/tokens.js';
-import { benchDatabase, fmt, freePort, gqlRequest, median, printTable, processCpuSeconds, spawnCli, waitUntilReady } from './support.js';
+import {
+  benchDatabase,
+  CLAIM_PARTITION,
+  CREATE_RUN,
+  fmt,
+  freePort,
+  gqlRequest,
+  median,
+  printTable,
+  processCpuSeconds,
+  REGISTER_MANIFEST,
+  spawnCli,
+  waitUntilReady,
+} from './support.js';
 import { eventStreamBlocks } from '../test/support/event-stream-blocks.js';
 
 const { values: args } = parseArgs({
@@ -41,9 +54,6 @@ const THROUGHPUT_ROUNDS = 5;
 const PROBE_EVERY_MS = 100;
 const PROBE_RUNS = 10;
 
-const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
-const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
-const CLAIM = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
 const REPORT = 'mutation($i: ReportChunkInput!) { reportChunk(input: $i) { recorded } }';
 const ROW =
   'runId jobKey businessKey status startedAt heartbeatAt completedAt successPartitionCount failedPartitionCount extractedCount errorCode';
@@ -153,7 +163,7 @@ async function call(url: string, query: string, variables: unknown): Promise<any
 }
 
 async function createRun(url: string, jobKey: string) {
-  const { createRun: run } = await call(url, CREATE, {
+  const { createRun: run } = await call(url, CREATE_RUN, {
     i: { jobKey, businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   return run as { runId: string; hdfsRunPath: string };
@@ -162,7 +172,7 @@ async function createRun(url: string, jobKey: string) {
 async function prepareLoadRun(url: string): Promise<LoadRun> {
   const run = await createRun(url, LOAD_JOB);
   const pids = Array.from({ length: PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
-  await call(url, MANIFEST, {
+  await call(url, REGISTER_MANIFEST, {
     i: {
       runId: run.runId,
       sourceCount: String(PARTITIONS * 1_000_000),
@@ -178,7 +188,7 @@ async function prepareLoadRun(url: string): Promise<LoadRun> {
   });
   const tokens = pids.map(() => randomUUID());
   for (const [i, partitionId] of pids.entries())
-    await call(url, CLAIM, { i: { runId: run.runId, partitionId, claimToken: tokens[i], workerNode: 'bench' } });
+    await call(url, CLAIM_PARTITION, { i: { runId: run.runId, partitionId, claimToken: tokens[i], workerNode: 'bench' } });
   return { ...run, tokens, next: pids.map(() => 0) };
 }
 

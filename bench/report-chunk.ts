@@ -20,6 +20,8 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import {
   benchDatabase,
+  CLAIM_PARTITION,
+  CREATE_RUN,
   fmt,
   gql,
   measure,
@@ -27,15 +29,16 @@ import {
   postgresCpuSeconds,
   printTable,
   processCpuSeconds,
+  REGISTER_MANIFEST,
   sampleRss,
   startCli,
-  wrkInstalled,
-  wrkReports,
   type BenchDatabase,
   type Measured,
   type ReportLoad,
   type ReportLoadResult,
   type ServedApi,
+  wrkInstalled,
+  wrkReports,
 } from './support.js';
 
 const CLIENTS = 32;
@@ -45,9 +48,6 @@ const WRK = wrkInstalled();
 const ONLY_LONE = process.env.BENCH_ONLY === 'lone';
 const ONLY_TRACING = process.env.BENCH_ONLY === 'tracing';
 
-const CREATE = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
-const MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
-const CLAIM = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
 const REPORT = `mutation($i: ReportChunkInput!) { reportChunk(input: $i) {
   recorded partitionStatus runStatus receivedChunks chunkCount validationScheduled } }`;
 
@@ -77,12 +77,12 @@ async function batchTotals(url: string): Promise<{ sum: number; count: number }>
 
 async function runScenario(url: string, apiPid: number, scenario: Scenario): Promise<ScenarioResult> {
   const { partitions, chunksPerPartition } = scenario;
-  const created = await gql(url, CREATE, {
+  const created = await gql(url, CREATE_RUN, {
     i: { jobKey: 'BENCH_JOB', businessKey: `${scenario.name}_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   const { runId, hdfsRunPath } = created.body.data.createRun;
   const pids = Array.from({ length: partitions }, (_, i) => String(i).padStart(4, '0'));
-  const manifest = await gql(url, MANIFEST, {
+  const manifest = await gql(url, REGISTER_MANIFEST, {
     i: {
       runId,
       sourceCount: String(partitions * chunksPerPartition),
@@ -100,7 +100,7 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
 
   const tokens = pids.map(() => randomUUID());
   const claims = await measure(partitions, CLIENTS, async (i) => {
-    const res = await gql(url, CLAIM, { i: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` } });
+    const res = await gql(url, CLAIM_PARTITION, { i: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` } });
     if (!res.body.data?.claimPartition?.claimed) throw new Error(JSON.stringify(res.body));
   });
 
@@ -177,12 +177,12 @@ async function loneReports(
   databaseUrl: string,
   path: 'single' | 'batch of one',
 ): Promise<{ fresh: LoneResult; replay: LoneResult }> {
-  const created = await gql(url, CREATE, {
+  const created = await gql(url, CREATE_RUN, {
     i: { jobKey: 'BENCH_JOB', businessKey: `lone_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   const { runId, hdfsRunPath } = created.body.data.createRun;
   const pids = Array.from({ length: LONE_PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
-  await gql(url, MANIFEST, {
+  await gql(url, REGISTER_MANIFEST, {
     i: {
       runId,
       sourceCount: String(LONE_PARTITIONS * LONE_CHUNKS),
@@ -198,7 +198,7 @@ async function loneReports(
   });
   const tokens = pids.map(() => randomUUID());
   for (const [i, partitionId] of pids.entries())
-    await gql(url, CLAIM, { i: { runId, partitionId, claimToken: tokens[i], workerNode: 'n' } });
+    await gql(url, CLAIM_PARTITION, { i: { runId, partitionId, claimToken: tokens[i], workerNode: 'n' } });
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const {

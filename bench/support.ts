@@ -13,6 +13,11 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 
 export const BENCH_TOKEN = 'bench-nifi-token';
+
+/** The NiFi calls every benchmark makes to set a run up, with the least each needs back. */
+export const CREATE_RUN = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
+export const REGISTER_MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
+export const CLAIM_PARTITION = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
 const ROOT = new URL('..', import.meta.url).pathname;
 
 export interface BenchDatabase {
