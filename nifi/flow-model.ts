@@ -5,19 +5,31 @@
 // name, so the same declaration always gives the same file.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { parametersInLiterals, parseTemplate } from './expression-language.js';
 
 interface PropertySpec {
   displayName: string;
   sensitive?: boolean;
   /** The controller service API the property references. */
   service?: string;
+  required?: boolean;
+  defaultValue?: string | null;
+  /** The only values NiFi accepts (null: any). */
+  allowableValues?: string[] | null;
+  /** NONE, ENVIRONMENT or FLOWFILE_ATTRIBUTES: whether NiFi evaluates `${…}` in the value. */
+  expressionLanguage?: string;
+  /** The catalogue versions the property exists in. */
+  versions?: string[];
 }
 
 export interface ComponentSpec {
   kind: 'processor' | 'controller-service';
   bundle: { group: string; artifact: string };
-  source: string;
+  /** Where each catalogue version was read (the file, by reflection or from a NAR's manifest), or why it is hand-kept. */
+  origin: string | Record<string, string>;
   properties: Record<string, PropertySpec>;
+  /** Properties NiFi renamed without migrating them: the flow for NiFi `in` and later uses `to`. */
+  renamed?: Record<string, { to: string; in: string; issue: string }>;
   /** What a dynamic (user-added) property is: an attribute set, a relationship, a request header. */
   dynamicProperties?: 'attribute' | 'relationship' | 'request-header';
   sensitiveDynamicProperties?: boolean;
@@ -34,6 +46,8 @@ export interface ComponentSpec {
 
 export interface ComponentCatalogue {
   nifiVersion: string;
+  /** The NiFi versions the derived components were read at. */
+  versions: string[];
   source: string;
   serviceApis: Record<string, { group: string; artifact: string }>;
   components: Record<string, ComponentSpec>;
@@ -95,7 +109,9 @@ function descriptors(type: string, spec: ComponentSpec, properties: Record<strin
   const out: Json = {};
   for (const name of Object.keys(properties)) {
     const known = spec.properties[name];
+    if ((known?.expressionLanguage ?? 'FLOWFILE_ATTRIBUTES') !== 'NONE') refuseParametersInLiterals(type, name, properties[name]!);
     if (known) {
+      checkAgainstNifi(type, spec, name, known, properties[name]!);
       out[name] = { name, displayName: known.displayName, identifiesControllerService: !!known.service, sensitive: !!known.sensitive };
     } else if (name in dynamic && spec.dynamicProperties) {
       if (dynamic[name] && !spec.sensitiveDynamicProperties) throw new Error(`${type}: no sensitive dynamic properties (${name})`);
@@ -105,6 +121,28 @@ function descriptors(type: string, spec: ComponentSpec, properties: Record<strin
     }
   }
   return out;
+}
+
+/** NiFi substitutes a parameter only outside `${…}`: inside an expression's string literal `#{…}` stays text. */
+function refuseParametersInLiterals(type: string, name: string, value: string): void {
+  const inLiterals = parametersInLiterals(parseTemplate(value));
+  if (inLiterals.length) {
+    throw new Error(
+      `${type}: ${name}: ${inLiterals.join(', ')} inside a string literal of an expression is text to NiFi; reference it as \${#{…}} or as an argument: ${value}`,
+    );
+  }
+}
+
+/** A property NiFi lacks at a checked version, or a value outside its allowable values, fails the generator. */
+function checkAgainstNifi(type: string, spec: ComponentSpec, name: string, known: PropertySpec, value: string): void {
+  if (known.versions && typeof spec.origin === 'object') {
+    const missing = Object.keys(spec.origin).filter((version) => !known.versions!.includes(version));
+    if (missing.length) throw new Error(`${type}: NiFi ${missing.join(', ')} has no property ${JSON.stringify(name)}`);
+  }
+  const literal = !value.includes('#{') && !value.includes('${');
+  if (known.allowableValues && literal && !known.allowableValues.includes(value)) {
+    throw new Error(`${type}: ${JSON.stringify(value)} is not one of ${name}'s values (${known.allowableValues.join(', ')})`);
+  }
 }
 
 const GRID = { columns: 5, width: 420, height: 240 };

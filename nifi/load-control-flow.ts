@@ -419,6 +419,18 @@ export const RECEIVER_CALL_ATTRIBUTES = {
   },
 };
 
+/** The paths HandleHttpRequest takes (a regular expression; any other path is answered 404 by NiFi). */
+export const RECEIVER_ALLOWED_PATHS = '/control/(validate|reissue)/[A-Z0-9_]+';
+
+/**
+ * PG-05's routes: the call's path for this flow's job. The job key is read inside the expression (`${#{…}}`):
+ * in a string literal NiFi would compare with the text `#{LOAD.JOB.KEY}`.
+ */
+export const RECEIVER_ROUTES = {
+  validate: "${http.request.uri:equals(${#{LOAD.JOB.KEY}:prepend('/control/validate/')})}",
+  reissue: "${http.request.uri:equals(${#{LOAD.JOB.KEY}:prepend('/control/reissue/')})}",
+};
+
 function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Ref } {
   const g = root.child(
     'PG-05 Control Receiver',
@@ -430,7 +442,7 @@ function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Re
     properties: {
       'Listening Port': '#{CONTROL.RECEIVER.PORT}',
       'HTTP Context Map': s.httpContext,
-      'Allowed Paths': '/control/(validate|reissue)/[A-Z0-9_]+',
+      'Allowed Paths': RECEIVER_ALLOWED_PATHS,
       'Allow GET': 'false',
       'Allow POST': 'true',
       'Allow PUT': 'false',
@@ -446,15 +458,10 @@ function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Re
       properties: { 'HTTP Status Code': status, 'HTTP Context Map': s.httpContext },
       autoTerminate,
     });
-  const byPath = route(
-    g,
-    'which call',
-    {
-      validate: "${http.request.uri:equals('/control/validate/#{LOAD.JOB.KEY}')}",
-      reissue: "${http.request.uri:equals('/control/reissue/#{LOAD.JOB.KEY}')}",
-    },
-    { comments: 'Calls for another job key are not this flow’s: 404, which the worker makes DEAD (an alert).', keepUnmatched: true },
-  );
+  const byPath = route(g, 'which call', RECEIVER_ROUTES, {
+    comments: 'Calls for another job key are not this flow’s: 404, which the worker makes DEAD (an alert).',
+    keepUnmatched: true,
+  });
   g.connect(receive, ['success'], byPath);
   g.connect(byPath, ['unmatched'], respond('404 not this job', '404', ['success', 'failure']));
   const malformed = respond('400 malformed call', '400', ['success', 'failure']);
@@ -672,10 +679,14 @@ export const CHUNK_ATTRIBUTES = {
   'load.chunk.bytes': '${fileSize}',
 };
 
+/**
+ * The partition's range as a WHERE condition on the split column, or IS NULL. The column is a parameter read
+ * inside the expressions (`${#{SOURCE.SPLIT.COLUMN}}`, or as an argument): NiFi leaves `#{…}` in a string literal as text.
+ */
 const PARTITION_PREDICATE = [
-  "${load.partition.null:equals('true'):ifElse('#{SOURCE.SPLIT.COLUMN} IS NULL',",
-  " ${load.partition.upper.inclusive:equals('true'):ifElse('<=', '<'):prepend(' AND #{SOURCE.SPLIT.COLUMN} ')",
-  ":prepend(${load.partition.lower}):prepend('#{SOURCE.SPLIT.COLUMN} >= '):append(' '):append(${load.partition.upper})})}",
+  "${load.partition.null:equals('true'):ifElse(${#{SOURCE.SPLIT.COLUMN}:append(' IS NULL')},",
+  " ${#{SOURCE.SPLIT.COLUMN}:append(' >= '):append(${load.partition.lower}):append(' AND '):append(#{SOURCE.SPLIT.COLUMN})",
+  ":append(${load.partition.upper.inclusive:equals('true'):ifElse(' <= ', ' < ')}):append(${load.partition.upper})})}",
 ].join('');
 
 function extractWorker(root: Group, s: Services): { partitions: Ref; failures: Ref } {

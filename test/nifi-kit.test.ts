@@ -23,7 +23,7 @@ import {
   parseTemplate,
   render,
 } from '../nifi/expression-language.js';
-import { CATALOGUE } from '../nifi/flow-model.js';
+import { CATALOGUE, Group } from '../nifi/flow-model.js';
 import { attributeCatalogue, bodyReferences, bodyTexts, CONTENT_PLACEHOLDER, kitCalls, renderBody, type KitCall } from '../nifi/kit.js';
 import { FLOW_FILE, flowJson } from '../nifi/load-control-flow.js';
 import { buildSchema } from '../src/graphql/schema.js';
@@ -200,6 +200,35 @@ describe('the request templates (nifi/requests)', () => {
         expect(selects(field.selectionSet, relative), `${call.id}: ${attribute} ← ${path}`).toBe(true);
       }
     }
+  });
+});
+
+describe('the flow generator (nifi/flow-model.ts)', () => {
+  const route = (dynamic: Record<string, string>) => () =>
+    new Group('planted', '', 'context').processor({
+      name: 'route',
+      type: 'RouteOnAttribute',
+      properties: { 'Routing Strategy': 'Route to Property name' },
+      dynamic,
+    });
+
+  it('refuses #{…} inside a string literal of an expression, which NiFi leaves as text', () => {
+    expect(route({ r: "${a:equals('/control/#{LOAD.JOB.KEY}')}" })).toThrow(
+      /RouteOnAttribute: r: #\{LOAD\.JOB\.KEY\} inside a string literal of an expression is text to NiFi/,
+    );
+    expect(route({ r: '${a:ifElse("#{X}", \'b\')}' })).toThrow(/#\{X\} inside a string literal/);
+    expect(route({ r: "${a:equals(${#{LOAD.JOB.KEY}:prepend('/control/')})}" })).not.toThrow();
+    expect(route({ r: '${a:equals(#{LOAD.JOB.KEY})}' })).not.toThrow();
+  });
+
+  it("refuses a value outside a property's allowable values, and a property NiFi lacks", () => {
+    const processor = (properties: Record<string, string>) => () =>
+      new Group('planted', '', 'context').processor({ name: 'route', type: 'RouteOnAttribute', properties });
+    expect(processor({ 'Routing Strategy': 'Route to Property Name' })).toThrow(
+      /"Route to Property Name" is not one of Routing Strategy's values/,
+    );
+    expect(processor({ 'Routing Strategy': '#{STRATEGY}' })).not.toThrow();
+    expect(processor({ 'Routing strategy': 'Route to Property name' })).toThrow(/no property "Routing strategy"/);
   });
 });
 
