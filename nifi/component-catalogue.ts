@@ -75,6 +75,12 @@ const DERIVED: Record<string, Derived> = {
     nar: 'nifi-http-context-map-nar',
     served: ['2.3.0'],
   },
+  'org.apache.nifi.ssl.PEMEncodedSSLContextProvider': {
+    kind: 'controller-service',
+    bundle: 'nifi-ssl-context-service-nar',
+    nar: 'nifi-ssl-context-service-nar',
+    served: ['2.3.0'],
+  },
   'org.apache.nifi.ssl.StandardRestrictedSSLContextService': {
     kind: 'controller-service',
     bundle: 'nifi-ssl-context-service-nar',

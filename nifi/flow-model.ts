@@ -166,7 +166,7 @@ export class Group {
     private readonly comments: string,
     private readonly parameterContext: string,
     private readonly path: string = name,
-    private readonly parentId: string | undefined = undefined,
+    private readonly parent: Group | undefined = undefined,
   ) {
     this.id = stableId(`group:${path}`);
   }
@@ -178,7 +178,7 @@ export class Group {
   }
 
   child(name: string, comments: string): Group {
-    const group = new Group(name, comments, this.parameterContext, `${this.path}/${name}`, this.id);
+    const group = new Group(name, comments, this.parameterContext, `${this.path}/${name}`, this);
     this.claimName('group', name);
     this.groups.push(group);
     return group;
@@ -309,6 +309,14 @@ export class Group {
     return id;
   }
 
+  /** The id of the controller service of this name in this group or the nearest one above it (NiFi's scope). */
+  serviceInScope(name: string): string {
+    const found = this.services.find((service) => service.name === name);
+    if (found) return found.identifier as string;
+    if (!this.parent) throw new Error(`${this.path}: no controller service ${name} in scope`);
+    return this.parent.serviceInScope(name);
+  }
+
   toJSON(): Json {
     return {
       identifier: this.id,
@@ -331,9 +339,45 @@ export class Group {
       flowFileConcurrency: 'UNBOUNDED',
       flowFileOutboundPolicy: 'STREAM_WHEN_AVAILABLE',
       componentType: 'PROCESS_GROUP',
-      ...(this.parentId ? { groupIdentifier: this.parentId } : {}),
+      ...(this.parent ? { groupIdentifier: this.parent.id } : {}),
     };
   }
+}
+
+const versionOrder = (v: string) => v.split('.').map(Number);
+function atLeast(version: string, than: string): boolean {
+  const [a, b] = [versionOrder(version), versionOrder(than)];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
+  return true;
+}
+
+/**
+ * The flow definition for NiFi `nifiVersion` and later: the properties NiFi renamed by then without migrating
+ * them (the catalogue's `renamed`) under their new names.
+ */
+export function renamedFor(definition: Json, nifiVersion: string): Json {
+  const rename = (component: Json) => {
+    const renames = Object.entries(CATALOGUE.components[component.type as string]?.renamed ?? {}).filter(([, r]) =>
+      atLeast(nifiVersion, r.in),
+    );
+    if (!renames.length) return component;
+    const key = (name: string) => renames.find(([from]) => from === name)?.[1].to ?? name;
+    const descriptors = component.propertyDescriptors as Record<string, Json>;
+    return {
+      ...component,
+      properties: Object.fromEntries(Object.entries(component.properties as Record<string, string>).map(([n, v]) => [key(n), v])),
+      propertyDescriptors: Object.fromEntries(
+        Object.entries(descriptors).map(([n, d]) => [key(n), n === key(n) ? d : { ...d, name: key(n), displayName: key(n) }]),
+      ),
+    };
+  };
+  const group = (g: Json): Json => ({
+    ...g,
+    processors: (g.processors as Json[]).map(rename),
+    controllerServices: (g.controllerServices as Json[]).map(rename),
+    processGroups: (g.processGroups as Json[]).map(group),
+  });
+  return { ...definition, flowContents: group(definition.flowContents as Json) };
 }
 
 export interface Parameter {
