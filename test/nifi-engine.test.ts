@@ -216,6 +216,14 @@ describe(`NiFi ${VERSION}'s own Expression Language and parameter parser`, () =>
   });
 });
 
+describe('the artifacts, from Maven Central', () => {
+  it('names the artifact Maven Central does not serve', () => {
+    expect(() => evaluateWithNifi('2.99.0', [])).toThrow(
+      /Maven Central did not serve what nifi-expressions-2\.99\.0 needs \(org\.apache\.nifi:nifi-expression-language:jar:2\.99\.0, org\.apache\.nifi:nifi-parameter:jar:2\.99\.0\):\n.*nifi-expression-language/,
+    );
+  }, 120_000);
+});
+
 describe('nifi/nifi-components.json', () => {
   it("is what NiFi's own artifacts declare (npm run nifi:components writes it)", () => {
     const committed = readFileSync(CATALOGUE_FILE, 'utf8');
