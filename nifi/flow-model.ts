@@ -1,7 +1,9 @@
 // Builds a NiFi 2.x flow definition (what "Upload flow definition" takes: a RegisteredFlowSnapshot whose
 // flowContents is a VersionedProcessGroup) from process groups declared in code. Components are named by their
-// simple class name and may only use the properties nifi/nifi-components.json lists for them, so a typo in a
-// property name fails the generator, not the import. Identifiers are derived from each component's place and
+// simple class name and may only use the properties nifi/nifi-components.json lists for them (present at every
+// NiFi version the catalogue read, with one of their allowable values), so a typo in a property name or a value
+// fails the generator, not the import; so does a `#{…}` inside an expression's string literal, which NiFi leaves
+// as text. Identifiers are derived from each component's place and
 // name, so the same declaration always gives the same file.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

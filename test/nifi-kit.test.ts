@@ -1,6 +1,6 @@
-// The NiFi kit checked without NiFi: the request templates against the schema and its input types, and the flow
-// definition against NiFi 2.6's components (nifi/nifi-components.json), its own parameter context, and the
-// attributes every template reads. No database: the schema's input coercion is all the templates meet here (the
+// The NiFi kit checked without running NiFi: the request templates against the schema and its input types, and the
+// flow definition against the components NiFi declares (nifi/nifi-components.json, which test/nifi-engine.test.ts
+// derives from NiFi's own artifacts), its own parameter context, and the attributes every template reads. No database: the schema's input coercion is all the templates meet here (the
 // simulator sends them to a real API, test/simulator.test.ts).
 import { readFileSync } from 'node:fs';
 import {
@@ -284,7 +284,7 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
     for (const group of graph.groups) expect(group.json.parameterContextName, group.path).toBe(context.name);
   });
 
-  it('uses only the processors, services, bundles and property names of NiFi 2.6 the kept list names', () => {
+  it('uses only the processors, services, bundles and property names of nifi/nifi-components.json', () => {
     const components = [
       ...processors.map((n) => ({ where: describe_(n), json: n.json })),
       ...[...graph.services.values()].map((s) => ({ where: s.json.name, json: s.json })),
