@@ -19,6 +19,7 @@ const FAST_TIER = [
   'src/server/request-id.test.ts',
   'src/server/storable-inputs.test.ts',
   'test/nifi-kit.test.ts',
+  'test/nifi-engine.test.ts',
   'test/console-operations.test.ts',
 ];
 

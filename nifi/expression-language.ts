@@ -330,6 +330,7 @@ const EVALUATED_FUNCTIONS: Record<string, Evaluated> = {
     return Number(length) > 0 ? value.padStart(Number(length), text(pad ?? '_') || '_') : value;
   },
   literal: (_, [value]) => text(value!),
+  jsonPath: (s, [path]) => jsonPathValue(text(s) ?? '', String(path)),
 };
 
 export const EVALUATED_FUNCTION_NAMES: ReadonlySet<string> = new Set(Object.keys(EVALUATED_FUNCTIONS));
@@ -400,6 +401,71 @@ export function evaluateText(text: string, attributes: Scope['attributes']): str
     parsedTexts.set(text, template);
   }
   return render(template, { attributes });
+}
+
+/**
+ * The `#{…}` references NiFi's parameter parser substitutes before any expression is evaluated (its
+ * ExpressionLanguageAwareParameterParser, or with `expressionLanguage: false` the agnostic one): every reference,
+ * or only those outside `${…}` — a reference inside an expression stays for the expression to read, and inside an
+ * expression's string literal it is text. `##{` is an escaped `#{`; a parameter the context lacks is empty.
+ */
+export function substituteParameters(
+  value: string,
+  parameters: Readonly<Record<string, string | undefined>>,
+  options: { expressionLanguage: boolean },
+): string {
+  let out = '';
+  let depth = 0;
+  let oddDollars = false;
+  let lastChar = '';
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '#' && depth === 0) {
+      const reference = /^(#+)\{([^{}]*)\}/.exec(value.slice(i));
+      if (reference) {
+        const hashes = reference[1]!.length;
+        out += '#'.repeat(Math.floor(hashes / 2));
+        out += hashes % 2 === 0 ? `{${reference[2]}}` : (parameters[reference[2]!] ?? '');
+        i += reference[0].length - 1;
+        lastChar = '}';
+        oddDollars = false;
+        continue;
+      }
+    }
+    if (options.expressionLanguage) {
+      if (c === '{' && oddDollars && lastChar === '$') depth++;
+      else if (c === '{' && depth > 0) depth++;
+      else if (c === '}' && depth > 0 && --depth === 0) oddDollars = false;
+      if (c === '$') oddDollars = !oddDollars;
+    }
+    out += c;
+    lastChar = c;
+  }
+  return out;
+}
+
+/**
+ * A processor's property value as NiFi computes it (StandardProcessContext): the parameters substituted, then —
+ * for a property that supports the Expression Language — its expressions evaluated over the FlowFile's attributes,
+ * a `#{…}` inside one reading the parameter context.
+ */
+export function evaluateProperty(value: string, scope: Required<Scope>, options: { expressionLanguage: boolean }): string {
+  const substituted = substituteParameters(value, scope.parameters, options);
+  return options.expressionLanguage ? render(parseTemplate(substituted), scope) : substituted;
+}
+
+/** The `#{…}` references written inside an expression's string literal, which NiFi leaves as text. */
+export function parametersInLiterals(template: Template): string[] {
+  const found: string[] = [];
+  const visit = (node: Node) => {
+    if (node.kind === 'literal' && typeof node.value === 'string') found.push(...(node.value.match(/#\{[^}]*\}/g) ?? []));
+    else if (node.kind === 'call') {
+      if (node.subject) visit(node.subject);
+      node.args.forEach(visit);
+    }
+  };
+  for (const part of template) if (typeof part !== 'string') visit(part);
+  return found;
 }
 
 /** UpdateAttribute's way: every value evaluated over the FlowFile as it arrived. */

@@ -1,23 +1,37 @@
 // Builds a NiFi 2.x flow definition (what "Upload flow definition" takes: a RegisteredFlowSnapshot whose
 // flowContents is a VersionedProcessGroup) from process groups declared in code. Components are named by their
-// simple class name and may only use the properties nifi/nifi-components.json lists for them, so a typo in a
-// property name fails the generator, not the import. Identifiers are derived from each component's place and
+// simple class name and may only use the properties nifi/nifi-components.json lists for them (present at every
+// NiFi version the catalogue read, with one of their allowable values), so a typo in a property name or a value
+// fails the generator, not the import; so does a `#{…}` inside an expression's string literal, which NiFi leaves
+// as text. Identifiers are derived from each component's place and
 // name, so the same declaration always gives the same file.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { parametersInLiterals, parseTemplate } from './expression-language.js';
 
 interface PropertySpec {
   displayName: string;
   sensitive?: boolean;
   /** The controller service API the property references. */
   service?: string;
+  required?: boolean;
+  defaultValue?: string | null;
+  /** The only values NiFi accepts (null: any). */
+  allowableValues?: string[] | null;
+  /** NONE, ENVIRONMENT or FLOWFILE_ATTRIBUTES: whether NiFi evaluates `${…}` in the value. */
+  expressionLanguage?: string;
+  /** The catalogue versions the property exists in. */
+  versions?: string[];
 }
 
 export interface ComponentSpec {
   kind: 'processor' | 'controller-service';
   bundle: { group: string; artifact: string };
-  source: string;
+  /** Where each catalogue version was read (the file, by reflection or from a NAR's manifest), or why it is hand-kept. */
+  origin: string | Record<string, string>;
   properties: Record<string, PropertySpec>;
+  /** Properties NiFi renamed without migrating them: the flow for NiFi `in` and later uses `to`. */
+  renamed?: Record<string, { to: string; in: string; issue: string }>;
   /** What a dynamic (user-added) property is: an attribute set, a relationship, a request header. */
   dynamicProperties?: 'attribute' | 'relationship' | 'request-header';
   sensitiveDynamicProperties?: boolean;
@@ -34,6 +48,8 @@ export interface ComponentSpec {
 
 export interface ComponentCatalogue {
   nifiVersion: string;
+  /** The NiFi versions the derived components were read at. */
+  versions: string[];
   source: string;
   serviceApis: Record<string, { group: string; artifact: string }>;
   components: Record<string, ComponentSpec>;
@@ -95,7 +111,9 @@ function descriptors(type: string, spec: ComponentSpec, properties: Record<strin
   const out: Json = {};
   for (const name of Object.keys(properties)) {
     const known = spec.properties[name];
+    if ((known?.expressionLanguage ?? 'FLOWFILE_ATTRIBUTES') !== 'NONE') refuseParametersInLiterals(type, name, properties[name]!);
     if (known) {
+      checkAgainstNifi(type, spec, name, known, properties[name]!);
       out[name] = { name, displayName: known.displayName, identifiesControllerService: !!known.service, sensitive: !!known.sensitive };
     } else if (name in dynamic && spec.dynamicProperties) {
       if (dynamic[name] && !spec.sensitiveDynamicProperties) throw new Error(`${type}: no sensitive dynamic properties (${name})`);
@@ -105,6 +123,28 @@ function descriptors(type: string, spec: ComponentSpec, properties: Record<strin
     }
   }
   return out;
+}
+
+/** NiFi substitutes a parameter only outside `${…}`: inside an expression's string literal `#{…}` stays text. */
+function refuseParametersInLiterals(type: string, name: string, value: string): void {
+  const inLiterals = parametersInLiterals(parseTemplate(value));
+  if (inLiterals.length) {
+    throw new Error(
+      `${type}: ${name}: ${inLiterals.join(', ')} inside a string literal of an expression is text to NiFi; reference it as \${#{…}} or as an argument: ${value}`,
+    );
+  }
+}
+
+/** A property NiFi lacks at a checked version, or a value outside its allowable values, fails the generator. */
+function checkAgainstNifi(type: string, spec: ComponentSpec, name: string, known: PropertySpec, value: string): void {
+  if (known.versions && typeof spec.origin === 'object') {
+    const missing = Object.keys(spec.origin).filter((version) => !known.versions!.includes(version));
+    if (missing.length) throw new Error(`${type}: NiFi ${missing.join(', ')} has no property ${JSON.stringify(name)}`);
+  }
+  const literal = !value.includes('#{') && !value.includes('${');
+  if (known.allowableValues && literal && !known.allowableValues.includes(value)) {
+    throw new Error(`${type}: ${JSON.stringify(value)} is not one of ${name}'s values (${known.allowableValues.join(', ')})`);
+  }
 }
 
 const GRID = { columns: 5, width: 420, height: 240 };
@@ -128,7 +168,7 @@ export class Group {
     private readonly comments: string,
     private readonly parameterContext: string,
     private readonly path: string = name,
-    private readonly parentId: string | undefined = undefined,
+    private readonly parent: Group | undefined = undefined,
   ) {
     this.id = stableId(`group:${path}`);
   }
@@ -140,7 +180,7 @@ export class Group {
   }
 
   child(name: string, comments: string): Group {
-    const group = new Group(name, comments, this.parameterContext, `${this.path}/${name}`, this.id);
+    const group = new Group(name, comments, this.parameterContext, `${this.path}/${name}`, this);
     this.claimName('group', name);
     this.groups.push(group);
     return group;
@@ -271,6 +311,14 @@ export class Group {
     return id;
   }
 
+  /** The id of the controller service of this name in this group or the nearest one above it (NiFi's scope). */
+  serviceInScope(name: string): string {
+    const found = this.services.find((service) => service.name === name);
+    if (found) return found.identifier as string;
+    if (!this.parent) throw new Error(`${this.path}: no controller service ${name} in scope`);
+    return this.parent.serviceInScope(name);
+  }
+
   toJSON(): Json {
     return {
       identifier: this.id,
@@ -293,9 +341,45 @@ export class Group {
       flowFileConcurrency: 'UNBOUNDED',
       flowFileOutboundPolicy: 'STREAM_WHEN_AVAILABLE',
       componentType: 'PROCESS_GROUP',
-      ...(this.parentId ? { groupIdentifier: this.parentId } : {}),
+      ...(this.parent ? { groupIdentifier: this.parent.id } : {}),
     };
   }
+}
+
+const versionOrder = (v: string) => v.split('.').map(Number);
+function atLeast(version: string, than: string): boolean {
+  const [a, b] = [versionOrder(version), versionOrder(than)];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
+  return true;
+}
+
+/**
+ * The flow definition for NiFi `nifiVersion` and later: the properties NiFi renamed by then without migrating
+ * them (the catalogue's `renamed`) under their new names.
+ */
+export function renamedFor(definition: Json, nifiVersion: string): Json {
+  const rename = (component: Json) => {
+    const renames = Object.entries(CATALOGUE.components[component.type as string]?.renamed ?? {}).filter(([, r]) =>
+      atLeast(nifiVersion, r.in),
+    );
+    if (!renames.length) return component;
+    const key = (name: string) => renames.find(([from]) => from === name)?.[1].to ?? name;
+    const descriptors = component.propertyDescriptors as Record<string, Json>;
+    return {
+      ...component,
+      properties: Object.fromEntries(Object.entries(component.properties as Record<string, string>).map(([n, v]) => [key(n), v])),
+      propertyDescriptors: Object.fromEntries(
+        Object.entries(descriptors).map(([n, d]) => [key(n), n === key(n) ? d : { ...d, name: key(n), displayName: key(n) }]),
+      ),
+    };
+  };
+  const group = (g: Json): Json => ({
+    ...g,
+    processors: (g.processors as Json[]).map(rename),
+    controllerServices: (g.controllerServices as Json[]).map(rename),
+    processGroups: (g.processGroups as Json[]).map(group),
+  });
+  return { ...definition, flowContents: group(definition.flowContents as Json) };
 }
 
 export interface Parameter {

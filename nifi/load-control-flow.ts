@@ -2,7 +2,7 @@
 // load (README "Connecting NiFi"), every call to Load Control made from its template under nifi/requests, and
 // Oracle, HDFS and Hive reached through controller services marked SITE-SPECIFIC.
 import { bodyTexts, kitCall, type KitCall } from './kit.js';
-import { flowDefinition, Group, type Parameter, type Ref } from './flow-model.js';
+import { flowDefinition, Group, type Parameter, type Ref, renamedFor } from './flow-model.js';
 
 const PARAMETER_CONTEXT = 'Load Control';
 
@@ -17,7 +17,49 @@ const PARAMETERS: Parameter[] = [
     description: 'The whole Authorization header: "Bearer " and a token with the nifi role (load-control token <name> nifi)',
     sensitive: true,
   },
-  { name: 'CONTROL.RECEIVER.PORT', description: "PG-05's port: the worker's nifi.receiverUrl points at it (…/control)", value: '9443' },
+  {
+    name: 'CONTROL.API.CA.SOURCE',
+    description:
+      "Which CAs the InvokeHTTP processors trust for an https CONTROL.API.URL: SYSTEM (the JVM's) or PROPERTIES (only CONTROL.API.CA.CERTIFICATES: the API's private CA)",
+    value: 'SYSTEM',
+  },
+  {
+    name: 'CONTROL.API.CA.CERTIFICATES',
+    description:
+      "With CONTROL.API.CA.SOURCE PROPERTIES: the CA certificate(s) of the API's server.tls certificate, PEM (-----BEGIN CERTIFICATE----- …)",
+    value: '',
+  },
+  {
+    name: 'CONTROL.API.CLIENT.KEY.SOURCE',
+    description:
+      'UNDEFINED: no client certificate; FILES: present CONTROL.API.CLIENT.CERTIFICATE.FILE to an API that requires one (server.tls.clientCaFile, mTLS)',
+    value: 'UNDEFINED',
+  },
+  {
+    name: 'CONTROL.API.CLIENT.KEY.FILE',
+    description: "With CONTROL.API.CLIENT.KEY.SOURCE FILES: the client certificate's private key, PEM file",
+    value: '',
+  },
+  {
+    name: 'CONTROL.API.CLIENT.CERTIFICATE.FILE',
+    description: 'With CONTROL.API.CLIENT.KEY.SOURCE FILES: the client certificate (chain), PEM file',
+    value: '',
+  },
+  { name: 'CONTROL.RECEIVER.PORT', description: "PG-05's port: the worker's nifi.receiverUrl points at it (…/control/)", value: '9443' },
+  {
+    name: 'CONTROL.RECEIVER.CLIENT.AUTHENTICATION',
+    description:
+      "PG-05 over https: Need Authentication to require the worker's client certificate (its nifi.tls.certFile, mTLS); No Authentication otherwise",
+    value: 'No Authentication',
+  },
+  { name: 'CONTROL.RECEIVER.KEYSTORE', description: "PG-05 over https: the receiver's certificate and key, a PKCS12 file", value: '' },
+  { name: 'CONTROL.RECEIVER.KEYSTORE.PASSWORD', description: 'The password of CONTROL.RECEIVER.KEYSTORE', sensitive: true },
+  {
+    name: 'CONTROL.RECEIVER.TRUSTSTORE',
+    description: "PG-05 with mTLS: the CA of the worker's client certificates, a PKCS12 file",
+    value: '',
+  },
+  { name: 'CONTROL.RECEIVER.TRUSTSTORE.PASSWORD', description: 'The password of CONTROL.RECEIVER.TRUSTSTORE', sensitive: true },
   { name: 'LOAD.JOB.KEY', description: 'The Load Control job this flow loads, ^[A-Z0-9_]{1,200}$', value: 'ORACLE_INSP_DTL_DAILY' },
   { name: 'LOAD.HDFS.ROOT', description: "The runs' HDFS root: a run writes under <root>/<job>/run_id=<run>", value: '/data/nifi/stage' },
   { name: 'LOAD.STAGE.TABLE.PREFIX', description: "The Hive staging tables' prefix", value: 'TMP_INSP_DTL_' },
@@ -123,6 +165,11 @@ function anyOf(codes: string[]): string {
     .join('')}}`;
 }
 
+/** The SSL context every InvokeHTTP shares (README "Connecting NiFi", TLS). */
+const API_TLS = 'Load Control API TLS';
+/** PG-05's https listener, when the operator gives it one (NiFi takes no parameter for a service reference). */
+const RECEIVER_TLS = 'PG-05 receiver TLS';
+
 /** InvokeHTTP as the README's routing table has it. */
 const INVOKE_HTTP = {
   'HTTP Method': 'POST',
@@ -196,7 +243,7 @@ function call(g: Group, id: string, options: { errorAttributes?: boolean } = {})
     name: field,
     type: 'InvokeHTTP',
     comments: `${kit.operation} ${field}; X-Request-Id is the FlowFile's uuid (the API logs it with the call)`,
-    properties: INVOKE_HTTP,
+    properties: { ...INVOKE_HTTP, 'SSL Context Service': g.serviceInScope(API_TLS) },
     sensitiveDynamic: { Authorization: '#{CONTROL.API.AUTHORIZATION}' },
     dynamic: { 'X-Request-Id': '${uuid}' },
     autoTerminate: ['Response'],
@@ -330,6 +377,35 @@ function services(root: Group): Services {
     comments: "Replace with your site's Kerberos identity service, or remove it where HDFS and Hive need none.",
     properties: { 'Kerberos Principal': '#{KERBEROS.PRINCIPAL}', 'Kerberos Keytab': '#{KERBEROS.KEYTAB}' },
   });
+  root.service({
+    name: API_TLS,
+    type: 'PEMEncodedSSLContextProvider',
+    comments:
+      "Shared by every InvokeHTTP. Valid as it comes (the JVM's CAs, no client certificate), so plain http and public CAs need nothing; CONTROL.API.CA.* for the API's private CA, CONTROL.API.CLIENT.* for mTLS to the API.",
+    properties: {
+      'TLS Protocol': 'TLS',
+      'Private Key Source': '#{CONTROL.API.CLIENT.KEY.SOURCE}',
+      'Private Key Location': '#{CONTROL.API.CLIENT.KEY.FILE}',
+      'Certificate Chain Location': '#{CONTROL.API.CLIENT.CERTIFICATE.FILE}',
+      'Certificate Authorities Source': '#{CONTROL.API.CA.SOURCE}',
+      'Certificate Authorities': '#{CONTROL.API.CA.CERTIFICATES}',
+    },
+  });
+  root.service({
+    name: RECEIVER_TLS,
+    type: 'StandardRestrictedSSLContextService',
+    comments:
+      "For an https nifi.receiverUrl: set it as the SSL Context Service of PG-05's 'receive worker call' (and CONTROL.RECEIVER.CLIENT.AUTHENTICATION to Need Authentication for mTLS). Unused, and so disabled, for plain http.",
+    properties: {
+      'Keystore Filename': '#{CONTROL.RECEIVER.KEYSTORE}',
+      'Keystore Password': '#{CONTROL.RECEIVER.KEYSTORE.PASSWORD}',
+      'Keystore Type': 'PKCS12',
+      'Truststore Filename': '#{CONTROL.RECEIVER.TRUSTSTORE}',
+      'Truststore Password': '#{CONTROL.RECEIVER.TRUSTSTORE.PASSWORD}',
+      'Truststore Type': 'PKCS12',
+      'SSL Protocol': 'TLS',
+    },
+  });
   return {
     kerberos,
     oracle: root.service({
@@ -419,10 +495,22 @@ export const RECEIVER_CALL_ATTRIBUTES = {
   },
 };
 
+/** The paths HandleHttpRequest takes (a regular expression; any other path is answered 404 by NiFi). */
+export const RECEIVER_ALLOWED_PATHS = '/control/(validate|reissue)/[A-Z0-9_]+';
+
+/**
+ * PG-05's routes: the call's path for this flow's job. The job key is read inside the expression (`${#{…}}`):
+ * in a string literal NiFi would compare with the text `#{LOAD.JOB.KEY}`.
+ */
+export const RECEIVER_ROUTES = {
+  validate: "${http.request.uri:equals(${#{LOAD.JOB.KEY}:prepend('/control/validate/')})}",
+  reissue: "${http.request.uri:equals(${#{LOAD.JOB.KEY}:prepend('/control/reissue/')})}",
+};
+
 function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Ref } {
   const g = root.child(
     'PG-05 Control Receiver',
-    "Takes the worker's calls (POST …/control/validate/{jobKey} and …/control/reissue/{jobKey}, X-Run-Id, X-Dispatch-Id and a JSON body) and answers 202 at once: a receipt, not the ACK — PG-40's startValidation, or the reissued partition's claim, is the ACK. SSL Context Service: SITE-SPECIFIC, for an https receiverUrl.",
+    "Takes the worker's calls (POST …/control/validate/{jobKey} and …/control/reissue/{jobKey}, X-Run-Id, X-Dispatch-Id and a JSON body) and answers 202 at once: a receipt, not the ACK — PG-40's startValidation, or the reissued partition's claim, is the ACK. For an https receiverUrl set 'receive worker call''s SSL Context Service to 'PG-05 receiver TLS'.",
   );
   const receive = g.processor({
     name: 'receive worker call',
@@ -430,13 +518,14 @@ function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Re
     properties: {
       'Listening Port': '#{CONTROL.RECEIVER.PORT}',
       'HTTP Context Map': s.httpContext,
-      'Allowed Paths': '/control/(validate|reissue)/[A-Z0-9_]+',
+      'Allowed Paths': RECEIVER_ALLOWED_PATHS,
       'Allow GET': 'false',
       'Allow POST': 'true',
       'Allow PUT': 'false',
       'Allow DELETE': 'false',
       'Allow HEAD': 'false',
       'Allow OPTIONS': 'false',
+      'Client Authentication': '#{CONTROL.RECEIVER.CLIENT.AUTHENTICATION}',
     },
   });
   const respond = (name: string, status: string, autoTerminate: string[] = []) =>
@@ -446,15 +535,10 @@ function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Re
       properties: { 'HTTP Status Code': status, 'HTTP Context Map': s.httpContext },
       autoTerminate,
     });
-  const byPath = route(
-    g,
-    'which call',
-    {
-      validate: "${http.request.uri:equals('/control/validate/#{LOAD.JOB.KEY}')}",
-      reissue: "${http.request.uri:equals('/control/reissue/#{LOAD.JOB.KEY}')}",
-    },
-    { comments: 'Calls for another job key are not this flow’s: 404, which the worker makes DEAD (an alert).', keepUnmatched: true },
-  );
+  const byPath = route(g, 'which call', RECEIVER_ROUTES, {
+    comments: 'Calls for another job key are not this flow’s: 404, which the worker makes DEAD (an alert).',
+    keepUnmatched: true,
+  });
   g.connect(receive, ['success'], byPath);
   g.connect(byPath, ['unmatched'], respond('404 not this job', '404', ['success', 'failure']));
   const malformed = respond('400 malformed call', '400', ['success', 'failure']);
@@ -672,10 +756,14 @@ export const CHUNK_ATTRIBUTES = {
   'load.chunk.bytes': '${fileSize}',
 };
 
+/**
+ * The partition's range as a WHERE condition on the split column, or IS NULL. The column is a parameter read
+ * inside the expressions (`${#{SOURCE.SPLIT.COLUMN}}`, or as an argument): NiFi leaves `#{…}` in a string literal as text.
+ */
 const PARTITION_PREDICATE = [
-  "${load.partition.null:equals('true'):ifElse('#{SOURCE.SPLIT.COLUMN} IS NULL',",
-  " ${load.partition.upper.inclusive:equals('true'):ifElse('<=', '<'):prepend(' AND #{SOURCE.SPLIT.COLUMN} ')",
-  ":prepend(${load.partition.lower}):prepend('#{SOURCE.SPLIT.COLUMN} >= '):append(' '):append(${load.partition.upper})})}",
+  "${load.partition.null:equals('true'):ifElse(${#{SOURCE.SPLIT.COLUMN}:append(' IS NULL')},",
+  " ${#{SOURCE.SPLIT.COLUMN}:append(' >= '):append(${load.partition.lower}):append(' AND '):append(#{SOURCE.SPLIT.COLUMN})",
+  ":append(${load.partition.upper.inclusive:equals('true'):ifElse(' <= ', ' < ')}):append(${load.partition.upper})})}",
 ].join('');
 
 function extractWorker(root: Group, s: Services): { partitions: Ref; failures: Ref } {
@@ -1152,9 +1240,17 @@ function loadControlFlow(): Record<string, unknown> {
   });
 }
 
-export const FLOW_FILE = new URL('./load-control-flow.json', import.meta.url);
+/**
+ * The flow files, by the oldest NiFi each is for: NiFi 2.7.0 renamed the Parquet writer's compression-type to
+ * Compression Type without migrating it (NIFI-15107), so a flow has the one name or the other.
+ */
+export const FLOW_FILES = [
+  { nifi: '2.3.0', file: new URL('./load-control-flow.json', import.meta.url), range: 'NiFi 2.3.0 to 2.6.x' },
+  { nifi: '2.7.0', file: new URL('./load-control-flow-2.7.json', import.meta.url), range: 'NiFi 2.7.0 and later' },
+] as const;
+export const FLOW_FILE = FLOW_FILES[0].file;
 
-/** The file's text: what `npm run nifi:flow` writes and the kit's test compares. */
-export function flowJson(): string {
-  return `${JSON.stringify(loadControlFlow(), null, 2)}\n`;
+/** A file's text: what `npm run nifi:flow` writes and the kit's test compares. */
+export function flowJson(nifi: string = FLOW_FILES[0].nifi): string {
+  return `${JSON.stringify(renamedFor(loadControlFlow(), nifi), null, 2)}\n`;
 }

@@ -1,8 +1,11 @@
-// npm run nifi:flow — writes nifi/load-control-flow.json from nifi/load-control-flow.ts and the request templates
-// under nifi/requests. The kit's test fails while the committed file differs from what this writes.
+// npm run nifi:flow — writes the flow files (nifi/load-control-flow.json and, for NiFi 2.7.0 and later,
+// nifi/load-control-flow-2.7.json) from nifi/load-control-flow.ts and the request templates under nifi/requests.
+// The kit's test fails while a committed file differs from what this writes.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { FLOW_FILE, flowJson } from '../nifi/load-control-flow.js';
+import { FLOW_FILES, flowJson } from '../nifi/load-control-flow.js';
 
-writeFileSync(FLOW_FILE, flowJson());
-console.log(`wrote ${fileURLToPath(FLOW_FILE)}`);
+for (const { nifi, file, range } of FLOW_FILES) {
+  writeFileSync(file, flowJson(nifi));
+  console.log(`wrote ${fileURLToPath(file)} (${range})`);
+}

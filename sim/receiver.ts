@@ -5,10 +5,11 @@
 // calls accepted and then lost, and duplicated FlowFiles.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { jsonPathValue } from '../nifi/expression-language.js';
-import { RECEIVER_CALL_ATTRIBUTES } from '../nifi/load-control-flow.js';
+import { evaluateProperty, jsonPathValue } from '../nifi/expression-language.js';
+import { RECEIVER_ALLOWED_PATHS, RECEIVER_CALL_ATTRIBUTES, RECEIVER_ROUTES } from '../nifi/load-control-flow.js';
 import type { FaultSwitch, FlowFile, Log } from './client.js';
 import { RECEIVER_TIMEOUT_MS } from './cluster.js';
+import { SIM_JOBS } from './coordinator.js';
 import type { Dice, Key } from './random.js';
 
 interface ValidateCall {
@@ -24,6 +25,24 @@ interface ReissueCall {
   partitionId: string;
   expectedRowCount: string;
   hdfsRunPath: string;
+}
+
+const ALLOWED_PATHS = new RegExp(`^(?:${RECEIVER_ALLOWED_PATHS})$`);
+
+/**
+ * Which PG-05 takes a call, as the flow itself routes it: HandleHttpRequest's Allowed Paths, then the "which call"
+ * RouteOnAttribute's expressions evaluated over http.request.uri in the flow of each job (its LOAD.JOB.KEY). Null:
+ * no flow's route matched (NiFi answers 404).
+ */
+function routeCall(uri: string, jobKeys: readonly string[]): { kind: 'validate' | 'reissue'; jobKey: string } | null {
+  if (!ALLOWED_PATHS.test(uri)) return null;
+  for (const jobKey of jobKeys) {
+    const scope = { attributes: { 'http.request.uri': uri }, parameters: { 'LOAD.JOB.KEY': jobKey } };
+    for (const kind of ['validate', 'reissue'] as const) {
+      if (evaluateProperty(RECEIVER_ROUTES[kind], scope, { expressionLanguage: true }) === 'true') return { kind, jobKey };
+    }
+  }
+  return null;
 }
 
 /** The FlowFile PG-05 makes of a call: what the kit's flow reads of its body (EvaluateJsonPath). */
@@ -84,7 +103,7 @@ export async function startReceiver(
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       stats.calls++;
-      const match = /^\/nifi-control\/(validate|reissue)\/([A-Z0-9_]+)$/.exec(req.url ?? '');
+      const route = routeCall(new URL(req.url ?? '/', 'http://receiver').pathname, SIM_JOBS);
       let body: Record<string, unknown> = {};
       try {
         body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
@@ -95,7 +114,7 @@ export async function startReceiver(
       const dispatchId = req.headers['x-dispatch-id'];
       if (
         req.method !== 'POST' ||
-        !match ||
+        !route ||
         typeof runId !== 'string' ||
         typeof dispatchId !== 'string' ||
         body.runId !== runId ||
@@ -105,8 +124,7 @@ export async function startReceiver(
         res.writeHead(400).end('malformed call');
         return;
       }
-      const kind = match[1] as 'validate' | 'reissue';
-      const jobKey = match[2]!;
+      const { kind, jobKey } = route;
       const about = subject(kind, runId, typeof body.partitionId === 'string' ? body.partitionId : undefined);
       const arrival = (arrivals.get(about.join('|')) ?? 0) + 1;
       arrivals.set(about.join('|'), arrival);
@@ -161,7 +179,7 @@ export async function startReceiver(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${port}/nifi-control/`,
+    url: `http://127.0.0.1:${port}/control/`,
     stats,
     close: () =>
       new Promise((resolve) => {

@@ -1,6 +1,6 @@
-// The NiFi kit checked without NiFi: the request templates against the schema and its input types, and the flow
-// definition against NiFi 2.6's components (nifi/nifi-components.json), its own parameter context, and the
-// attributes every template reads. No database: the schema's input coercion is all the templates meet here (the
+// The NiFi kit checked without running NiFi: the request templates against the schema and its input types, and the
+// flow definition against the components NiFi declares (nifi/nifi-components.json, which test/nifi-engine.test.ts
+// derives from NiFi's own artifacts), its own parameter context, and the attributes every template reads. No database: the schema's input coercion is all the templates meet here (the
 // simulator sends them to a real API, test/simulator.test.ts).
 import { readFileSync } from 'node:fs';
 import {
@@ -23,9 +23,9 @@ import {
   parseTemplate,
   render,
 } from '../nifi/expression-language.js';
-import { CATALOGUE } from '../nifi/flow-model.js';
+import { CATALOGUE, Group } from '../nifi/flow-model.js';
 import { attributeCatalogue, bodyReferences, bodyTexts, CONTENT_PLACEHOLDER, kitCalls, renderBody, type KitCall } from '../nifi/kit.js';
-import { FLOW_FILE, flowJson } from '../nifi/load-control-flow.js';
+import { FLOW_FILE, FLOW_FILES, flowJson } from '../nifi/load-control-flow.js';
 import { buildSchema } from '../src/graphql/schema.js';
 import { coerceBooleanStrings } from '../src/graphql/scalars.js';
 import { CORE_ATTRIBUTES, FlowGraph, present } from './support/flow-graph.js';
@@ -203,6 +203,35 @@ describe('the request templates (nifi/requests)', () => {
   });
 });
 
+describe('the flow generator (nifi/flow-model.ts)', () => {
+  const route = (dynamic: Record<string, string>) => () =>
+    new Group('planted', '', 'context').processor({
+      name: 'route',
+      type: 'RouteOnAttribute',
+      properties: { 'Routing Strategy': 'Route to Property name' },
+      dynamic,
+    });
+
+  it('refuses #{…} inside a string literal of an expression, which NiFi leaves as text', () => {
+    expect(route({ r: "${a:equals('/control/#{LOAD.JOB.KEY}')}" })).toThrow(
+      /RouteOnAttribute: r: #\{LOAD\.JOB\.KEY\} inside a string literal of an expression is text to NiFi/,
+    );
+    expect(route({ r: '${a:ifElse("#{X}", \'b\')}' })).toThrow(/#\{X\} inside a string literal/);
+    expect(route({ r: "${a:equals(${#{LOAD.JOB.KEY}:prepend('/control/')})}" })).not.toThrow();
+    expect(route({ r: '${a:equals(#{LOAD.JOB.KEY})}' })).not.toThrow();
+  });
+
+  it("refuses a value outside a property's allowable values, and a property NiFi lacks", () => {
+    const processor = (properties: Record<string, string>) => () =>
+      new Group('planted', '', 'context').processor({ name: 'route', type: 'RouteOnAttribute', properties });
+    expect(processor({ 'Routing Strategy': 'Route to Property Name' })).toThrow(
+      /"Route to Property Name" is not one of Routing Strategy's values/,
+    );
+    expect(processor({ 'Routing Strategy': '#{STRATEGY}' })).not.toThrow();
+    expect(processor({ 'Routing strategy': 'Route to Property name' })).toThrow(/no property "Routing strategy"/);
+  });
+});
+
 describe('the flow definition (nifi/load-control-flow.json)', () => {
   const committed = readFileSync(FLOW_FILE, 'utf8');
   const flow = JSON.parse(committed);
@@ -214,8 +243,29 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
   const processors = [...graph.nodes.values()].filter((n) => n.kind === 'PROCESSOR');
   const describe_ = (n: { group: string; name: string }) => `${n.group}/${n.name}`;
 
-  it('is what `npm run nifi:flow` generates', () => {
-    expect(committed === flowJson(), 'run npm run nifi:flow and commit nifi/load-control-flow.json').toBe(true);
+  it('is what `npm run nifi:flow` generates, as is its NiFi 2.7 sibling', () => {
+    for (const { nifi, file } of FLOW_FILES) {
+      expect(readFileSync(file, 'utf8') === flowJson(nifi), `run npm run nifi:flow and commit ${file.pathname}`).toBe(true);
+    }
+  });
+
+  it("differs for NiFi 2.7.0 and later only by the Parquet writer's compression property, renamed there without a migration", () => {
+    const later = JSON.parse(readFileSync(FLOW_FILES[1].file, 'utf8'));
+    const parquet = (definition: typeof flow) =>
+      definition.flowContents.controllerServices.find((s: { type: string }) => s.type.endsWith('.ParquetRecordSetWriter'));
+    expect([parquet(flow).properties, parquet(later).properties]).toEqual([
+      { 'Schema Write Strategy': 'no-schema', 'schema-access-strategy': 'inherit-record-schema', 'compression-type': 'SNAPPY' },
+      { 'Schema Write Strategy': 'no-schema', 'schema-access-strategy': 'inherit-record-schema', 'Compression Type': 'SNAPPY' },
+    ]);
+    expect(parquet(later).propertyDescriptors['Compression Type']).toEqual({
+      name: 'Compression Type',
+      displayName: 'Compression Type',
+      identifiesControllerService: false,
+      sensitive: false,
+    });
+    parquet(later).properties = parquet(flow).properties;
+    parquet(later).propertyDescriptors = parquet(flow).propertyDescriptors;
+    expect(JSON.stringify(later)).toBe(JSON.stringify(flow));
   });
 
   it('holds the process groups of the README, each with the parameter context', () => {
@@ -234,7 +284,7 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
     for (const group of graph.groups) expect(group.json.parameterContextName, group.path).toBe(context.name);
   });
 
-  it('uses only the processors, services, bundles and property names of NiFi 2.6 the kept list names', () => {
+  it('uses only the processors, services, bundles and property names of nifi/nifi-components.json', () => {
     const components = [
       ...processors.map((n) => ({ where: describe_(n), json: n.json })),
       ...[...graph.services.values()].map((s) => ({ where: s.json.name, json: s.json })),
@@ -335,6 +385,7 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
       ]);
       expect(Number(p['Response Body Attribute Size'])).toBeGreaterThanOrEqual(8192);
       expect(p.Authorization).toBe('#{CONTROL.API.AUTHORIZATION}');
+      expect(graph.services.get(p['SSL Context Service'])?.json.name, describe_(http!)).toBe('Load Control API TLS');
       expect(http!.json.propertyDescriptors.Authorization.sensitive).toBe(true);
       // 5xx: retried by NiFi with penalization, then a 503 goes round again; 4xx: never retried
       expect([http!.json.retriedRelationships, http!.json.backoffMechanism]).toEqual([['Retry'], 'PENALIZE_FLOWFILE']);
@@ -368,6 +419,8 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
       context.parameters.filter((p: { sensitive: boolean }) => p.sensitive).map((p: { name: string; value: unknown }) => [p.name, p.value]),
     ).toEqual([
       ['CONTROL.API.AUTHORIZATION', null],
+      ['CONTROL.RECEIVER.KEYSTORE.PASSWORD', null],
+      ['CONTROL.RECEIVER.TRUSTSTORE.PASSWORD', null],
       ['ORACLE.PASSWORD', null],
     ]);
   });

@@ -2,7 +2,7 @@
 // connection, and which FlowFile attributes are present where — on every path into a component ("always") or on
 // at least one ("sometimes") — from what each component writes (nifi/nifi-components.json, its dynamic
 // properties) and what UpdateAttribute deletes.
-import { parseTemplate, type Template } from '../../nifi/expression-language.js';
+import { parseTemplate, substituteParameters, type Template } from '../../nifi/expression-language.js';
 import { CATALOGUE, type ComponentSpec } from '../../nifi/flow-model.js';
 
 type Json = Record<string, any>;
@@ -160,14 +160,24 @@ export class FlowGraph {
     return { always: solve('always'), sometimes: solve('sometimes') };
   }
 
-  /** Every property value of every processor, parsed as NiFi would (the parameter references given their values). */
-  expressions(parameters: Record<string, string>): Array<{ node: FlowNode; property: string; template: Template }> {
-    const found: Array<{ node: FlowNode; property: string; template: Template }> = [];
+  /** Whether NiFi evaluates `${…}` in this property of the processor (a dynamic property: as its component does). */
+  supportsExpressionLanguage(node: FlowNode, property: string): boolean {
+    const known = node.spec!.properties[property];
+    return known ? (known.expressionLanguage ?? 'NONE') !== 'NONE' : node.spec!.dynamicProperties !== undefined;
+  }
+
+  /**
+   * Every property value of every processor that NiFi evaluates as an expression, parsed as NiFi does: the
+   * parameter references outside `${…}` substituted first, those inside left for the expression to read.
+   */
+  expressions(parameters: Record<string, string>): Array<{ node: FlowNode; property: string; value: string; template: Template }> {
+    const found: Array<{ node: FlowNode; property: string; value: string; template: Template }> = [];
     for (const node of this.nodes.values()) {
       if (node.kind !== 'PROCESSOR') continue;
       for (const [property, value] of Object.entries(node.json.properties as Record<string, string>)) {
-        const substituted = value.replace(/#\{([^}]+)\}/g, (_, name: string) => parameters[name] ?? '');
-        found.push({ node, property, template: parseTemplate(substituted) });
+        if (!this.supportsExpressionLanguage(node, property)) continue;
+        const substituted = substituteParameters(value, parameters, { expressionLanguage: true });
+        found.push({ node, property, value, template: parseTemplate(substituted) });
       }
     }
     return found;
