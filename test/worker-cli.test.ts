@@ -1,6 +1,8 @@
 // `load-control work` as a process: its configuration check and its health endpoints.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROCESS_LISTENER_NAME } from '../src/db/listener.js';
+import { REALTIME_APPLICATION_NAME } from '../src/realtime/realtime.js';
+import { LISTEN_APPLICATION_NAME } from '../src/worker/dispatcher.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { freePort, runCli as run } from './support/cli.js';
 import { completeRun } from './support/fixtures.js';
@@ -87,9 +89,12 @@ describe('load-control start', () => {
       await until('the delivery to be counted', async () =>
         (await (await fetch(`${base}/metrics`)).text()).includes('lc_dispatch_total{type="VALIDATE_RUN",result="sent"} 1'),
       );
-      // the API's realtime and the dispatcher share one LISTEN connection, on all four channels
+      // the API's realtime and the dispatcher share one LISTEN connection, on all four channels: by the listeners'
+      // names too, since a connection's last query is its LISTEN only until its first liveness probe, 10 s later
       const { rows } = await api.sql.query<{ application_name: string }>(
-        `SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+        `SELECT application_name FROM pg_stat_activity
+          WHERE datname = current_database() AND (query LIKE 'LISTEN %' OR application_name = ANY($1))`,
+        [[PROCESS_LISTENER_NAME, REALTIME_APPLICATION_NAME, LISTEN_APPLICATION_NAME]],
       );
       expect(rows).toEqual([{ application_name: PROCESS_LISTENER_NAME }]);
       const connected = child

@@ -257,12 +257,17 @@ export function createEventStreams(
     onRequest({ request, serverContext, endResponse }) {
       if (new URL(request.url).pathname !== EVENT_STREAM_PATH) return;
       const end = new AbortController();
+      // the client going away ends the stream too; the request's signal is @whatwg-node/server's own class, which
+      // Node 24's AbortSignal.any refuses (not an AbortSignal to WebIDL), so its abort is forwarded by a listener
+      const requestSignal = request.signal;
+      if (requestSignal.aborted) end.abort(requestSignal.reason);
+      else requestSignal.addEventListener('abort', () => end.abort(requestSignal.reason), { once: true });
       const streamRequest: StreamRequest = {
         method: request.method,
         url: request.url,
         headers: request.headers,
         text: () => request.text(),
-        signal: AbortSignal.any([request.signal, end.signal]),
+        signal: end.signal,
         original: request,
         serverContext: serverContext as Record<string, unknown>,
         end,

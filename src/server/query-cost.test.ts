@@ -59,13 +59,12 @@ describe('the cost limit', () => {
     expect((await post(yoga, document, { operationName: 'Costly' })).code).toBe('QUERY_TOO_COSTLY');
   });
 
-  it('counts each spread of a fragment chain in one linear walk: 2^24 is refused at once', async () => {
-    const levels = 24;
+  it('counts each spread of a fragment chain in one linear walk: 2^48 is refused', async () => {
+    // a walk that followed every spread would visit 2^48 of them and never answer: the test's timeout is the bound
+    const levels = 48;
     const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`);
-    const started = performance.now();
     const chain = await post(yoga, `query { ...F0 } ${fragments.join(' ')} fragment F${levels} on Query { __typename }`);
-    expect([chain.status, chain.code, chain.details?.cost]).toEqual([400, 'QUERY_TOO_COSTLY', 2 ** 24]);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect([chain.status, chain.code, chain.details?.cost]).toEqual([400, 'QUERY_TOO_COSTLY', 2 ** 48]);
   });
 
   it('leaves variables that do not coerce to execution, which reports them as 400', async () => {

