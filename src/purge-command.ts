@@ -1,8 +1,8 @@
 // `load-control purge [--before DATE] [--dry-run]`: the ledger retention of the sweeper, run to the end by hand.
 import type { Db } from './db/client.js';
-import { inTransaction } from './db/transaction.js';
+import { perform } from './db/operation.js';
 import { INSTANT_PATTERN, calendarDate } from './domain/gate/business-date.js';
-import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from './domain/retention/purge.js';
+import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurgeOperation, purgeLedger, type RowCounts } from './domain/retention/purge.js';
 
 /**
  * The cutoff `--before` names: a date (its midnight UTC) or a timestamp with an offset, never in the future.
@@ -32,7 +32,7 @@ export interface PurgeCommand {
 export async function runPurgeCommand({ db, before, dryRun, print }: PurgeCommand): Promise<void> {
   const cutoff = before.toISOString();
   if (dryRun) {
-    const runs = await inTransaction(db, (tx) => previewPurge(tx, before));
+    const runs = await perform(db, previewPurgeOperation, before);
     const total = noRows();
     for (const run of runs) {
       for (const table of PURGED_TABLES) total[table] += run.rows[table];

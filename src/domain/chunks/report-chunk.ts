@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { AfterCommit } from '../../db/after-commit.js';
+import { asStatements } from '../../db/operation.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { DomainError } from '../errors.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
@@ -101,7 +102,7 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCo
  * this batch committed. When the batch fails as a whole (a chunk's path taken by another chunk, say), it
  * recorded none of its reports.
  */
-export async function reportChunks(
+async function reportChunks(
   sql: pg.Pool,
   cmds: ReportChunkCommand[],
   afterCommit: AfterCommit,
@@ -169,3 +170,6 @@ async function recordChunkConflict(sql: pg.Pool, cmd: ReportChunkCommand): Promi
     ],
   );
 }
+
+export const reportChunkOperation = asStatements(reportChunk);
+export const reportChunksOperation = asStatements(reportChunks);

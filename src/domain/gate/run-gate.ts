@@ -32,7 +32,8 @@ export class GatedStepNotReady extends DomainError {
 
 /** The consumer whose gate the job is bound to, or null. */
 export async function boundConsumer(tx: Tx, jobKey: string): Promise<string | null> {
-  const gate = await tx.gate.findFirst({ where: { boundJobKey: jobKey }, select: { consumer: true } });
+  const [gate] = await tx.$queryRaw<Array<{ consumer: string }>>`
+    SELECT consumer FROM nifi_ops.gate WHERE bound_job_key = ${jobKey} LIMIT 1`;
   return gate?.consumer ?? null;
 }
 
