@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Tx } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../contract/errors.js';
 import { createRun } from '../domain/runs/create-run.js';
 import {
   countPartitions,

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Tx } from '../db/client.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../contract/errors.js';
 import { getRun, type RunRecord } from '../domain/runs/queries.js';
 import { ACTIVE_RUN_STATUSES } from '../domain/states.js';
 import { EventStream } from './stream.js';

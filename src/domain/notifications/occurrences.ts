@@ -5,7 +5,7 @@
 // enqueues nothing, so two workers side by side never post an occurrence twice.
 import { createHash } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
-import { UNNOTIFIED_ALERT_KINDS, type AlertKind } from '../monitor/alert-kinds.js';
+import { UNNOTIFIED_ALERT_KINDS, type AlertKind } from '../../config/alert-kinds.js';
 import type { Alert } from '../monitor/monitor-summary.js';
 
 /** How many alerts one cycle looks at, ERROR before WARN and newest first: a bounded read and statement. */

@@ -9,7 +9,7 @@ import {
   tableSizes,
   type CompactedTable,
   type TableSizes,
-} from './domain/retention/compact.js';
+} from '../domain/retention/compact.js';
 
 const MB = 2 ** 20;
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;

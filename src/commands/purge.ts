@@ -1,8 +1,8 @@
 // `load-control purge [--before DATE] [--dry-run]`: the ledger retention of the sweeper, run to the end by hand.
-import type { Db } from './db/client.js';
-import { inTransaction } from './db/transaction.js';
-import { INSTANT_PATTERN, calendarDate } from './domain/gate/business-date.js';
-import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from './domain/retention/purge.js';
+import type { Db } from '../db/client.js';
+import { inTransaction } from '../db/transaction.js';
+import { INSTANT_PATTERN, calendarDate } from '../domain/gate/business-date.js';
+import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from '../domain/retention/purge.js';
 
 /**
  * The cutoff `--before` names: a date (its midnight UTC) or a timestamp with an offset, never in the future.

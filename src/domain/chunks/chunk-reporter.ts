@@ -1,15 +1,9 @@
 import { type Context, SpanKind, trace } from '@opentelemetry/api';
 import { ATTR_DB_OPERATION_BATCH_SIZE } from '@opentelemetry/semantic-conventions';
-import { captureContext, inContext, inSpan } from '../tracing/tracing.js';
-import type { Db } from './client.js';
-import { inStatement } from './transaction.js';
-import {
-  checkChunkReport,
-  reportChunk,
-  reportChunks,
-  type ReportChunkCommand,
-  type ReportChunkResult,
-} from '../domain/chunks/report-chunk.js';
+import { captureContext, inContext, inSpan } from '../../tracing/tracing.js';
+import type { Db } from '../../db/client.js';
+import { inStatement } from '../../db/transaction.js';
+import { checkChunkReport, reportChunk, reportChunks, type ReportChunkCommand, type ReportChunkResult } from './report-chunk.js';
 
 export interface ChunkReporter {
   report(cmd: ReportChunkCommand): Promise<ReportChunkResult>;

@@ -1,8 +1,8 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
-import type { ChunkReporter } from '../db/chunk-reporter.js';
+import type { ChunkReporter } from '../domain/chunks/chunk-reporter.js';
 import type { Realtime } from '../realtime/realtime.js';
-import type { ApiMetrics } from './metrics.js';
+import type { ApiMetrics } from '../server/metrics.js';
 
 /** What resolvers reach through the context: the database, the configuration, the process's metrics and realtime. */
 export interface Services {
