@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tx } from '../db/client.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../contract/errors.js';
 import { createRunOperation } from '../domain/runs/create-run.js';
 import {
   countPartitions,

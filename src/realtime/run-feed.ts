@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Tx } from '../db/client.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../contract/errors.js';
 import { getRun, runsMovedSince, type RunRecord } from '../domain/runs/queries.js';
 import { EventStream } from './stream.js';
 

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import type { Tx } from '../db/client.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../contract/errors.js';
 import { getRun, listPartitions, partitionCounts, partitionsById, type PartitionRecord, type RunRecord } from '../domain/runs/queries.js';
 import type { PartitionStatus } from '../domain/states.js';
 import { EventStream } from './stream.js';

@@ -27,8 +27,8 @@ import {
   type LeasedDispatch,
 } from '../domain/dispatch/lease.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
-import { DISPATCH_CHANNEL } from '../realtime/channels.js';
-import type { Logger } from '../server/logger.js';
+import { DISPATCH_CHANNEL } from '../db/channels.js';
+import type { Logger } from '../logging/logger.js';
 import { currentTraceparent, failSpan, inSpan, LC_ATTRIBUTES } from '../tracing/tracing.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createReceiverClient } from './http-post.js';

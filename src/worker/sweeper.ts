@@ -13,7 +13,7 @@ import {
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnceOperation, type SweepResult } from '../domain/sweeper/sweep.js';
-import type { Logger } from '../server/logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { WorkerMetrics } from './metrics.js';
 
 const FORGOTTEN_OCCURRENCES_PER_CYCLE = 500;

@@ -1,6 +1,6 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { invalidInput } from '../errors.js';
+import { invalidInput } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { decideAtDefinition, type ReadinessDecision } from './decisions.js';
 import type { ExpectedBy } from './expected-by.js';

@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { calendarDate, dateOfColumn } from './business-date.js';
 import { evidenceOf, readiness, type Evidence } from './ledger.js';
 import { boundConsumer, GatedStepNotReady } from './run-gate.js';

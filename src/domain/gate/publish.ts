@@ -1,6 +1,6 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { dateOfColumn } from './business-date.js';
 import { evidenceOf, notReadyDetails, notReadyMessage, readiness, type Evidence } from './ledger.js';
 import { lockPublication } from './locks.js';

@@ -1,6 +1,6 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { canTransitionObservation, type ObservationState } from './observation-states.js';
 import { inOneTransaction } from '../../db/operation.js';
 

@@ -2,7 +2,7 @@
 // DEPENDENCIES_NOT_READY while the gate is not ready for the business date the run's business key names.
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError, invalidInput } from '../errors.js';
+import { DomainError, invalidInput } from '../../contract/errors.js';
 import { recordNifiEvent } from '../events/events.js';
 import { calendarDate } from './business-date.js';
 import { notReadyDetails, notReadyMessage, readiness, type Readiness } from './ledger.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
 import { inOneTransaction } from '../../db/operation.js';
-import { UNNOTIFIED_ALERT_KINDS, type AlertKind } from '../monitor/alert-kinds.js';
+import { UNNOTIFIED_ALERT_KINDS, type AlertKind } from '../../config/alert-kinds.js';
 import { readAlerts, type Alert } from '../monitor/monitor-summary.js';
 import type { StaleThresholds } from '../runs/stale-runs.js';
 

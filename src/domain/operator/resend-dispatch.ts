@@ -1,6 +1,6 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { lockRun } from '../runs/lock-run.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { parseDispatchStatus, RESENDABLE_DISPATCH_STATUSES, type DispatchStatus } from '../states.js';

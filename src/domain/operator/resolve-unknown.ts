@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { AfterCommit } from '../../db/after-commit.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
 import { asStatements } from '../../db/operation.js';
 

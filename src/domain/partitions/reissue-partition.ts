@@ -1,6 +1,6 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError, invalidInput } from '../errors.js';
+import { DomainError, invalidInput } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
 import { ACTIVE_RUN_STATUSES, parseRunStatus, type RunStatus } from '../states.js';

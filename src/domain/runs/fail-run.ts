@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { isAllowedRunFailure, type RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';

@@ -1,7 +1,7 @@
 import type { Tx } from '../../db/client.js';
 import { selectList } from '../../db/select-list.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import {
   ACTIVE_RUN_STATUSES,
   parseDispatchStatus,

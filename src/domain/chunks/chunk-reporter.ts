@@ -1,15 +1,15 @@
 import { type Context, SpanKind, trace } from '@opentelemetry/api';
 import { ATTR_DB_OPERATION_BATCH_SIZE } from '@opentelemetry/semantic-conventions';
-import { captureContext, inContext, inSpan } from '../tracing/tracing.js';
-import type { Db } from './client.js';
-import { perform } from './operation.js';
+import { captureContext, inContext, inSpan } from '../../tracing/tracing.js';
+import type { Db } from '../../db/client.js';
+import { perform } from '../../db/operation.js';
 import {
   checkChunkReport,
   reportChunkOperation,
   reportChunksOperation,
   type ReportChunkCommand,
   type ReportChunkResult,
-} from '../domain/chunks/report-chunk.js';
+} from './report-chunk.js';
 
 export interface ChunkReporter {
   report(cmd: ReportChunkCommand): Promise<ReportChunkResult>;
