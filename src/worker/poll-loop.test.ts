@@ -28,39 +28,37 @@ function heldPasses() {
   };
 }
 
+/** A loop over held passes, started, with its first pass begun and not yet ended. */
+async function inFirstPass() {
+  const passes = heldPasses();
+  const loop = createPollLoop({ pass: passes.pass, intervalMs: HOUR, onError: () => undefined });
+  loop.start();
+  await passes.untilBegun(1);
+  return { passes, loop };
+}
+
 describe('poll loop', () => {
-  it('starts the next pass at once on a wake-up instead of pausing for the interval', async () => {
-    const passes = heldPasses();
-    const loop = createPollLoop({ pass: passes.pass, intervalMs: HOUR, onError: () => undefined });
-    loop.start();
-    await passes.untilBegun(1);
-    passes.release();
-    await expect.poll(() => loop.lastPassAt()).not.toBeNull();
-    loop.wake();
+  it.each([
+    ['pausing after a pass', true],
+    ['in a pass (the next pass starts right after it)', false],
+  ])('starts the next pass at once on a wake-up that finds it %s, instead of pausing an hour', async (_, pausing) => {
+    const { passes, loop } = await inFirstPass();
+    if (pausing) {
+      passes.release();
+      await expect.poll(() => loop.lastPassAt()).not.toBeNull();
+      loop.wake();
+    } else {
+      loop.wake();
+      passes.release();
+    }
     await passes.untilBegun(2);
     expect(passes.begun()).toBe(2);
     passes.release();
     await loop.stop();
   });
 
-  it('runs one more pass for a wake-up that arrived during a pass', async () => {
-    const passes = heldPasses();
-    const loop = createPollLoop({ pass: passes.pass, intervalMs: HOUR, onError: () => undefined });
-    loop.start();
-    await passes.untilBegun(1);
-    loop.wake();
-    passes.release();
-    await passes.untilBegun(2);
-    expect(passes.begun()).toBe(2);
-    passes.release();
-    await loop.stop();
-  });
-
-  it('lets the pass in flight finish on stop, then runs no other, and ends a pause at once', async () => {
-    const passes = heldPasses();
-    const loop = createPollLoop({ pass: passes.pass, intervalMs: HOUR, onError: () => undefined });
-    loop.start();
-    await passes.untilBegun(1);
+  it('lets the pass in flight finish on stop, then runs no other', async () => {
+    const { passes, loop } = await inFirstPass();
     expect(loop.passing()).not.toBeNull();
     let stopped = false;
     const stopping = loop.stop().then(() => (stopped = true));
