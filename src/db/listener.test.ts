@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { until } from '../../test/support/until.js';
-import { createLogger } from '../server/logger.js';
+import { createLogger } from '../logging/logger.js';
 import { startListener, type Listener, type ListenRoute } from './listener.js';
 
 const APPLICATION_NAME = 'listener test';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../domain/errors.js';
-import { DISPATCH_CHANNEL, RUN_PROGRESS_CHANNEL } from '../realtime/channels.js';
+import { DomainError } from '../contract/errors.js';
+import { DISPATCH_CHANNEL, RUN_PROGRESS_CHANNEL } from './channels.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { createDb, type Db } from './client.js';
 import { isRetryableConflict } from './errors.js';

@@ -5,13 +5,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiMetrics } from '../server/metrics.js';
 import { createApiServer } from '../server/app.js';
-import { createLogger } from '../server/logger.js';
+import { createLogger } from '../logging/logger.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { FAIL_RUN, JOB, chunkInput, claim, createRun, report, startRun } from '../../test/support/fixtures.js';
 import { subscribe, type SseSubscription } from '../../test/support/sse.js';
 import { startTcpProxy } from '../../test/support/tcp-proxy.js';
-import { RUN_PROGRESS_CHANNEL } from './channels.js';
-import { createProgressNotifier } from './progress.js';
+import { RUN_PROGRESS_CHANNEL } from '../db/channels.js';
+import { createProgressNotifier } from '../db/progress-notifier.js';
 import { REALTIME_APPLICATION_NAME, startRealtime } from './realtime.js';
 import { until } from '../../test/support/until.js';
 

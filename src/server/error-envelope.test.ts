@@ -1,6 +1,6 @@
 // The error envelope alone, through yoga.fetch on a small schema: no database, no HTTP server.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ERROR_HTTP_STATUS, type ErrorCode } from '../domain/errors.js';
+import { ERROR_HTTP_STATUS, type ErrorCode } from '../contract/errors.js';
 import { ACTORS, capturingLogger, post, smallYoga } from '../../test/support/small-api.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import { useRequestId } from './request-id.js';

@@ -2,8 +2,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Collector, STATUS, startCollector } from '../../test/support/otlp-collector.js';
 import { until } from '../../test/support/until.js';
-import { DomainError } from '../domain/errors.js';
-import { createLogger } from '../server/logger.js';
+import { DomainError } from '../contract/errors.js';
+import { createLogger } from '../logging/logger.js';
 import { activeTracer, currentTraceparent, inSpan, inTraceparent, startTracing, type Tracing } from './tracing.js';
 
 const log = createLogger({ level: 'fatal', format: 'json' }, 'tracing-test');

@@ -6,7 +6,7 @@ import { runCli } from '../../../test/support/cli.js';
 import { createLoginRole } from '../../../test/support/database.js';
 import { applicationGrants } from '../../db/grants.js';
 import { chunkInput, claim, report, startRun, type CreatedRun } from '../../../test/support/fixtures.js';
-import { compactedTables } from '../../compact-command.js';
+import { compactedTables } from '../../commands/compact.js';
 import { COMPACTED_TABLES, CompactionRefusedError, compactLedger, tableSizes, type CompactBatch, type TableSizes } from './compact.js';
 import { PURGE_BATCH_ROWS, purgeLedger } from './purge.js';
 

@@ -27,7 +27,7 @@ import {
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
 import { testWorker, workerConfig } from '../../../test/support/worker.js';
 import { createDb, type Db } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { inTransaction } from '../../db/transaction.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { PURGED_TABLES, nextDueRun, noRows, previewPurge, purgeLedger, type PurgeBatch, type RowCounts } from './purge.js';

@@ -6,7 +6,7 @@ import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import { DEFINE_GATE, defineGate, observed, readinessOf, unique, type ExpectedByInput } from '../../../test/support/gate-fixtures.js';
 import { subscribe } from '../../../test/support/sse.js';
 import { inTransaction } from '../../db/transaction.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { defineGate as defineGateInTx } from '../gate/define-gate.js';
 import { sweepOnce } from './sweep.js';
 

@@ -1,10 +1,10 @@
 // The operator's commands against a real API: tables, --json, what each action does, and the exit codes.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, TOKENS, type TestApi, type TokenName } from '../test/support/api.js';
-import { freePort, runCli } from '../test/support/cli.js';
-import { claim, completeRun, createRun, startRun, toPublishUnknown } from '../test/support/fixtures.js';
-import { EXIT_CODES, formatTable, runOperatorCommand } from './operator-commands.js';
+import { startTestApi, TOKENS, type TestApi, type TokenName } from '../../test/support/api.js';
+import { freePort, runCli } from '../../test/support/cli.js';
+import { claim, completeRun, createRun, startRun, toPublishUnknown } from '../../test/support/fixtures.js';
+import { EXIT_CODES, formatTable, runOperatorCommand } from './operator.js';
 
 let api: TestApi;
 beforeAll(async () => {

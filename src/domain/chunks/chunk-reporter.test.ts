@@ -2,14 +2,14 @@
 // from separate processes (separate pools) racing on one run must still decide completion exactly once.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../test/support/api.js';
-import { claim, startRun, type CreatedRun } from '../../test/support/fixtures.js';
-import { until } from '../../test/support/until.js';
-import { reportChunk, type ReportChunkCommand, type ReportChunkResult } from '../domain/chunks/report-chunk.js';
-import type { DomainError } from '../domain/errors.js';
+import { startTestApi, type TestApi } from '../../../test/support/api.js';
+import { claim, startRun, type CreatedRun } from '../../../test/support/fixtures.js';
+import { until } from '../../../test/support/until.js';
+import { reportChunk, type ReportChunkCommand, type ReportChunkResult } from './report-chunk.js';
+import type { DomainError } from '../../contract/errors.js';
 import { createChunkReporter, type ChunkReporter } from './chunk-reporter.js';
-import { createDb, type Db } from './client.js';
-import { inStatement } from './transaction.js';
+import { createDb, type Db } from '../../db/client.js';
+import { inStatement } from '../../db/transaction.js';
 
 let api: TestApi;
 const pools: Db[] = [];
