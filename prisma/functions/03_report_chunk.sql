@@ -185,6 +185,7 @@ BEGIN
        SET success_partition_count = success_partition_count + p_partitions, extracted_count = extracted_count + p_rows
      WHERE run_id = p_run_id
     RETURNING status, success_partition_count, expected_partition_count, extracted_count, source_count INTO totals;
+    PERFORM nifi_ops.fault_point('count_run_successes');
 
     run_completed := totals.status = 'EXTRACTING' AND totals.success_partition_count = totals.expected_partition_count
                      AND totals.extracted_count = totals.source_count;
@@ -257,6 +258,7 @@ BEGIN
     -- on, decided under the partition-row lock.
     SELECT * INTO part FROM nifi_ops.load_partition
      WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;
+    PERFORM nifi_ops.fault_point('report_chunk_locked');
     IF NOT FOUND THEN
         IF EXISTS (SELECT 1 FROM nifi_ops.load_run WHERE run_id = p_run_id) THEN
             SELECT 'PARTITION_NOT_FOUND', NULL::text, NULL::text, NULL::integer, false, NULL::text

@@ -1,0 +1,101 @@
+// `npm run mutants [-- --only id,id] [--jobs N]`: applies each mutant of spec/mutants.ts to a scratch copy of this
+// tree, runs its tests there against the test PostgreSQL (TEST_DATABASE_URL, as `npm test`), and prints which test
+// killed it and how long that took. Exits 1 when a mutant survives: every one must be killed.
+import { spawn, spawnSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MUTANTS, applyMutant, type Mutant } from '../spec/mutants.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const RUN_TIMEOUT_MS = 15 * 60_000;
+
+interface Verdict {
+  mutant: Mutant;
+  killed: boolean;
+  killedBy: string;
+  seconds: number;
+}
+
+/** The tree as git sees it (tracked and untracked-but-not-ignored files), plus the generated Prisma client. */
+async function scratchCopy(id: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `lc-mutant-${id}-`));
+  const listed = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' });
+  if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  for (const file of listed.stdout.split('\0').filter(Boolean)) {
+    await mkdir(dirname(join(dir, file)), { recursive: true });
+    await cp(join(ROOT, file), join(dir, file)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error; // deleted in the working tree, not yet in the index
+    });
+  }
+  await cp(join(ROOT, 'src/generated'), join(dir, 'src/generated'), { recursive: true });
+  for (const shared of ['node_modules', 'dist']) await symlink(join(ROOT, shared), join(dir, shared));
+  return dir;
+}
+
+function vitest(dir: string, mutant: Mutant, report: string): Promise<number | null> {
+  const args = ['vitest', 'run', ...mutant.tests, '--reporter=json', `--outputFile=${report}`];
+  if (mutant.testNamePattern) args.push('-t', mutant.testNamePattern);
+  return new Promise((done) => {
+    const child = spawn('npx', args, { cwd: dir, stdio: 'ignore', env: process.env });
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      done(code);
+    });
+  });
+}
+
+async function judge(mutant: Mutant): Promise<Verdict> {
+  const dir = await scratchCopy(mutant.id);
+  const started = performance.now();
+  try {
+    const target = join(dir, mutant.file);
+    await writeFile(target, applyMutant(await readFile(target, 'utf8'), mutant));
+    const report = join(dir, 'mutant-report.json');
+    const code = await vitest(dir, mutant, report);
+    const seconds = (performance.now() - started) / 1000;
+    const results = JSON.parse(await readFile(report, 'utf8').catch(() => '{"testResults":[]}')) as {
+      testResults: Array<{ name: string; message?: string; assertionResults: Array<{ status: string; fullName: string }> }>;
+    };
+    const failed = results.testResults.flatMap((file) =>
+      file.assertionResults
+        .filter((test) => test.status === 'failed')
+        .map((test) => `${file.name.slice(dir.length + 1)} › ${test.fullName}`),
+    );
+    const broken = results.testResults.filter((file) => file.message).map((file) => `${file.name.slice(dir.length + 1)} (did not load)`);
+    const killedBy = failed[0] ?? broken[0] ?? (code === 0 ? '' : `vitest exited ${code ?? 'on timeout'}`);
+    return { mutant, killed: code !== 0, killedBy, seconds };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({ options: { only: { type: 'string' }, jobs: { type: 'string', default: '1' } } });
+  const only = values.only?.split(',');
+  const chosen = only ? MUTANTS.filter((m) => only.includes(m.id)) : MUTANTS;
+  if (only && chosen.length !== only.length) throw new Error(`unknown mutant among ${only.join(', ')}`);
+  const queue = [...chosen];
+  const verdicts: Verdict[] = [];
+  const worker = async () => {
+    for (let mutant = queue.shift(); mutant; mutant = queue.shift()) {
+      const verdict = await judge(mutant);
+      verdicts.push(verdict);
+      console.log(`${verdict.killed ? 'killed  ' : 'SURVIVED'} ${mutant.id} (${verdict.seconds.toFixed(1)} s) ${verdict.killedBy}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Number(values.jobs)) }, worker));
+  verdicts.sort((a, b) => chosen.indexOf(a.mutant) - chosen.indexOf(b.mutant));
+  console.log('\n| mutant | bug | killed by | seconds |\n|---|---|---|---|');
+  for (const v of verdicts) {
+    console.log(`| ${v.mutant.id} | ${v.mutant.bug} | ${v.killed ? v.killedBy : '**survived**'} | ${v.seconds.toFixed(1)} |`);
+  }
+  const killed = verdicts.filter((v) => v.killed).length;
+  console.log(`\nmutation score: ${killed}/${verdicts.length} killed (${((100 * killed) / verdicts.length).toFixed(0)} %)`);
+  process.exitCode = killed === verdicts.length ? 0 : 1;
+}
+
+await main();
