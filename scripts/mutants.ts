@@ -12,10 +12,14 @@ import { MUTANTS, applyMutant, type Mutant } from '../spec/mutants.js';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RUN_TIMEOUT_MS = 15 * 60_000;
 
+/** killed: a test failed on it; errored: its tests could not run (no evidence either way); survived: they passed. */
+type Outcome = 'killed' | 'errored' | 'survived';
+
 interface Verdict {
   mutant: Mutant;
-  killed: boolean;
-  killedBy: string;
+  outcome: Outcome;
+  /** The failing test, or why the tests did not run. */
+  detail: string;
   seconds: number;
 }
 
@@ -35,8 +39,9 @@ async function scratchCopy(id: string): Promise<string> {
   return dir;
 }
 
-function vitest(dir: string, mutant: Mutant, report: string): Promise<number | null> {
-  const args = ['vitest', 'run', ...mutant.tests, '--reporter=json', `--outputFile=${report}`];
+/** vitest in the scratch copy; its JSON report goes where vitest.config.ts says, test-artifacts/vitest.json. */
+function vitest(dir: string, mutant: Mutant): Promise<number | null> {
+  const args = ['vitest', 'run', ...mutant.tests];
   if (mutant.testNamePattern) args.push('-t', mutant.testNamePattern);
   return new Promise((done) => {
     const child = spawn('npx', args, { cwd: dir, stdio: 'ignore', env: process.env });
@@ -54,8 +59,8 @@ async function judge(mutant: Mutant): Promise<Verdict> {
   try {
     const target = join(dir, mutant.file);
     await writeFile(target, applyMutant(await readFile(target, 'utf8'), mutant));
-    const report = join(dir, 'mutant-report.json');
-    const code = await vitest(dir, mutant, report);
+    const code = await vitest(dir, mutant);
+    const report = join(dir, 'test-artifacts/vitest.json');
     const seconds = (performance.now() - started) / 1000;
     const results = JSON.parse(await readFile(report, 'utf8').catch(() => '{"testResults":[]}')) as {
       testResults: Array<{ name: string; message?: string; assertionResults: Array<{ status: string; fullName: string }> }>;
@@ -65,9 +70,10 @@ async function judge(mutant: Mutant): Promise<Verdict> {
         .filter((test) => test.status === 'failed')
         .map((test) => `${file.name.slice(dir.length + 1)} › ${test.fullName}`),
     );
-    const broken = results.testResults.filter((file) => file.message).map((file) => `${file.name.slice(dir.length + 1)} (did not load)`);
-    const killedBy = failed[0] ?? broken[0] ?? (code === 0 ? '' : `vitest exited ${code ?? 'on timeout'}`);
-    return { mutant, killed: code !== 0, killedBy, seconds };
+    const broken = results.testResults.filter((file) => file.message).map((file) => `${file.name.slice(dir.length + 1)}: ${file.message}`);
+    if (failed[0]) return { mutant, outcome: 'killed', detail: failed[0], seconds };
+    if (code === 0) return { mutant, outcome: 'survived', detail: '', seconds };
+    return { mutant, outcome: 'errored', detail: broken[0]?.split('\n')[0] ?? `vitest exited ${code ?? 'on timeout'}`, seconds };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -84,16 +90,18 @@ async function main() {
     for (let mutant = queue.shift(); mutant; mutant = queue.shift()) {
       const verdict = await judge(mutant);
       verdicts.push(verdict);
-      console.log(`${verdict.killed ? 'killed  ' : 'SURVIVED'} ${mutant.id} (${verdict.seconds.toFixed(1)} s) ${verdict.killedBy}`);
+      console.log(`${verdict.outcome.padEnd(8)} ${mutant.id} (${verdict.seconds.toFixed(1)} s) ${verdict.detail}`);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Number(values.jobs)) }, worker));
   verdicts.sort((a, b) => chosen.indexOf(a.mutant) - chosen.indexOf(b.mutant));
   console.log('\n| mutant | bug | killed by | seconds |\n|---|---|---|---|');
   for (const v of verdicts) {
-    console.log(`| ${v.mutant.id} | ${v.mutant.bug} | ${v.killed ? v.killedBy : '**survived**'} | ${v.seconds.toFixed(1)} |`);
+    console.log(
+      `| ${v.mutant.id} | ${v.mutant.bug} | ${v.outcome === 'killed' ? v.detail : `**${v.outcome}** ${v.detail}`} | ${v.seconds.toFixed(1)} |`,
+    );
   }
-  const killed = verdicts.filter((v) => v.killed).length;
+  const killed = verdicts.filter((v) => v.outcome === 'killed').length;
   console.log(`\nmutation score: ${killed}/${verdicts.length} killed (${((100 * killed) / verdicts.length).toFixed(0)} %)`);
   process.exitCode = killed === verdicts.length ? 0 : 1;
 }
