@@ -53,30 +53,58 @@ function vitest(dir: string, mutant: Mutant): Promise<number | null> {
   });
 }
 
-async function judge(mutant: Mutant): Promise<Verdict> {
+interface TestRun {
+  code: number | null;
+  /** Failed tests, as `file › name`; then files that did not load, with vitest's message. */
+  failed: string[];
+  broken: string[];
+  seconds: number;
+}
+
+/** The mutant's tests in a scratch copy of the tree, with the mutant applied or (baseline) without. */
+async function runTests(mutant: Mutant, mutated: boolean): Promise<TestRun> {
   const dir = await scratchCopy(mutant.id);
   const started = performance.now();
   try {
-    const target = join(dir, mutant.file);
-    await writeFile(target, applyMutant(await readFile(target, 'utf8'), mutant));
+    if (mutated) {
+      const target = join(dir, mutant.file);
+      await writeFile(target, applyMutant(await readFile(target, 'utf8'), mutant));
+    }
     const code = await vitest(dir, mutant);
-    const report = join(dir, 'test-artifacts/vitest.json');
     const seconds = (performance.now() - started) / 1000;
+    const report = join(dir, 'test-artifacts/vitest.json');
     const results = JSON.parse(await readFile(report, 'utf8').catch(() => '{"testResults":[]}')) as {
       testResults: Array<{ name: string; message?: string; assertionResults: Array<{ status: string; fullName: string }> }>;
     };
+    const name = (file: string) => file.slice(dir.length + 1);
     const failed = results.testResults.flatMap((file) =>
-      file.assertionResults
-        .filter((test) => test.status === 'failed')
-        .map((test) => `${file.name.slice(dir.length + 1)} › ${test.fullName}`),
+      file.assertionResults.filter((test) => test.status === 'failed').map((test) => `${name(file.name)} › ${test.fullName}`),
     );
-    const broken = results.testResults.filter((file) => file.message).map((file) => `${file.name.slice(dir.length + 1)}: ${file.message}`);
-    if (failed[0]) return { mutant, outcome: 'killed', detail: failed[0], seconds };
-    if (code === 0) return { mutant, outcome: 'survived', detail: '', seconds };
-    return { mutant, outcome: 'errored', detail: broken[0]?.split('\n')[0] ?? `vitest exited ${code ?? 'on timeout'}`, seconds };
+    const broken = results.testResults.filter((file) => file.message).map((file) => `${name(file.name)}: ${file.message!.split('\n')[0]}`);
+    return { code, failed, broken, seconds };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Each set of tests runs once without any mutant first: a test failing there would kill every mutant, proving nothing. */
+const baselines = new Map<string, Promise<TestRun>>();
+function baseline(mutant: Mutant): Promise<TestRun> {
+  const key = JSON.stringify([mutant.tests, mutant.testNamePattern]);
+  if (!baselines.has(key)) baselines.set(key, runTests(mutant, false));
+  return baselines.get(key)!;
+}
+
+async function judge(mutant: Mutant): Promise<Verdict> {
+  const before = await baseline(mutant);
+  if (before.code !== 0) {
+    const why = before.failed[0] ?? before.broken[0] ?? `vitest exited ${before.code ?? 'on timeout'}`;
+    return { mutant, outcome: 'errored', detail: `its tests fail without the mutant: ${why}`, seconds: 0 };
+  }
+  const after = await runTests(mutant, true);
+  if (after.failed[0]) return { mutant, outcome: 'killed', detail: after.failed[0], seconds: after.seconds };
+  if (after.code === 0) return { mutant, outcome: 'survived', detail: '', seconds: after.seconds };
+  return { mutant, outcome: 'errored', detail: after.broken[0] ?? `vitest exited ${after.code ?? 'on timeout'}`, seconds: after.seconds };
 }
 
 async function main() {

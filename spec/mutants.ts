@@ -93,10 +93,8 @@ export const MUTANTS: Mutant[] = [
     id: 'claim-without-partition-lock',
     bug: 'claimPartition reads the partition without FOR UPDATE, so two claimers can both see it PENDING',
     file: CLAIM_SQL,
-    find: `     WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;
-    PERFORM nifi_ops.fault_point('claim_partition');`,
-    replace: `     WHERE run_id = p_run_id AND partition_id = p_partition_id;
-    PERFORM nifi_ops.fault_point('claim_partition');`,
+    find: `     WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;`,
+    replace: `     WHERE run_id = p_run_id AND partition_id = p_partition_id;`,
     tests: ['test/races.test.ts'],
     testNamePattern: 'claims of one partition',
   },

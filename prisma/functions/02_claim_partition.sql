@@ -15,7 +15,6 @@ DECLARE
 BEGIN
     SELECT * INTO part FROM nifi_ops.load_partition
      WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;
-    PERFORM nifi_ops.fault_point('claim_partition');
     IF NOT FOUND THEN
         IF EXISTS (SELECT 1 FROM nifi_ops.load_run WHERE run_id = p_run_id) THEN
             RETURN QUERY SELECT 'PARTITION_NOT_FOUND', false, NULL::text, NULL::text, NULL::integer;
@@ -24,6 +23,7 @@ BEGIN
         END IF;
         RETURN;
     END IF;
+    PERFORM nifi_ops.fault_point('claim_partition');
 
     -- FOR SHARE: claims of one run do not queue behind each other, but a run transition (which takes
     -- the row exclusively) cannot interleave with a claim that saw the run EXTRACTING.

@@ -258,7 +258,6 @@ BEGIN
     -- on, decided under the partition-row lock.
     SELECT * INTO part FROM nifi_ops.load_partition
      WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;
-    PERFORM nifi_ops.fault_point('report_chunk_locked');
     IF NOT FOUND THEN
         IF EXISTS (SELECT 1 FROM nifi_ops.load_run WHERE run_id = p_run_id) THEN
             SELECT 'PARTITION_NOT_FOUND', NULL::text, NULL::text, NULL::integer, false, NULL::text
@@ -269,6 +268,7 @@ BEGIN
         END IF;
         RETURN;
     END IF;
+    PERFORM nifi_ops.fault_point('report_chunk_locked');
 
     -- unlocked read: the run row is locked only below, when this report changes the partition's outcome
     SELECT status, hdfs_run_path INTO run_row FROM nifi_ops.load_run WHERE run_id = p_run_id;
