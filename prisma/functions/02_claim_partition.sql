@@ -23,6 +23,7 @@ BEGIN
         END IF;
         RETURN;
     END IF;
+    PERFORM nifi_ops.fault_point('claim_partition');
 
     -- FOR SHARE: claims of one run do not queue behind each other, but a run transition (which takes
     -- the row exclusively) cannot interleave with a claim that saw the run EXTRACTING.

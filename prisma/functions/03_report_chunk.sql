@@ -185,6 +185,7 @@ BEGIN
        SET success_partition_count = success_partition_count + p_partitions, extracted_count = extracted_count + p_rows
      WHERE run_id = p_run_id
     RETURNING status, success_partition_count, expected_partition_count, extracted_count, source_count INTO totals;
+    PERFORM nifi_ops.fault_point('count_run_successes');
 
     run_completed := totals.status = 'EXTRACTING' AND totals.success_partition_count = totals.expected_partition_count
                      AND totals.extracted_count = totals.source_count;
@@ -267,6 +268,7 @@ BEGIN
         END IF;
         RETURN;
     END IF;
+    PERFORM nifi_ops.fault_point('report_chunk_locked');
 
     -- unlocked read: the run row is locked only below, when this report changes the partition's outcome
     SELECT status, hdfs_run_path INTO run_row FROM nifi_ops.load_run WHERE run_id = p_run_id;

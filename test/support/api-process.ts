@@ -6,7 +6,7 @@ import pg from 'pg';
 import { freePort, spawnCli, waitUntilReady } from '../../bench/support.js';
 import { createDb } from '../../src/db/client.js';
 import { graphqlCaller, testConfig, type TestApi } from './api.js';
-import { createTestDatabase } from './database.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 
 export interface TestApiProcess extends TestApi {
   /** The current API process's pid. */
@@ -15,8 +15,13 @@ export interface TestApiProcess extends TestApi {
   restart(): Promise<void>;
 }
 
-export async function startTestApiProcess(): Promise<TestApiProcess> {
-  const database = await createTestDatabase();
+export interface ApiProcessOptions {
+  /** Serve this database instead of a fresh clone of the migrated template (the caller drops it). */
+  database?: TestDatabase;
+}
+
+export async function startTestApiProcess(options: ApiProcessOptions = {}): Promise<TestApiProcess> {
+  const database = options.database ?? (await createTestDatabase());
   const config = testConfig({ database: { url: database.url } });
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -60,6 +65,41 @@ export async function startTestApiProcess(): Promise<TestApiProcess> {
       await kill(child);
       await sql.end();
       await db.close();
+      if (!options.database) await database.drop();
+    },
+  };
+}
+
+/**
+ * `count` API processes serving one database, for races decided in PostgreSQL between processes. Fault points
+ * (prisma/functions/00_fault_points.sql, e.g. `{ count_run_successes: 0.05 }`) are set on the database before the
+ * processes connect, so every session of every process sleeps at them.
+ */
+export async function startTestApiProcesses(
+  count: number,
+  faultPoints: Record<string, number> = {},
+): Promise<{ apis: TestApiProcess[]; database: TestDatabase; close(): Promise<void> }> {
+  const database = await createTestDatabase();
+  const setting = Object.entries(faultPoints)
+    .map(([name, seconds]) => `${name}=${seconds}`)
+    .join(',');
+  const admin = new pg.Client({ connectionString: database.url });
+  await admin.connect();
+  try {
+    await admin.query(
+      `ALTER DATABASE ${admin.escapeIdentifier(database.name)} SET load_control.fault_points = ${admin.escapeLiteral(setting)}`,
+    );
+  } finally {
+    await admin.end();
+  }
+  // one after another: the first compiles the sources (tsx caches them on disk) and the others start from its cache
+  const apis: TestApiProcess[] = [];
+  for (let i = 0; i < count; i++) apis.push(await startTestApiProcess({ database }));
+  return {
+    apis,
+    database,
+    async close() {
+      await Promise.all(apis.map((api) => api.close()));
       await database.drop();
     },
   };
