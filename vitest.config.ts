@@ -19,7 +19,7 @@ const FAST_TIER = [
   'src/server/request-id.test.ts',
   'src/server/storable-inputs.test.ts',
   'test/nifi-kit.test.ts',
-  'test/console-operations.test.ts',
+  'test/documents.test.ts',
 ];
 
 export default defineConfig({

@@ -24,7 +24,17 @@ import {
   render,
 } from '../nifi/expression-language.js';
 import { CATALOGUE } from '../nifi/flow-model.js';
-import { attributeCatalogue, bodyReferences, bodyTexts, CONTENT_PLACEHOLDER, kitCalls, renderBody, type KitCall } from '../nifi/kit.js';
+import {
+  attributeCatalogue,
+  bodyReferences,
+  bodyTexts,
+  CONTENT_PLACEHOLDER,
+  KIT_DOCUMENTS_FILE,
+  kitCalls,
+  kitDocumentsModule,
+  renderBody,
+  type KitCall,
+} from '../nifi/kit.js';
 import { FLOW_FILE, flowJson } from '../nifi/load-control-flow.js';
 import { buildSchema } from '../src/graphql/schema.js';
 import { coerceBooleanStrings } from '../src/graphql/scalars.js';
@@ -200,6 +210,14 @@ describe('the request templates (nifi/requests)', () => {
         expect(selects(field.selectionSet, relative), `${call.id}: ${attribute} ← ${path}`).toBe(true);
       }
     }
+  });
+});
+
+describe("the kit's typed documents (documents/nifi.ts)", () => {
+  it('are what `npm run nifi:flow` writes from nifi/requests', () => {
+    expect(readFileSync(KIT_DOCUMENTS_FILE, 'utf8') === kitDocumentsModule(), 'run npm run nifi:flow and commit documents/nifi.ts').toBe(
+      true,
+    );
   });
 });
 

@@ -2,7 +2,7 @@ import type { Tx } from '../../db/client.js';
 import { DomainError } from '../errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
-import type { RunStatus } from '../states.js';
+import { RESOLVABLE_RUN_STATUS, type RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 
 export const UNKNOWN_RESOLUTIONS = ['PUBLISHED', 'FAILED_PUBLISH'] as const;
@@ -27,13 +27,13 @@ export interface ResolveUnknownResult {
 export async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promise<ResolveUnknownResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.status === cmd.resolution) return { runStatus: run.status, changed: false };
-  if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
+  if (run.status !== RESOLVABLE_RUN_STATUS) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
   await transitionRun(
     tx,
     { runId: cmd.runId },
     {
-      from: ['PUBLISH_UNKNOWN'],
+      from: [RESOLVABLE_RUN_STATUS],
       to: cmd.resolution,
       set:
         cmd.resolution === 'PUBLISHED'

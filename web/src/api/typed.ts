@@ -1,14 +1,10 @@
 // Typed requests and subscriptions: the session sends query text; these take gql.tada documents, so a page's
 // variables and results are checked against the schema.
-import type { ResultOf, TadaDocumentNode, VariablesOf } from 'gql.tada';
+import type { ResultOf, VariablesOf } from 'gql.tada';
 import { useMemo } from 'react';
 import { type LiveState, useSubscription } from '../hooks';
 import { useSession } from '../session';
-import { documentText } from './operations';
-
-// any: a document's variables are a parameter type, so no narrower bound accepts every document
-// biome-ignore lint/suspicious/noExplicitAny: see above
-type Document = TadaDocumentNode<any, any>;
+import { type Document, documentText } from '../../../documents/graphql.js';
 
 interface Api {
   request<D extends Document>(document: D, variables?: VariablesOf<D>): Promise<ResultOf<D>>;

@@ -6,13 +6,12 @@ import {
   MONITOR_SUMMARY,
   MONITOR_SUMMARY_CHANGED,
   PROCESSES,
-  RESEND_DISPATCH,
-  RESOLVE_UNKNOWN,
   type Alert,
   type MonitorSummary,
   type ProcessInstance,
   type StatusCount,
 } from '../api/operations';
+import { RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../documents/operator.js';
 import { useApi, useLive } from '../api/typed';
 import { ConfirmDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';

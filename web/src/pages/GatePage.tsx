@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { describeError } from '../api/client';
-import { GATE, PUBLICATIONS, RESEND_DISPATCH } from '../api/operations';
+import { RESEND_DISPATCH } from '../../../documents/operator.js';
+import { GATE, PUBLICATIONS } from '../api/operations';
 import type { Attempt, AuditedPublication, GateDetail, GateDispatch } from '../api/operations';
 import { useApi } from '../api/typed';
 import { ConfirmDialog } from '../components/ActionDialogs';

@@ -1,18 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, describeError } from '../api/client';
-import {
-  CANCEL_RUN,
-  REISSUE_PARTITION,
-  RESEND_DISPATCH,
-  RESOLVE_UNKNOWN,
-  RUN,
-  RUN_CHANGED,
-  RUNS,
-  type Dispatch,
-  type Partition,
-  type RunDetail as Run,
-  type RunRow,
-} from '../api/operations';
+import { RUN, RUN_CHANGED, RUNS, type Dispatch, type Partition, type RunDetail as Run, type RunRow } from '../api/operations';
+import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../documents/operator.js';
 import { useApi, useLive } from '../api/typed';
 import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
@@ -25,7 +14,7 @@ import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
 import { useNow, useRunProgress } from '../hooks';
 import { Link } from '../router';
-import { RESENDABLE_DISPATCH_STATUSES, isCancellable, isReissuable } from '../states';
+import { RESENDABLE_DISPATCH_STATUSES, isReissuable } from '../states';
 
 /** Up to this many partitions the page shows them all as a grid; a larger run gets a summary bar and a paged table. */
 const GRID_MAX = 400;
@@ -169,7 +158,8 @@ export function RunDetail({ runId }: { runId: string }) {
     );
 
   const partition = run.partitions ? (run.partitions.find((p) => p.partitionId === selected) ?? null) : picked;
-  const resendable = (d: Dispatch) => (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
+  const allows = (action: Run['allowedActions'][number]) => run.allowedActions.includes(action);
+  const resendable = (d: Dispatch) => allows('RESEND_DISPATCH') && (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
   const events = [...run.events].reverse();
 
   return (
@@ -191,12 +181,12 @@ export function RunDetail({ runId }: { runId: string }) {
       )}
 
       <div className="toolbar" role="group" aria-label="Run actions">
-        {run.status === 'PUBLISH_UNKNOWN' && (
+        {allows('RESOLVE_UNKNOWN') && (
           <OperatorButton className="danger" onClick={() => setAction({ kind: 'resolve' })}>
             Resolve PUBLISH_UNKNOWN…
           </OperatorButton>
         )}
-        {isCancellable(run.status) && (
+        {allows('CANCEL') && (
           <OperatorButton className={run.status === 'PUBLISHED' ? undefined : 'danger'} onClick={() => setAction({ kind: 'cancel' })}>
             Cancel run…
           </OperatorButton>
@@ -292,7 +282,7 @@ export function RunDetail({ runId }: { runId: string }) {
                     </Field>
                   )}
                 </dl>
-                {run.status === 'EXTRACTING' && isReissuable(partition.status) && (
+                {allows('REISSUE_PARTITION') && isReissuable(partition.status) && (
                   <OperatorButton className="danger" onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}>
                     Reissue partition {partition.partitionId}…
                   </OperatorButton>
