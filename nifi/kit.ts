@@ -204,15 +204,10 @@ export const KIT_DOCUMENTS_FILE = new URL('../documents/nifi.ts', import.meta.ur
  * typed document, so the clients that make the kit's calls send the kit's own text.
  */
 export function kitDocumentsModule(): string {
-  const indent = (text: string) =>
-    text
-      .trim()
-      .split('\n')
-      .map((line) => (line ? `    ${line}` : line))
-      .join('\n');
+  // one line a document: the text is nifi/requests', generated, not a second copy to keep
   const entries = [...kitCalls().values()]
     .sort((a, b) => a.id.localeCompare(b.id))
-    .map((call) => `  '${call.id}': graphql(\`\n${indent(call.document)}\n  \`),`);
+    .map((call) => `  '${call.id}': graphql(\`${call.document.trim().replace(/\s+/g, ' ')}\`),`);
   return [
     "// Written by `npm run nifi:flow` from nifi/requests/<group>/<field>/request.graphql, the kit's one source (do not",
     '// edit): what each NiFi call sends, typed for the clients that make the same calls (simulator, benchmarks, tests).',
