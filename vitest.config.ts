@@ -20,7 +20,7 @@ const FAST_TIER = [
   'src/server/storable-inputs.test.ts',
   'test/nifi-kit.test.ts',
   'test/nifi-engine.test.ts',
-  'test/console-operations.test.ts',
+  'test/documents.test.ts',
 ];
 
 export default defineConfig({

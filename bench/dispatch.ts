@@ -23,6 +23,7 @@ import {
   printTable,
   processCpuSeconds,
   REGISTER_MANIFEST,
+  REPORT_CHUNK,
   spawnCli,
   waitUntilReady,
 } from './support.js';
@@ -30,8 +31,6 @@ import {
 const DISPATCHES = Number(process.env.BENCH_DISPATCHES ?? 3000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const JOB = 'BENCH_DISPATCH';
-
-const REPORT = 'mutation($i: ReportChunkInput!) { reportChunk(input: $i) { validationScheduled } }';
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
@@ -68,11 +67,11 @@ async function backlog(sql: pg.Pool, count: number): Promise<number> {
 /** A one-partition run through the API up to its last chunk report; returns the run's extract_completed_at (ms). */
 async function completeOneRun(api: string, sql: pg.Pool, i: number): Promise<number> {
   const created = await gql(api, CREATE_RUN, {
-    i: { jobKey: JOB, businessKey: `WAKE_${i}`, hdfsRoot: '/bench', stageTablePrefix: 'BENCH_' },
+    input: { jobKey: JOB, businessKey: `WAKE_${i}`, hdfsRoot: '/bench', stageTablePrefix: 'BENCH_' },
   });
   const { runId, hdfsRunPath } = created.body.data.createRun;
   await gql(api, REGISTER_MANIFEST, {
-    i: {
+    input: {
       runId,
       sourceCount: '1',
       plannedPartitionCount: '1',
@@ -80,9 +79,9 @@ async function completeOneRun(api: string, sql: pg.Pool, i: number): Promise<num
     },
   });
   const claimToken = randomUUID();
-  await gql(api, CLAIM_PARTITION, { i: { runId, partitionId: '0000', claimToken, workerNode: 'bench' } });
-  const reported = await gql(api, REPORT, {
-    i: {
+  await gql(api, CLAIM_PARTITION, { input: { runId, partitionId: '0000', claimToken, workerNode: 'bench' } });
+  const reported = await gql(api, REPORT_CHUNK, {
+    input: {
       runId,
       partitionId: '0000',
       claimToken,

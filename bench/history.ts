@@ -25,12 +25,12 @@ import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from 
 import { createLogger } from '../src/logging/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
 import { createSweeper } from '../src/worker/sweeper.js';
+import { documentText } from '../documents/graphql.js';
 import {
   MONITOR_SUMMARY as MONITOR_SUMMARY_DOCUMENT,
   READINESS as READINESS_DOCUMENT,
   RUN as RUN_DOCUMENT,
   RUNS as RUNS_DOCUMENT,
-  documentText,
 } from '../web/src/api/operations.js';
 import {
   ACTIVE_JOB,
@@ -50,6 +50,7 @@ import {
   median,
   printTable,
   REGISTER_MANIFEST,
+  REPORT_CHUNK,
   startCli,
   type Measured,
   type ServedApi,
@@ -102,8 +103,6 @@ const RUN_DETAIL = `query RunDetail($runId: UUID!) { run(runId: $runId) {
   dispatches { dispatchId dispatchType partitionId status attemptCount createdAt sentAt ackedAt deadAt lastHttpStatus lastError }
   events(last: 50) { eventId eventTime level name partitionId processGroup errorCode message actor }
 } }`;
-const REPORT = `mutation($i: ReportChunkInput!) { reportChunk(input: $i) {
-  recorded partitionStatus runStatus receivedChunks chunkCount validationScheduled } }`;
 
 function databaseUrl(name: string): string {
   const url = new URL(ADMIN_URL);
@@ -290,12 +289,12 @@ interface Throughput {
 /** claimPartition then reportChunk over a fresh run, CLIENTS clients, as bench/report-chunk.ts does (Node client). */
 async function timeThroughput(api: ServedApi): Promise<Throughput> {
   const created = await gql(api.url, CREATE_RUN, {
-    i: { jobKey: THROUGHPUT_JOB, businessKey: randomUUID(), hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
+    input: { jobKey: THROUGHPUT_JOB, businessKey: randomUUID(), hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   const { runId, hdfsRunPath } = created.body.data.createRun;
   const pids = Array.from({ length: THROUGHPUT_PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
   const manifest = await gql(api.url, REGISTER_MANIFEST, {
-    i: {
+    input: {
       runId,
       sourceCount: String(THROUGHPUT_PARTITIONS * THROUGHPUT_CHUNKS),
       plannedPartitionCount: String(THROUGHPUT_PARTITIONS),
@@ -312,7 +311,7 @@ async function timeThroughput(api: ServedApi): Promise<Throughput> {
   const tokens = pids.map(() => randomUUID());
   const claims = await measure(THROUGHPUT_PARTITIONS, CLIENTS, async (i) => {
     const res = await gql(api.url, CLAIM_PARTITION, {
-      i: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` },
+      input: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` },
     });
     if (!res.body.data?.claimPartition?.claimed) throw new Error(JSON.stringify(res.body));
   });
@@ -320,8 +319,8 @@ async function timeThroughput(api: ServedApi): Promise<Throughput> {
   const reports = await measure(THROUGHPUT_PARTITIONS * THROUGHPUT_CHUNKS, CLIENTS, async (n) => {
     const p = n % THROUGHPUT_PARTITIONS;
     const chunk = Math.floor(n / THROUGHPUT_PARTITIONS);
-    const res = await gql(api.url, REPORT, {
-      i: {
+    const res = await gql(api.url, REPORT_CHUNK, {
+      input: {
         runId,
         partitionId: pids[p],
         claimToken: tokens[p],

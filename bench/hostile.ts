@@ -7,6 +7,7 @@
 // BENCH_DOCUMENTS=<substring> measures only the documents whose name contains it)
 import { request } from 'undici';
 import { hashToken } from '../src/auth/tokens.js';
+import { documentText } from '../documents/graphql.js';
 import * as consoleOperations from '../web/src/api/operations.js';
 import {
   BENCH_TOKEN,
@@ -165,7 +166,7 @@ function acceptedDocuments(largest: Awaited<ReturnType<typeof seed>>): Documents
     `${alias}: runs(first: ${MAX_RUNS_PAGE}) { nodes { ${RUN_SCALARS} events(last: 10) { ${eventFields} } } }`;
   return {
     'console run page, 10,000 partitions': {
-      query: consoleOperations.documentText(consoleOperations.RUN),
+      query: documentText(consoleOperations.RUN),
       variables: { runId: largest.runId, withPartitions: true },
     },
     [`3 × runs(first: ${MAX_RUNS_PAGE}) with events, near the cost limit`]: {

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashToken } from '../src/auth/tokens.js';
+import type { Document } from '../documents/graphql.js';
 import {
   benchDatabase,
   CLAIM_PARTITION,
@@ -20,6 +21,7 @@ import {
   printTable,
   processCpuSeconds,
   REGISTER_MANIFEST,
+  REPORT_CHUNK,
   spawnCli,
   waitUntilReady,
 } from './support.js';
@@ -34,7 +36,6 @@ const TOKEN = 'bench-progress-token';
 const PUSH_EVERY_MS = 600;
 const CLIENTS = 16;
 
-const REPORT = 'mutation($i: ReportChunkInput!) { reportChunk(input: $i) { recorded } }';
 // the console's documents: web/src/api/live.ts (runProgress) and the run page's former runChanged
 const PARTITION = `partitionId status expectedRowCount actualRowCount receivedChunks receivedRows reportedChunkCount
   attemptCount workerNode heartbeatAt errorCode errorMessage`;
@@ -47,7 +48,7 @@ const RUN_CHANGED = `subscription($runId: UUID!) { runChanged(runId: $runId) { $
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function call(url: string, query: string, variables: unknown): Promise<any> {
+async function call(url: string, query: string | Document, variables: unknown): Promise<any> {
   const res = await gqlRequest(url, query, variables, { token: TOKEN });
   if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));
   return res.body.data;
@@ -64,10 +65,10 @@ const pid = (i: number) => String(i).padStart(4, '0');
 
 async function prepareRun(url: string, partitions: number, claimAll: boolean): Promise<Run> {
   const { createRun: run } = await call(url, CREATE_RUN, {
-    i: { jobKey: 'BENCH_PROGRESS', businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
+    input: { jobKey: 'BENCH_PROGRESS', businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   await call(url, REGISTER_MANIFEST, {
-    i: {
+    input: {
       runId: run.runId,
       sourceCount: String(partitions * 2),
       plannedPartitionCount: String(partitions),
@@ -86,12 +87,12 @@ async function prepareRun(url: string, partitions: number, claimAll: boolean): P
 }
 
 const claim = (url: string, runId: string, i: number, claimToken: string) =>
-  call(url, CLAIM_PARTITION, { i: { runId, partitionId: pid(i), claimToken, workerNode: 'bench' } });
+  call(url, CLAIM_PARTITION, { input: { runId, partitionId: pid(i), claimToken, workerNode: 'bench' } });
 
 function report(url: string, run: Run, p: number, chunkCount: number) {
   const chunk = run.next[p]!++;
-  return call(url, REPORT, {
-    i: {
+  return call(url, REPORT_CHUNK, {
+    input: {
       runId: run.runId,
       partitionId: pid(p),
       claimToken: run.tokens[p],

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { hashToken } from '../src/auth/tokens.js';
+import type { Document } from '../documents/graphql.js';
 import {
   benchDatabase,
   CLAIM_PARTITION,
@@ -28,6 +29,7 @@ import {
   printTable,
   processCpuSeconds,
   REGISTER_MANIFEST,
+  REPORT_CHUNK,
   spawnCli,
   waitUntilReady,
 } from './support.js';
@@ -54,7 +56,6 @@ const THROUGHPUT_ROUNDS = 5;
 const PROBE_EVERY_MS = 100;
 const PROBE_RUNS = 10;
 
-const REPORT = 'mutation($i: ReportChunkInput!) { reportChunk(input: $i) { recorded } }';
 const ROW =
   'runId jobKey businessKey status startedAt heartbeatAt completedAt successPartitionCount failedPartitionCount extractedCount errorCode';
 const WATCH_JOB = `subscription($jobKey: String) { runChanged(jobKey: $jobKey) { ${ROW} } }`;
@@ -156,7 +157,7 @@ interface LoadRun {
   next: number[];
 }
 
-async function call(url: string, query: string, variables: unknown): Promise<any> {
+async function call(url: string, query: string | Document, variables: unknown): Promise<any> {
   const res = await gqlRequest(url, query, variables, { token: TOKEN });
   if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));
   return res.body.data;
@@ -164,7 +165,7 @@ async function call(url: string, query: string, variables: unknown): Promise<any
 
 async function createRun(url: string, jobKey: string) {
   const { createRun: run } = await call(url, CREATE_RUN, {
-    i: { jobKey, businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
+    input: { jobKey, businessKey: `B_${randomUUID().slice(0, 12)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   return run as { runId: string; hdfsRunPath: string };
 }
@@ -173,7 +174,7 @@ async function prepareLoadRun(url: string): Promise<LoadRun> {
   const run = await createRun(url, LOAD_JOB);
   const pids = Array.from({ length: PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
   await call(url, REGISTER_MANIFEST, {
-    i: {
+    input: {
       runId: run.runId,
       sourceCount: String(PARTITIONS * 1_000_000),
       plannedPartitionCount: String(PARTITIONS),
@@ -188,7 +189,7 @@ async function prepareLoadRun(url: string): Promise<LoadRun> {
   });
   const tokens = pids.map(() => randomUUID());
   for (const [i, partitionId] of pids.entries())
-    await call(url, CLAIM_PARTITION, { i: { runId: run.runId, partitionId, claimToken: tokens[i], workerNode: 'bench' } });
+    await call(url, CLAIM_PARTITION, { input: { runId: run.runId, partitionId, claimToken: tokens[i], workerNode: 'bench' } });
   return { ...run, tokens, next: pids.map(() => 0) };
 }
 
@@ -201,8 +202,8 @@ function reportOnce(url: string, runs: LoadRun[]): Promise<unknown> {
   const p = Math.floor(n / runs.length) % PARTITIONS;
   const chunk = run.next[p]!++;
   const partitionId = String(p).padStart(4, '0');
-  return call(url, REPORT, {
-    i: {
+  return call(url, REPORT_CHUNK, {
+    input: {
       runId: run.runId,
       partitionId,
       claimToken: run.tokens[p],

@@ -30,6 +30,7 @@ import {
   printTable,
   processCpuSeconds,
   REGISTER_MANIFEST,
+  REPORT_CHUNK,
   sampleRss,
   startCli,
   type BenchDatabase,
@@ -47,9 +48,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WRK = wrkInstalled();
 const ONLY_LONE = process.env.BENCH_ONLY === 'lone';
 const ONLY_TRACING = process.env.BENCH_ONLY === 'tracing';
-
-const REPORT = `mutation($i: ReportChunkInput!) { reportChunk(input: $i) {
-  recorded partitionStatus runStatus receivedChunks chunkCount validationScheduled } }`;
 
 interface Scenario {
   name: string;
@@ -78,12 +76,17 @@ async function batchTotals(url: string): Promise<{ sum: number; count: number }>
 async function runScenario(url: string, apiPid: number, scenario: Scenario): Promise<ScenarioResult> {
   const { partitions, chunksPerPartition } = scenario;
   const created = await gql(url, CREATE_RUN, {
-    i: { jobKey: 'BENCH_JOB', businessKey: `${scenario.name}_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
+    input: {
+      jobKey: 'BENCH_JOB',
+      businessKey: `${scenario.name}_${randomUUID().slice(0, 8)}`,
+      hdfsRoot: '/bench',
+      stageTablePrefix: 'TMP_',
+    },
   });
   const { runId, hdfsRunPath } = created.body.data.createRun;
   const pids = Array.from({ length: partitions }, (_, i) => String(i).padStart(4, '0'));
   const manifest = await gql(url, REGISTER_MANIFEST, {
-    i: {
+    input: {
       runId,
       sourceCount: String(partitions * chunksPerPartition),
       plannedPartitionCount: String(partitions),
@@ -100,7 +103,9 @@ async function runScenario(url: string, apiPid: number, scenario: Scenario): Pro
 
   const tokens = pids.map(() => randomUUID());
   const claims = await measure(partitions, CLIENTS, async (i) => {
-    const res = await gql(url, CLAIM_PARTITION, { i: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` } });
+    const res = await gql(url, CLAIM_PARTITION, {
+      input: { runId, partitionId: pids[i], claimToken: tokens[i], workerNode: `node-${i % 4}` },
+    });
     if (!res.body.data?.claimPartition?.claimed) throw new Error(JSON.stringify(res.body));
   });
 
@@ -129,8 +134,8 @@ async function nodeReports(url: string, load: ReportLoad): Promise<ReportLoadRes
     const p = n % partitions;
     const chunk = Math.floor(n / partitions);
     const pid = String(p).padStart(4, '0');
-    const res = await gql(url, REPORT, {
-      i: {
+    const res = await gql(url, REPORT_CHUNK, {
+      input: {
         runId: load.runId,
         partitionId: pid,
         claimToken: load.tokens[p],
@@ -178,12 +183,12 @@ async function loneReports(
   path: 'single' | 'batch of one',
 ): Promise<{ fresh: LoneResult; replay: LoneResult }> {
   const created = await gql(url, CREATE_RUN, {
-    i: { jobKey: 'BENCH_JOB', businessKey: `lone_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
+    input: { jobKey: 'BENCH_JOB', businessKey: `lone_${randomUUID().slice(0, 8)}`, hdfsRoot: '/bench', stageTablePrefix: 'TMP_' },
   });
   const { runId, hdfsRunPath } = created.body.data.createRun;
   const pids = Array.from({ length: LONE_PARTITIONS }, (_, i) => String(i).padStart(4, '0'));
   await gql(url, REGISTER_MANIFEST, {
-    i: {
+    input: {
       runId,
       sourceCount: String(LONE_PARTITIONS * LONE_CHUNKS),
       plannedPartitionCount: String(LONE_PARTITIONS),
@@ -198,7 +203,7 @@ async function loneReports(
   });
   const tokens = pids.map(() => randomUUID());
   for (const [i, partitionId] of pids.entries())
-    await gql(url, CLAIM_PARTITION, { i: { runId, partitionId, claimToken: tokens[i], workerNode: 'n' } });
+    await gql(url, CLAIM_PARTITION, { input: { runId, partitionId, claimToken: tokens[i], workerNode: 'n' } });
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const {

@@ -8,16 +8,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { type Document, documentText } from '../documents/graphql.js';
+import { NIFI_REQUESTS } from '../documents/nifi.js';
 import { hashToken } from '../src/auth/tokens.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 
 export const BENCH_TOKEN = 'bench-nifi-token';
 
-/** The NiFi calls every benchmark makes to set a run up, with the least each needs back. */
-export const CREATE_RUN = 'mutation($i: CreateRunInput!) { createRun(input: $i) { runId hdfsRunPath } }';
-export const REGISTER_MANIFEST = 'mutation($i: RegisterManifestInput!) { registerManifest(input: $i) { status } }';
-export const CLAIM_PARTITION = 'mutation($i: ClaimPartitionInput!) { claimPartition(input: $i) { claimed } }';
+/** The NiFi calls the benchmarks make, as the kit sends them. */
+export const {
+  'PG-10/createRun': CREATE_RUN,
+  'PG-10/registerManifest': REGISTER_MANIFEST,
+  'PG-20/claimPartition': CLAIM_PARTITION,
+  'PG-20/reportChunk': REPORT_CHUNK,
+} = NIFI_REQUESTS;
+
 const ROOT = new URL('..', import.meta.url).pathname;
 
 export interface BenchDatabase {
@@ -142,7 +148,7 @@ export interface GqlResult {
   body: any;
 }
 
-export function gql(url: string, query: string, variables: unknown): Promise<GqlResult> {
+export function gql(url: string, query: string | Document, variables: unknown): Promise<GqlResult> {
   return gqlRequest(url, query, variables);
 }
 
@@ -345,8 +351,8 @@ export interface GqlRequestOptions {
 }
 
 /** Like gql(), with a chosen token and a time limit; non-JSON bodies come back as { raw } instead of throwing. */
-export function gqlRequest(url: string, query: string, variables: unknown, options: GqlRequestOptions = {}): Promise<GqlResult> {
-  return gqlPost(url, JSON.stringify({ query, variables }), options);
+export function gqlRequest(url: string, query: string | Document, variables: unknown, options: GqlRequestOptions = {}): Promise<GqlResult> {
+  return gqlPost(url, JSON.stringify({ query: documentText(query), variables }), options);
 }
 
 /** POSTs a request body made elsewhere (a NiFi request template's), as it is; the answer's text too. */

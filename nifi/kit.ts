@@ -196,3 +196,27 @@ export function splitAnswer(call: KitCall, answer: string): Array<Record<string,
     .reduce((v, key) => (v as Record<string, unknown> | null)?.[key], JSON.parse(answer) as unknown);
   return Array.isArray(items) ? items.map((item) => readSets(call, item)) : [];
 }
+
+export const KIT_DOCUMENTS_FILE = new URL('../documents/nifi.ts', import.meta.url);
+
+/**
+ * documents/nifi.ts (`npm run nifi:flow` writes it, the kit's test compares): every call's request.graphql as a
+ * typed document, so the clients that make the kit's calls send the kit's own text.
+ */
+export function kitDocumentsModule(): string {
+  // one line a document: the text is nifi/requests', generated, not a second copy to keep
+  const entries = [...kitCalls().values()]
+    .sort((a, b) => a.id.localeCompare(b.id))
+    .map((call) => `  '${call.id}': graphql(\`${call.document.trim().replace(/\s+/g, ' ')}\`),`);
+  return [
+    "// Written by `npm run nifi:flow` from nifi/requests/<group>/<field>/request.graphql, the kit's one source (do not",
+    '// edit): what each NiFi call sends, typed for the clients that make the same calls (simulator, benchmarks, tests).',
+    "import { graphql } from './graphql.js';",
+    '',
+    "/** The kit's calls by id (`PG-20/reportChunk`). */",
+    'export const NIFI_REQUESTS = {',
+    ...entries,
+    '};',
+    '',
+  ].join('\n');
+}

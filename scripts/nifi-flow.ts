@@ -1,11 +1,14 @@
 // npm run nifi:flow — writes the flow files (nifi/load-control-flow.json and, for NiFi 2.7.0 and later,
-// nifi/load-control-flow-2.7.json) from nifi/load-control-flow.ts and the request templates under nifi/requests.
-// The kit's test fails while a committed file differs from what this writes.
+// nifi/load-control-flow-2.7.json) from nifi/load-control-flow.ts and the request templates under nifi/requests, and
+// documents/nifi.ts from the same templates. The kit's test fails while a committed file differs from what this writes.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { KIT_DOCUMENTS_FILE, kitDocumentsModule } from '../nifi/kit.js';
 import { FLOW_FILES, flowJson } from '../nifi/load-control-flow.js';
 
 for (const { nifi, file, range } of FLOW_FILES) {
   writeFileSync(file, flowJson(nifi));
   console.log(`wrote ${fileURLToPath(file)} (${range})`);
 }
+writeFileSync(KIT_DOCUMENTS_FILE, kitDocumentsModule());
+console.log(`wrote ${fileURLToPath(KIT_DOCUMENTS_FILE)}`);

@@ -4,6 +4,7 @@
 // times; the fault layer loses committed responses and sends requests twice at once. Every answer is counted, so
 // the run ends with what the clients saw.
 import { gqlPost } from '../bench/support.js';
+import { type Document, documentText } from '../documents/graphql.js';
 import { evaluateProperties } from '../nifi/expression-language.js';
 import { answerAttributes, kitCall, renderBody, splitAnswer, type KitCall } from '../nifi/kit.js';
 import { apiFailure } from '../nifi/load-control-flow.js';
@@ -130,8 +131,9 @@ export class SimClient {
   ) {}
 
   /** A request the operator, an observer or a test harness makes: a document and its variables. */
-  call<T>(field: string, query: string, variables: Record<string, unknown>, options: CallOptions<T>): Promise<Reply<T>> {
-    return this.request({ field, body: JSON.stringify({ query, variables }), role: options.role ?? 'nifi' }, options);
+  call<T>(field: string, query: Document | string, variables: Record<string, unknown>, options: CallOptions<T>): Promise<Reply<T>> {
+    const body = JSON.stringify({ query: documentText(query), variables });
+    return this.request({ field, body, role: options.role ?? 'nifi' }, options);
   }
 
   /** A call of the kit (`PG-20/reportChunk`), rendered from its template over the FlowFile's attributes. */

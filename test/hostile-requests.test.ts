@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { getNamedType, isInputObjectType, isNonNullType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSchema } from '../src/graphql/schema.js';
+import { documentText } from '../documents/graphql.js';
 import * as consoleOperations from '../web/src/api/operations.js';
 import { announceBody, expectUnauthenticatedAnswer } from './support/announce-body.js';
 import { startTestApi, TOKENS, type TestApi } from './support/api.js';
@@ -273,7 +274,7 @@ describe('expensive requests', () => {
     };
     for (const [name, operation] of Object.entries(consoleOperations)) {
       if (typeof operation !== 'object' || !('kind' in operation)) continue;
-      const document = consoleOperations.documentText(operation);
+      const document = documentText(operation);
       if (!/^\s*(query|subscription)/.test(document)) continue;
       if (document.trimStart().startsWith('subscription')) {
         const sse = await subscribe(api.url, document, variables[name] ?? {});

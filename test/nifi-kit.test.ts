@@ -24,7 +24,17 @@ import {
   render,
 } from '../nifi/expression-language.js';
 import { CATALOGUE, Group } from '../nifi/flow-model.js';
-import { attributeCatalogue, bodyReferences, bodyTexts, CONTENT_PLACEHOLDER, kitCalls, renderBody, type KitCall } from '../nifi/kit.js';
+import {
+  attributeCatalogue,
+  bodyReferences,
+  bodyTexts,
+  CONTENT_PLACEHOLDER,
+  KIT_DOCUMENTS_FILE,
+  kitCalls,
+  kitDocumentsModule,
+  renderBody,
+  type KitCall,
+} from '../nifi/kit.js';
 import { FLOW_FILE, FLOW_FILES, flowJson } from '../nifi/load-control-flow.js';
 import { buildSchema } from '../src/graphql/schema.js';
 import { coerceBooleanStrings } from '../src/graphql/scalars.js';
@@ -229,6 +239,14 @@ describe('the flow generator (nifi/flow-model.ts)', () => {
     );
     expect(processor({ 'Routing Strategy': '#{STRATEGY}' })).not.toThrow();
     expect(processor({ 'Routing strategy': 'Route to Property name' })).toThrow(/no property "Routing strategy"/);
+  });
+});
+
+describe("the kit's typed documents (documents/nifi.ts)", () => {
+  it('are what `npm run nifi:flow` writes from nifi/requests', () => {
+    expect(readFileSync(KIT_DOCUMENTS_FILE, 'utf8') === kitDocumentsModule(), 'run npm run nifi:flow and commit documents/nifi.ts').toBe(
+      true,
+    );
   });
 });
 

@@ -182,6 +182,28 @@ export const REISSUE_WAITING_PARTITION_STATUS: PartitionStatus = 'RETRY';
 /** Partitions the sweeper or an operator may reset for reissue (a PENDING one was never claimed). */
 export const REISSUABLE_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDING', 'RUNNING'];
 
+/**
+ * What an operator may do to a run, by the state machines above (the console asks, through Run.allowedActions):
+ * cancel it while it may still become CANCELLED; resolve it while PUBLISH_UNKNOWN; reissue its partitions in
+ * REISSUABLE_PARTITION_STATUSES while it waits for them; resend its dispatches in RESENDABLE_DISPATCH_STATUSES
+ * whatever its status (a receiver may be back after the run ended).
+ */
+export const RUN_ACTIONS = ['CANCEL', 'RESOLVE_UNKNOWN', 'REISSUE_PARTITION', 'RESEND_DISPATCH'] as const;
+export type RunAction = (typeof RUN_ACTIONS)[number];
+
+/** The run status resolveUnknown accepts. */
+export const RESOLVABLE_RUN_STATUS: RunStatus = 'PUBLISH_UNKNOWN';
+
+export function allowedRunActions(status: RunStatus): RunAction[] {
+  const allowed: Record<RunAction, boolean> = {
+    CANCEL: canTransitionRun(status, 'CANCELLED'),
+    RESOLVE_UNKNOWN: status === RESOLVABLE_RUN_STATUS,
+    REISSUE_PARTITION: status === DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION,
+    RESEND_DISPATCH: true,
+  };
+  return RUN_ACTIONS.filter((action) => allowed[action]);
+}
+
 /** Where a status read from the database becomes its union: a value outside the CHECK constraint is a bug. */
 function statusParser<S extends string>(table: string, statuses: readonly S[]): (value: string) => S {
   return (value) => {

@@ -29,11 +29,11 @@ import {
   type RunRecord,
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
-import { PARTITION_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
+import { allowedRunActions, PARTITION_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { deliveryFields } from './dispatch-fields.js';
-import { DispatchTypeEnum, PartitionStatusEnum, RunStatusEnum } from './enums.js';
+import { DispatchTypeEnum, PartitionStatusEnum, RunActionEnum, RunStatusEnum } from './enums.js';
 import { argsOf, dateTime, inputEnum, inputObject, uuid } from './inputs.js';
 import { inSlices } from './list-slices.js';
 import { defineMutation } from './mutation.js';
@@ -160,6 +160,13 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     jobKey: t.exposeString('jobKey'),
     businessKey: t.exposeString('businessKey'),
     status: t.field({ type: RunStatusEnum, resolve: (r) => r.status }),
+    allowedActions: t.field({
+      type: [RunActionEnum],
+      description:
+        'What an operator may do to the run in its status, by the state machine: CANCEL, RESOLVE_UNKNOWN, ' +
+        'REISSUE_PARTITION (of its PENDING or RUNNING partitions), RESEND_DISPATCH (of its DEAD or SENT dispatches)',
+      resolve: (r) => allowedRunActions(r.status),
+    }),
     snapshotScn: t.field({ type: 'Decimal', nullable: true, resolve: (r) => r.snapshotScn?.toFixed() ?? null }),
     sourceCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceCount }),
     sourceNullSplitCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceNullSplitCount }),

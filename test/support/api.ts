@@ -1,5 +1,6 @@
 // A real API server on loopback, on a fresh database cloned from the migrated template.
 import pg from 'pg';
+import { type Document, documentText } from '../../documents/graphql.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createDb, type Db } from '../../src/db/client.js';
@@ -27,6 +28,11 @@ interface GqlResponse<T = Record<string, unknown>> {
   details: Record<string, unknown> | undefined;
 }
 
+interface GqlOptions {
+  token?: TokenName | null;
+  headers?: Record<string, string>;
+}
+
 export interface TestApi {
   url: string;
   config: Config;
@@ -37,9 +43,9 @@ export interface TestApi {
   /** The LISTEN connection and feeds behind subscriptions, when started with `{ realtime: true }`. */
   realtime: Realtime | undefined;
   gql<T = Record<string, any>>(
-    query: string,
+    query: string | Document,
     variables?: Record<string, unknown>,
-    options?: { token?: TokenName | null; headers?: Record<string, string> },
+    options?: GqlOptions,
   ): Promise<GqlResponse<T>>;
   /** The execution threads, when the API was started with some. */
   lane?: ExecutionLane;
@@ -140,7 +146,7 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
 
 /** TestApi.gql for the API at `url`: a POST /graphql with the named token (nifi unless told). */
 export function graphqlCaller(url: string): TestApi['gql'] {
-  return async (query, variables = {}, options = {}) => {
+  return async (query: string | Document, variables: Record<string, unknown> = {}, options: GqlOptions = {}) => {
     const token = options.token === undefined ? 'nifi' : options.token;
     const response = await fetch(`${url}/graphql`, {
       method: 'POST',
@@ -149,7 +155,7 @@ export function graphqlCaller(url: string): TestApi['gql'] {
         ...(token ? { Authorization: `Bearer ${TOKENS[token]}` } : {}),
         ...options.headers,
       },
-      body: JSON.stringify({ query, variables }),
+      body: JSON.stringify({ query: documentText(query), variables }),
     });
     const body = (await response.json()) as GqlResponse['body'];
     const first = body.errors?.[0]?.extensions;

@@ -1,26 +1,30 @@
 // Fixtures built through the public operations (ref §10 helpers, re-expressed for GraphQL).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import { documentText } from '../../documents/graphql.js';
+import { NIFI_REQUESTS } from '../../documents/nifi.js';
+import * as operator from '../../documents/operator.js';
 import type { TestApi } from './api.js';
 
 export const JOB = 'ORACLE_INSP_DTL_DAILY';
 export const HDFS_ROOT = '/data/nifi/stage';
 
-export const CREATE_RUN = `mutation($input: CreateRunInput!) {
-  createRun(input: $input) { runId status hdfsRunPath stageTable created } }`;
-export const REGISTER_MANIFEST = `mutation($input: RegisterManifestInput!) {
-  registerManifest(input: $input) {
-    runId status emptyPartitionCount validationScheduled
-    dispatchPartitions { partitionId lowerBound upperBound upperInclusive isNullPartition expectedRowCount } } }`;
-export const CLAIM = `mutation($input: ClaimPartitionInput!) {
-  claimPartition(input: $input) { claimed runStatus partitionStatus attempt } }`;
-export const REPORT = `mutation($input: ReportChunkInput!) {
-  reportChunk(input: $input) { recorded partitionStatus runStatus receivedChunks chunkCount validationScheduled } }`;
-export const FAIL_PARTITION = `mutation($input: FailPartitionInput!) {
-  failPartition(input: $input) { partitionStatus runStatus changed } }`;
-export const FAIL_RUN = `mutation($input: FailRunInput!) { failRun(input: $input) { runId runStatus changed } }`;
-export const CANCEL_RUN = `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus changed } }`;
-export const REISSUE_PARTITION = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
+// The NiFi calls as the kit sends them and the operator's mutations, as text: one document each, in documents/.
+const kit = (id: keyof typeof NIFI_REQUESTS): string => documentText(NIFI_REQUESTS[id]);
+export const CREATE_RUN = kit('PG-10/createRun');
+export const REGISTER_MANIFEST = kit('PG-10/registerManifest');
+export const CLAIM = kit('PG-20/claimPartition');
+export const REPORT = kit('PG-20/reportChunk');
+export const FAIL_PARTITION = kit('PG-20/failPartition');
+export const FAIL_RUN = kit('PG-10/failRun');
+export const START_VALIDATION = kit('PG-40/startValidation');
+export const RECORD_METRICS = kit('PG-40/recordMetrics');
+export const MARK_STAGE_VALIDATED = kit('PG-40/markStageValidated');
+export const CLAIM_PUBLISH = kit('PG-50/claimPublish');
+export const REPORT_PUBLISH_RESULT = kit('PG-50/reportPublishResult');
+export const MARK_SUCCESS = kit('PG-60/markSuccess');
+export const CANCEL_RUN = documentText(operator.CANCEL_RUN);
+export const REISSUE_PARTITION = documentText(operator.REISSUE_PARTITION);
 export const RUN = `query($runId: UUID!) { run(runId: $runId) {
   runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount
   failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable errorStage errorCode errorMessage
@@ -182,15 +186,6 @@ export async function completeRun(api: TestApi, counts: number[] = [3, 4], optio
 }
 
 // ---- after extraction: validation and publishing (ref §10 metrics, to_staging_validated, to_published) ----
-
-export const START_VALIDATION = `mutation($input: StartValidationInput!) { startValidation(input: $input) {
-  started runStatus jobKey businessKey snapshotScn hdfsRunPath stageTable sourceCount extractedCount sourceMetrics } }`;
-export const RECORD_METRICS = `mutation($input: RecordMetricsInput!) { recordMetrics(input: $input) { recorded failCount runStatus } }`;
-export const MARK_STAGE_VALIDATED = `mutation($input: MarkStageValidatedInput!) {
-  markStageValidated(input: $input) { stageValidated runStatus reasons stagingCount } }`;
-export const CLAIM_PUBLISH = `mutation($input: ClaimPublishInput!) { claimPublish(input: $input) { claimed runStatus } }`;
-export const REPORT_PUBLISH_RESULT = `mutation($input: ReportPublishResultInput!) { reportPublishResult(input: $input) { runStatus changed } }`;
-export const MARK_SUCCESS = `mutation($input: MarkSuccessInput!) { markSuccess(input: $input) { success runStatus reasons targetCount } }`;
 
 export interface MetricSpec {
   metricName: string;

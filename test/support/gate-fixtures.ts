@@ -2,17 +2,15 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApi, TokenName } from './api.js';
+import { documentText } from '../../documents/graphql.js';
+import * as operator from '../../documents/operator.js';
 import { MARK_SUCCESS, metric, recordMetrics } from './fixtures.js';
 
 export const RECORD_OBSERVATION = `mutation($input: RecordObservationInput!) {
   recordObservation(input: $input) {
     changed
     observation { jobId businessDate attempt runId state startedAt firstObservedAt observedAt observedBy } } }`;
-export const DEFINE_GATE = `mutation($input: DefineGateInput!) {
-  defineGate(input: $input) {
-    changed
-    gate { consumer requiredJobs boundJobKey notifyUrl expectedBy { jobId daysAfter time timeZone text } definedBy definedAt }
-    decisions { businessDate version ready evidence { jobId attempt runId } cause } } }`;
+export const DEFINE_GATE = documentText(operator.DEFINE_GATE);
 export const READINESS = `query($consumer: String!, $businessDate: Date!) {
   readiness(consumer: $consumer, businessDate: $businessDate) {
     consumer businessDate gateDefined ready

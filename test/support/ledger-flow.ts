@@ -1,6 +1,8 @@
 // A run's steps as NiFi and an operator take them, through GraphQL only and without vitest, so that
 // scripts/make-upgrade-fixture.ts can drive an old commit's API and test/upgrade.test.ts the new one alike.
 import { randomUUID } from 'node:crypto';
+import { documentText } from '../../documents/graphql.js';
+import * as operator from '../../documents/operator.js';
 import type { TestApi, TokenName } from './api.js';
 import {
   CLAIM,
@@ -18,8 +20,8 @@ import {
 
 export type Gql = TestApi['gql'];
 
-export const RESOLVE_UNKNOWN = `mutation($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }`;
-export const RESEND_DISPATCH = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
+export const RESOLVE_UNKNOWN = documentText(operator.RESOLVE_UNKNOWN);
+export const RESEND_DISPATCH = documentText(operator.RESEND_DISPATCH);
 const RUN_STATE = `query($runId: UUID!) { run(runId: $runId) {
   runId jobKey businessKey status hdfsRunPath extractedCount stagingCount targetCount
   partitions { partitionId status expectedRowCount actualRowCount }

@@ -1,7 +1,6 @@
-import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
-import { describeError } from './api/client';
+import { createContext, useContext, useMemo, type ReactNode } from 'react';
 import { ME, type Role } from './api/operations';
-import { useApi } from './api/typed';
+import { useQuery } from './api/typed';
 
 interface Identity {
   name: string;
@@ -14,14 +13,8 @@ const IdentityContext = createContext<IdentityState>({ identity: null, error: nu
 
 /** Who the token belongs to (`me`), read once per sign-in: the header shows it, actions follow its roles. */
 export function IdentityProvider({ children }: { children: ReactNode }) {
-  const api = useApi();
-  const [state, setState] = useState<IdentityState>({ identity: null, error: null });
-  useEffect(() => {
-    api
-      .request(ME)
-      .then((d) => setState({ identity: d.me, error: null }))
-      .catch((e) => setState({ identity: null, error: describeError(e) }));
-  }, [api]);
+  const { data, error } = useQuery(ME, {});
+  const state = useMemo(() => ({ identity: data?.me ?? null, error }), [data, error]);
   return <IdentityContext.Provider value={state}>{children}</IdentityContext.Provider>;
 }
 

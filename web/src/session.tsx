@@ -2,7 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import type { Client } from 'graphql-sse';
 import { ApiError, type Connection, createSubscriptions, request } from './api/client';
 import { REALTIME_STATUS } from './api/live';
-import { documentText } from './api/operations';
+import { documentText } from '../../documents/graphql.js';
 
 const KEY = 'lc.token';
 

@@ -1,14 +1,12 @@
 // Statuses come from the server's state machines (src/domain/states.ts); here only their presentation.
+// Which actions a run allows is the server's answer (Run.allowedActions).
 export { PARTITION_STATUSES, RUN_STATUSES, RESENDABLE_DISPATCH_STATUSES } from '../../src/domain/states.js';
-import { ACTIVE_RUN_STATUSES } from '../../src/domain/states.js';
+import { ACTIVE_RUN_STATUSES, REISSUABLE_PARTITION_STATUSES } from '../../src/domain/states.js';
 
 export const isActive = (status: string): boolean => (ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
 
-/** Runs an operator may cancel: active and not publishing (contract deviation 4). */
-export const isCancellable = (status: string): boolean => isActive(status) && status !== 'PUBLISHING' && status !== 'PUBLISH_UNKNOWN';
-
-/** Partitions reissuePartition accepts (while the run is EXTRACTING). */
-export const isReissuable = (status: string): boolean => status === 'RUNNING' || status === 'PENDING';
+/** Partitions reissuePartition accepts, in a run that allows REISSUE_PARTITION. */
+export const isReissuable = (status: string): boolean => (REISSUABLE_PARTITION_STATUSES as readonly string[]).includes(status);
 
 /** Short text shown inside partition grid cells, so status never depends on colour alone. */
 export const PARTITION_ABBREVIATIONS: Record<string, string> = {

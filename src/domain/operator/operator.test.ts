@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CANCEL_RUN as CANCEL, RESEND_DISPATCH as RESEND, RESOLVE_UNKNOWN as RESOLVE } from '../../../documents/operator.js';
 import { startTestApi, type TestApi, type TokenName } from '../../../test/support/api.js';
 import {
   CLAIM,
@@ -22,6 +23,7 @@ import {
   toStageValidating,
   toPublishUnknown as publishUnknown,
   toStagingValidated,
+  REISSUE_PARTITION,
 } from '../../../test/support/fixtures.js';
 
 let api: TestApi;
@@ -30,9 +32,6 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-const RESOLVE = `mutation($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }`;
-const RESEND = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
-const CANCEL = `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus changed abandonedPartitions cancelledDispatches } }`;
 const REASON = 'checked the target table by hand';
 
 const resolve = (runId: string, resolution: string, reason = REASON, token: TokenName | null = 'operator') =>
@@ -476,5 +475,48 @@ describe('cancelRun', () => {
         expect(reported.result!.runStatus).toBe('CANCELLED');
       }
     }
+  });
+});
+
+describe('Run.allowedActions: what the state machine lets an operator do, as the console asks it', () => {
+  const ALLOWED = `query($runId: UUID!) { run(runId: $runId) { status allowedActions } }`;
+  const allowed = async (runId: string) => (await api.gql(ALLOWED, { runId }, { token: 'viewer' })).body.data!.run;
+
+  it('answers each status its actions, and each listed action is accepted', async () => {
+    const created = await createRun(api);
+    expect(await allowed(created.runId)).toEqual({ status: 'CREATED', allowedActions: ['CANCEL', 'RESEND_DISPATCH'] });
+
+    const extracting = await startRun(api, [3, 4]);
+    expect(await allowed(extracting.runId)).toEqual({
+      status: 'EXTRACTING',
+      allowedActions: ['CANCEL', 'REISSUE_PARTITION', 'RESEND_DISPATCH'],
+    });
+    const reissued = await api.gql(
+      REISSUE_PARTITION,
+      { input: { runId: extracting.runId, partitionId: '0000', reason: REASON } },
+      { token: 'operator' },
+    );
+    expect(reissued.body.errors).toBeUndefined();
+
+    const unknown = await publishUnknown(api);
+    expect(await allowed(unknown.runId)).toEqual({ status: 'PUBLISH_UNKNOWN', allowedActions: ['RESOLVE_UNKNOWN', 'RESEND_DISPATCH'] });
+    expect((await resolve(unknown.runId, 'FAILED_PUBLISH')).body.data!.resolveUnknown.changed).toBe(true);
+    expect(await allowed(unknown.runId)).toEqual({ status: 'FAILED_PUBLISH', allowedActions: ['RESEND_DISPATCH'] });
+
+    const cancelled = await api.gql(CANCEL, { input: { runId: created.runId, reason: REASON } }, { token: 'operator' });
+    expect(cancelled.body.data!.cancelRun.runStatus).toBe('CANCELLED');
+    expect(await allowed(created.runId)).toEqual({ status: 'CANCELLED', allowedActions: ['RESEND_DISPATCH'] });
+  });
+
+  it('leaves out what the server refuses: a PUBLISH_UNKNOWN run is not cancelled, an EXTRACTING one not resolved', async () => {
+    const unknown = await publishUnknown(api);
+    expect((await allowed(unknown.runId)).allowedActions).not.toContain('CANCEL');
+    const cancel = await api.gql(CANCEL, { input: { runId: unknown.runId, reason: REASON } }, { token: 'operator' });
+    expect([cancel.status, cancel.code]).toEqual([409, 'RUN_STATUS_MISMATCH']);
+
+    const extracting = await startRun(api, [3]);
+    expect((await allowed(extracting.runId)).allowedActions).not.toContain('RESOLVE_UNKNOWN');
+    const resolved = await resolve(extracting.runId, 'PUBLISHED');
+    expect([resolved.status, resolved.code]).toEqual([409, 'RUN_STATUS_MISMATCH']);
   });
 });

@@ -2,7 +2,7 @@ import type { Tx } from '../../db/client.js';
 import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
-import type { RunStatus } from '../states.js';
+import { RESOLVABLE_RUN_STATUS, type RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 import { inOneTransaction } from '../../db/operation.js';
 
@@ -28,13 +28,13 @@ export interface ResolveUnknownResult {
 async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promise<ResolveUnknownResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.status === cmd.resolution) return { runStatus: run.status, changed: false };
-  if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
+  if (run.status !== RESOLVABLE_RUN_STATUS) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
 
   await transitionRun(
     tx,
     { runId: cmd.runId },
     {
-      from: ['PUBLISH_UNKNOWN'],
+      from: [RESOLVABLE_RUN_STATUS],
       to: cmd.resolution,
       set:
         cmd.resolution === 'PUBLISHED'

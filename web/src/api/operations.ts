@@ -1,28 +1,7 @@
-// The GraphQL operations of the console (names as in the API contract), typed from schema/schema.graphql by gql.tada:
-// web/src/api/graphql-env.d.ts is the schema's introspection (`npm run schema` writes it; test/console-operations.test.ts
-// fails when it is stale or an operation does not validate against the schema).
-import { print } from '@0no-co/graphql.web';
-import { initGraphQLTada, type ResultOf, type TadaDocumentNode } from 'gql.tada';
-import type { introspection } from './graphql-env.d.ts';
-
-export const graphql = initGraphQLTada<{
-  introspection: introspection;
-  // what the server sends (src/graphql/scalars.ts): Long is a JSON number, or a string of digits beyond 2^53
-  scalars: { DateTime: string; Date: string; UUID: string; Long: number | string; Decimal: string; JSON: Record<string, unknown> };
-  disableMasking: true;
-}>();
-
-const texts = new WeakMap<TadaDocumentNode<unknown, never>, string>();
-
-/** A document's text as sent to the API, printed once. */
-export function documentText(document: TadaDocumentNode<unknown, never>): string {
-  let text = texts.get(document);
-  if (text === undefined) {
-    text = print(document);
-    texts.set(document, text);
-  }
-  return text;
-}
+// The console's queries and subscriptions (names as in the API contract), typed from schema/schema.graphql by gql.tada
+// (documents/graphql.ts); its actions are the operator's mutations of documents/operator.ts.
+import type { ResultOf } from 'gql.tada';
+import { graphql } from '../../../documents/graphql.js';
 
 const RUN_ROW = graphql(`
   fragment RunRow on Run {
@@ -42,6 +21,7 @@ const RUN_DETAIL = graphql(
   `
   fragment RunDetail on Run {
     ...RunRow
+    allowedActions
     createdBy snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt
     publishToken publishQueryId cleanedAt purgedAt receivedRows
     partitionCounts { status count }
@@ -127,26 +107,6 @@ export const MONITOR_SUMMARY_CHANGED = graphql(
 );
 
 export const ALERT_RAISED = graphql(`subscription AlertRaised { alertRaised { ...AlertFields } }`, [ALERT_FIELDS]);
-
-export const RESOLVE_UNKNOWN = graphql(`
-  mutation ResolveUnknown($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }
-`);
-
-export const RESEND_DISPATCH = graphql(`
-  mutation ResendDispatch($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }
-`);
-
-export const CANCEL_RUN = graphql(`
-  mutation CancelRun($input: CancelRunInput!) {
-    cancelRun(input: $input) { runStatus changed abandonedPartitions cancelledDispatches }
-  }
-`);
-
-export const REISSUE_PARTITION = graphql(`
-  mutation ReissuePartition($input: ReissuePartitionInput!) {
-    reissuePartition(input: $input) { partitionStatus dispatchId }
-  }
-`);
 
 export const GATES = graphql(`query Gates { gates { consumer requiredJobs boundJobKey notifyUrl expectedBy { jobId text } } }`);
 

@@ -5,8 +5,23 @@ import { useApi } from '../api/typed';
 import { count, formatTime } from '../format';
 import { PARTITION_STATUSES, tone } from '../states';
 import { Badge } from './Badge';
+import { type Column, Table } from './Table';
 
 const PAGE = 50;
+
+const PARTITION_COLUMNS: Array<Column<Partition>> = [
+  { header: 'Status', cell: (p) => <Badge status={p.status} /> },
+  {
+    header: 'Rows received / expected',
+    className: 'num',
+    cell: (p) => `${count(p.receivedRows)} / ${count(p.expectedRowCount)}`,
+  },
+  { header: 'Chunks', className: 'num', cell: (p) => `${p.receivedChunks} of ${p.reportedChunkCount ?? '?'}` },
+  { header: 'Attempts', className: 'num', cell: (p) => p.attemptCount },
+  { header: 'Worker', cell: (p) => p.workerNode ?? '—' },
+  { header: 'Last heartbeat', cell: (p) => formatTime(p.heartbeatAt) },
+  { header: 'Error', className: 'message', cell: (p) => (p.errorCode ? `${p.errorCode} ${p.errorMessage ?? ''}` : '—') },
+];
 
 /** A large run's partitions as one bar: a segment per status, its width the share, its count in the legend. */
 function SummaryBar({ run }: { run: RunDetail }) {
@@ -135,52 +150,30 @@ export function PartitionSummary({
               : `Partitions ${count(first)}–${count(first + page.nodes.length - 1)} of ${count(page.total)}`}
           </p>
           {page.nodes.length > 0 && (
-            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby={ids.title}>
-              <table className="ptable">
-                <thead>
-                  <tr>
-                    <th scope="col">Partition</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Rows received / expected</th>
-                    <th scope="col">Chunks</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Worker</th>
-                    <th scope="col">Last heartbeat</th>
-                    <th scope="col">Error</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.nodes.map((p) => (
-                    <tr key={p.partitionId} data-partition-row={p.partitionId}>
-                      <td>
-                        <button
-                          type="button"
-                          className="link"
-                          aria-pressed={selected === p.partitionId}
-                          aria-label={`Partition ${p.partitionId}: ${p.status}`}
-                          onClick={() => onSelect(p)}
-                        >
-                          {p.partitionId}
-                        </button>
-                      </td>
-                      <td>
-                        <Badge status={p.status} />
-                      </td>
-                      <td className="num">
-                        {count(p.receivedRows)} / {count(p.expectedRowCount)}
-                      </td>
-                      <td className="num">
-                        {p.receivedChunks} of {p.reportedChunkCount ?? '?'}
-                      </td>
-                      <td className="num">{p.attemptCount}</td>
-                      <td>{p.workerNode ?? '—'}</td>
-                      <td>{formatTime(p.heartbeatAt)}</td>
-                      <td className="message">{p.errorCode ? `${p.errorCode} ${p.errorMessage ?? ''}` : '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              labelledBy={ids.title}
+              className="ptable"
+              rows={page.nodes}
+              rowKey={(p) => p.partitionId}
+              rowProps={(p) => ({ 'data-partition-row': p.partitionId })}
+              columns={[
+                {
+                  header: 'Partition',
+                  cell: (p) => (
+                    <button
+                      type="button"
+                      className="link"
+                      aria-pressed={selected === p.partitionId}
+                      aria-label={`Partition ${p.partitionId}: ${p.status}`}
+                      onClick={() => onSelect(p)}
+                    >
+                      {p.partitionId}
+                    </button>
+                  ),
+                },
+                ...PARTITION_COLUMNS,
+              ]}
+            />
           )}
           <div className="pager">
             {cursors.length > 1 && (

@@ -1,5 +1,6 @@
 import type { RunDetail } from '../api/operations';
 import { count, elapsed, formatTime } from '../format';
+import { type Column, Table } from './Table';
 
 const lastEvent = (run: RunDetail, name: string) => run.events.findLast((e) => e.name === name) ?? null;
 
@@ -10,58 +11,38 @@ function SideBySide({ run }: { run: RunDetail }) {
   const value = (stage: string, name: string) => run.metrics.find((m) => m.stage === stage && m.metricName === name);
   return (
     <>
-      <div className="table-wrap" tabIndex={0} role="region" aria-label="Row counts by stage">
-        <table>
-          <caption>Row counts by stage</caption>
-          <thead>
-            <tr>
-              <th scope="col">Source</th>
-              <th scope="col">Extracted</th>
-              <th scope="col">Staging</th>
-              <th scope="col">Target</th>
-            </tr>
-          </thead>
-          <tbody>
-            <tr>
-              <td className="num">{count(run.sourceCount)}</td>
-              <td className="num">{count(run.extractedCount)}</td>
-              <td className="num">{count(run.stagingCount)}</td>
-              <td className="num">{count(run.targetCount)}</td>
-            </tr>
-          </tbody>
-        </table>
-      </div>
+      <Table
+        label="Row counts by stage"
+        caption="Row counts by stage"
+        rows={[run]}
+        rowKey={(r) => r.runId}
+        columns={[
+          { header: 'Source', className: 'num', cell: (r) => count(r.sourceCount) },
+          { header: 'Extracted', className: 'num', cell: (r) => count(r.extractedCount) },
+          { header: 'Staging', className: 'num', cell: (r) => count(r.stagingCount) },
+          { header: 'Target', className: 'num', cell: (r) => count(r.targetCount) },
+        ]}
+      />
       {names.length > 0 && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Metrics by stage">
-          <table>
-            <caption>Metrics by stage</caption>
-            <thead>
-              <tr>
-                <th scope="col">Metric</th>
-                {stages.map((s) => (
-                  <th scope="col" key={s}>
-                    {s}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {names.map((name) => (
-                <tr key={name}>
-                  <th scope="row">{name}</th>
-                  {stages.map((s) => {
-                    const m = value(s, name);
-                    return (
-                      <td key={s} className="num">
-                        {m ? `${m.actualValue ?? '—'} (${m.result})` : '—'}
-                      </td>
-                    );
-                  })}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Metrics by stage"
+          caption="Metrics by stage"
+          rows={names}
+          rowKey={(name) => name}
+          columns={[
+            { header: 'Metric', rowHeader: true, cell: (name) => name },
+            ...stages.map(
+              (stage): Column<string> => ({
+                header: stage,
+                className: 'num',
+                cell: (name) => {
+                  const m = value(stage, name);
+                  return m ? `${m.actualValue ?? '—'} (${m.result})` : '—';
+                },
+              }),
+            ),
+          ]}
+        />
       )}
     </>
   );

@@ -7,6 +7,7 @@ import { type LiveState, useNow } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
 import { RUN_STATUSES, isActive } from '../states';
 import { Badge } from './Badge';
+import { type Column, Table } from './Table';
 
 const PAGE = 50;
 
@@ -67,6 +68,34 @@ function matches(run: RunRow, f: Filter, jobKey: string | undefined): boolean {
   if (f.from && run.startedAt < dayStart(f.from)) return false;
   if (f.to && run.startedAt >= dayStart(f.to, true)) return false;
   return !f.active || isActive(run.status);
+}
+
+function runColumns(jobKey: string | undefined, now: number): Array<Column<RunRow>> {
+  return [
+    { header: 'Status', cell: (r) => <Badge status={r.status} /> },
+    { header: 'Job', cell: (r) => (jobKey ? r.jobKey : <Link to={`/jobs/${encodeURIComponent(r.jobKey)}`}>{r.jobKey}</Link>) },
+    { header: 'Business key', cell: (r) => r.businessKey },
+    {
+      header: 'Run',
+      cell: (r) => (
+        <Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>
+          {shortId(r.runId)}
+        </Link>
+      ),
+    },
+    {
+      header: 'Partitions',
+      title: 'succeeded / failed / expected',
+      cell: (r) => `${r.successPartitionCount}/${r.failedPartitionCount}/${r.expectedPartitionCount ?? '—'}`,
+    },
+    { header: 'Source', className: 'num', cell: (r) => count(r.sourceCount) },
+    { header: 'Extracted', className: 'num', cell: (r) => count(r.extractedCount) },
+    { header: 'Staging', className: 'num', cell: (r) => count(r.stagingCount) },
+    { header: 'Target', className: 'num', cell: (r) => count(r.targetCount) },
+    { header: 'Started', cell: (r) => formatTime(r.startedAt) },
+    { header: 'Elapsed', cell: (r) => elapsed(r.startedAt, r.completedAt, now) },
+    { header: 'Error', cell: (r) => r.errorCode ?? '' },
+  ];
 }
 
 /**
@@ -248,54 +277,15 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
       {runs && runs.length === 0 && <p className="muted">No runs match.</p>}
       {runs && runs.length > 0 && (
         <>
-          <div className="table-wrap runs-table" tabIndex={0} role="region" aria-labelledby={titleId}>
-            <table className="runs">
-              <thead>
-                <tr>
-                  <th scope="col">Status</th>
-                  <th scope="col">Job</th>
-                  <th scope="col">Business key</th>
-                  <th scope="col">Run</th>
-                  <th scope="col" title="succeeded / failed / expected">
-                    Partitions
-                  </th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Extracted</th>
-                  <th scope="col">Staging</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Elapsed</th>
-                  <th scope="col">Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runs.map((r) => (
-                  <tr key={r.runId} data-run={r.runId}>
-                    <td>
-                      <Badge status={r.status} />
-                    </td>
-                    <td>{jobKey ? r.jobKey : <Link to={`/jobs/${encodeURIComponent(r.jobKey)}`}>{r.jobKey}</Link>}</td>
-                    <td>{r.businessKey}</td>
-                    <td>
-                      <Link to={`/runs/${r.runId}`} aria-label={`Run ${r.runId}`}>
-                        {shortId(r.runId)}
-                      </Link>
-                    </td>
-                    <td>
-                      {r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'}
-                    </td>
-                    <td className="num">{count(r.sourceCount)}</td>
-                    <td className="num">{count(r.extractedCount)}</td>
-                    <td className="num">{count(r.stagingCount)}</td>
-                    <td className="num">{count(r.targetCount)}</td>
-                    <td>{formatTime(r.startedAt)}</td>
-                    <td>{elapsed(r.startedAt, r.completedAt, now)}</td>
-                    <td>{r.errorCode ?? ''}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            labelledBy={titleId}
+            className="runs"
+            regionClassName="runs-table"
+            rows={runs}
+            rowKey={(r) => r.runId}
+            rowProps={(r) => ({ 'data-run': r.runId })}
+            columns={runColumns(jobKey, now)}
+          />
           {/* a phone gets cards, status first: nothing scrolls sideways */}
           <ul className="run-cards" aria-labelledby={titleId}>
             {runs.map((r) => (

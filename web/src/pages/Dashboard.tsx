@@ -1,24 +1,22 @@
-import { useCallback, useEffect, useState } from 'react';
-import { describeError } from '../api/client';
+import { useState } from 'react';
 import {
   ALERT_WEBHOOK_CALLS,
   type AlertWebhookCall,
   MONITOR_SUMMARY,
   MONITOR_SUMMARY_CHANGED,
   PROCESSES,
-  RESEND_DISPATCH,
-  RESOLVE_UNKNOWN,
   type Alert,
-  type MonitorSummary,
   type ProcessInstance,
   type StatusCount,
 } from '../api/operations';
-import { useApi, useLive } from '../api/typed';
+import { RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../documents/operator.js';
+import { useApi, useLive, useQuery } from '../api/typed';
 import { ConfirmDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
 import { OperatorButton } from '../components/OperatorButton';
 import { RunsList } from '../components/RunsList';
+import { type Column, Table } from '../components/Table';
 import { count, elapsed, formatTime, shortId } from '../format';
 import { type LiveState, useNow, worst } from '../hooks';
 import { Link } from '../router';
@@ -74,52 +72,66 @@ function Processes({ processes, now }: { processes: ProcessInstance[] | null; no
 
 const NOTIFICATIONS_SHOWN = 10;
 
+/** A run's short id linked to its page, or a dash. */
+const runLink = (runId: string | null | undefined) =>
+  runId ? (
+    <Link to={`/runs/${runId}`} aria-label={`Run ${runId}`}>
+      {shortId(runId)}
+    </Link>
+  ) : (
+    '—'
+  );
+
+const NOTIFICATION_COLUMNS: Array<Column<AlertWebhookCall>> = [
+  { header: 'Delivery', cell: (c) => <Badge status={c.status} /> },
+  { header: 'Receiver', cell: (c) => c.receiver },
+  { header: 'Kind', cell: (c) => c.occurrence.kind.replaceAll('_', ' ') },
+  { header: 'Run', cell: (c) => runLink(c.occurrence.runId) },
+  { header: 'Attempts', cell: (c) => c.attemptCount },
+  { header: 'HTTP', cell: (c) => c.lastHttpStatus ?? '—' },
+  { header: 'Queued', cell: (c) => formatTime(c.createdAt) },
+  { header: 'Last error', className: 'message', cell: (c) => c.lastError ?? '—' },
+];
+
+function alertColumns(act: (action: Action) => void): Array<Column<Alert>> {
+  return [
+    { header: 'Level', cell: (a) => <Badge status={a.severity} /> },
+    { header: 'Kind', cell: (a) => a.kind.replaceAll('_', ' ') },
+    { header: 'Job', cell: (a) => a.jobKey ?? '—' },
+    { header: 'Business key', cell: (a) => a.businessKey ?? '—' },
+    { header: 'Run', cell: (a) => runLink(a.runId) },
+    { header: 'Status', cell: (a) => <Badge status={a.status} /> },
+    { header: 'Time', cell: (a) => formatTime(a.at) },
+    { header: 'Message', className: 'message', cell: (a) => a.message ?? '—' },
+    {
+      header: 'Action',
+      cell: (a) => (
+        <>
+          {a.kind === 'DISPATCH_DEAD' && a.dispatchId && (
+            <OperatorButton onClick={() => act({ kind: 'resend', alert: a })}>Resend…</OperatorButton>
+          )}
+          {a.kind === 'PUBLISH_UNKNOWN' && a.status === 'PUBLISH_UNKNOWN' && (
+            <OperatorButton onClick={() => act({ kind: 'resolve', alert: a })}>Resolve…</OperatorButton>
+          )}
+        </>
+      ),
+    },
+  ];
+}
+
 /** The latest alert notifications (alerts.webhooks): to which receiver, about what, and how the delivery went. */
 function Notifications({ calls }: { calls: AlertWebhookCall[] | null }) {
   if (!calls || calls.length === 0) return null;
   return (
     <section aria-labelledby="notifications-title">
       <h2 id="notifications-title">Notifications</h2>
-      <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="notifications-title">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Delivery</th>
-              <th scope="col">Receiver</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Run</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">HTTP</th>
-              <th scope="col">Queued</th>
-              <th scope="col">Last error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {calls.map((c) => (
-              <tr key={c.dispatchId} className={c.status === 'DEAD' ? 'row-error' : undefined}>
-                <td>
-                  <Badge status={c.status} />
-                </td>
-                <td>{c.receiver}</td>
-                <td>{c.occurrence.kind.replaceAll('_', ' ')}</td>
-                <td>
-                  {c.occurrence.runId ? (
-                    <Link to={`/runs/${c.occurrence.runId}`} aria-label={`Run ${c.occurrence.runId}`}>
-                      {shortId(c.occurrence.runId)}
-                    </Link>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-                <td>{c.attemptCount}</td>
-                <td>{c.lastHttpStatus ?? '—'}</td>
-                <td>{formatTime(c.createdAt)}</td>
-                <td className="message">{c.lastError ?? '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        labelledBy="notifications-title"
+        rows={calls}
+        rowKey={(c) => c.dispatchId}
+        rowProps={(c) => ({ className: c.status === 'DEAD' ? 'row-error' : undefined })}
+        columns={NOTIFICATION_COLUMNS}
+      />
     </section>
   );
 }
@@ -130,43 +142,23 @@ export function Dashboard() {
   const api = useApi();
   const announce = useAnnounce();
   const now = useNow();
-  const [summary, setSummary] = useState<MonitorSummary | null>(null);
-  const [processes, setProcesses] = useState<ProcessInstance[] | null>(null);
-  const [notifications, setNotifications] = useState<AlertWebhookCall[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const summaryQuery = useQuery(MONITOR_SUMMARY, {});
+  const summary = summaryQuery.data?.monitorSummary ?? null;
+  // the summary is pushed when it changes and at least every 15 s: the processes are read again with it
+  const processesQuery = useQuery(PROCESSES, summary && {}, summary);
+  const notificationsQuery = useQuery(ALERT_WEBHOOK_CALLS, summary && { last: NOTIFICATIONS_SHOWN }, summary);
+  const processes = processesQuery.data?.processes ?? null;
+  const notifications = notificationsQuery.data?.alertWebhookCalls ?? null;
+  const error = summaryQuery.error ?? processesQuery.error ?? notificationsQuery.error;
   const [action, setAction] = useState<Action | null>(null);
   const [runsLive, setRunsLive] = useState<LiveState>('connecting');
-
-  const loadSummary = useCallback(() => {
-    api
-      .request(MONITOR_SUMMARY)
-      .then((d) => {
-        setSummary(d.monitorSummary);
-        setError(null);
-      })
-      .catch((e) => setError(describeError(e)));
-  }, [api]);
-
-  useEffect(() => loadSummary(), [loadSummary]);
-  // the summary is pushed when it changes and at least every 15 s: the processes are read again with it
-  useEffect(() => {
-    if (!summary) return;
-    api
-      .request(PROCESSES)
-      .then((d) => setProcesses(d.processes))
-      .catch((e) => setError(describeError(e)));
-    api
-      .request(ALERT_WEBHOOK_CALLS, { last: NOTIFICATIONS_SHOWN })
-      .then((d) => setNotifications(d.alertWebhookCalls))
-      .catch((e) => setError(describeError(e)));
-  }, [api, summary]);
 
   const summaryLive = useLive(
     MONITOR_SUMMARY_CHANGED,
     {},
     {
-      onData: (d) => d.monitorSummaryChanged && setSummary(d.monitorSummaryChanged),
-      onConnected: (reconnected) => reconnected && loadSummary(),
+      onData: (d) => d.monitorSummaryChanged && summaryQuery.setData({ monitorSummary: d.monitorSummaryChanged }),
+      onConnected: (reconnected) => reconnected && summaryQuery.reload(),
     },
   );
 
@@ -216,60 +208,13 @@ export function Dashboard() {
         {summary && summary.alerts.length === 0 ? (
           <p className="muted">No alerts.</p>
         ) : (
-          <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="alerts-title">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Level</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Job</th>
-                  <th scope="col">Business key</th>
-                  <th scope="col">Run</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Time</th>
-                  <th scope="col">Message</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {summary?.alerts.map((a) => (
-                  <tr
-                    key={`${a.kind}:${a.runId}:${a.dispatchId}:${a.partitionId}:${a.jobKey}:${a.businessKey}`}
-                    className={a.severity === 'ERROR' ? 'row-error' : undefined}
-                  >
-                    <td>
-                      <Badge status={a.severity} />
-                    </td>
-                    <td>{a.kind.replaceAll('_', ' ')}</td>
-                    <td>{a.jobKey ?? '—'}</td>
-                    <td>{a.businessKey ?? '—'}</td>
-                    <td>
-                      {a.runId ? (
-                        <Link to={`/runs/${a.runId}`} aria-label={`Run ${a.runId}`}>
-                          {shortId(a.runId)}
-                        </Link>
-                      ) : (
-                        '—'
-                      )}
-                    </td>
-                    <td>
-                      <Badge status={a.status} />
-                    </td>
-                    <td>{formatTime(a.at)}</td>
-                    <td className="message">{a.message ?? '—'}</td>
-                    <td>
-                      {a.kind === 'DISPATCH_DEAD' && a.dispatchId && (
-                        <OperatorButton onClick={() => setAction({ kind: 'resend', alert: a })}>Resend…</OperatorButton>
-                      )}
-                      {a.kind === 'PUBLISH_UNKNOWN' && a.status === 'PUBLISH_UNKNOWN' && (
-                        <OperatorButton onClick={() => setAction({ kind: 'resolve', alert: a })}>Resolve…</OperatorButton>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            labelledBy="alerts-title"
+            rows={summary?.alerts ?? []}
+            rowKey={(a) => `${a.kind}:${a.runId}:${a.dispatchId}:${a.partitionId}:${a.jobKey}:${a.businessKey}`}
+            rowProps={(a) => ({ className: a.severity === 'ERROR' ? 'row-error' : undefined })}
+            columns={alertColumns(setAction)}
+          />
         )}
       </section>
 

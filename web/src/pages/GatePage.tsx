@@ -1,16 +1,64 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { describeError } from '../api/client';
-import { GATE, PUBLICATIONS, RESEND_DISPATCH } from '../api/operations';
-import type { Attempt, AuditedPublication, GateDetail, GateDispatch } from '../api/operations';
-import { useApi } from '../api/typed';
+import { RESEND_DISPATCH } from '../../../documents/operator.js';
+import { GATE, PUBLICATIONS } from '../api/operations';
+import type { Attempt, AuditedPublication, GateDispatch } from '../api/operations';
+import { useApi, useQuery } from '../api/typed';
 import { ConfirmDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { useAnnounce } from '../components/Live';
 import { OperatorButton } from '../components/OperatorButton';
 import { RunOrAttempt } from '../components/RunOrAttempt';
+import { type Column, Table } from '../components/Table';
 import { formatTime, shortId } from '../format';
 import { Link } from '../router';
 import { RESENDABLE_DISPATCH_STATUSES } from '../states';
+
+type Evidence = AuditedPublication['evidence'][number];
+
+const EVIDENCE_COLUMNS: Array<Column<Evidence>> = [
+  { header: 'Job', cell: (e) => e.jobId },
+  {
+    header: 'Evidence',
+    cell: (e) => {
+      const own = e.attempts.find((a) => a.attempt === e.attempt && a.runId === e.runId);
+      return (
+        <>
+          #{e.attempt} <RunOrAttempt runId={e.runId} source={own?.source} />
+        </>
+      );
+    },
+  },
+  {
+    header: 'Attempts for the date',
+    cell: (e) => (
+      <ul className="attempts">
+        {e.attempts.map((a) => (
+          <AttemptItem key={a.attempt} attempt={a} evidence={e.attempt} />
+        ))}
+      </ul>
+    ),
+  },
+];
+
+function callColumns(onResend: (d: GateDispatch) => void): Array<Column<GateDispatch>> {
+  return [
+    { header: 'Business date', cell: (d) => d.businessDate },
+    { header: 'Decision', className: 'num', cell: (d) => `v${d.version}` },
+    { header: 'Status', cell: (d) => <Badge status={d.status} /> },
+    { header: 'Attempts', className: 'num', cell: (d) => d.attemptCount },
+    { header: 'Last answer', className: 'message', cell: (d) => d.lastError ?? (d.lastHttpStatus ? `HTTP ${d.lastHttpStatus}` : '—') },
+    { header: 'Created', cell: (d) => formatTime(d.createdAt) },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (d) =>
+        (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status) && (
+          <OperatorButton onClick={() => onResend(d)}>Resend…</OperatorButton>
+        ),
+    },
+  ];
+}
 
 interface Page {
   nodes: AuditedPublication[];
@@ -102,37 +150,13 @@ function Publications({ consumer }: { consumer: string }) {
           <p>
             Published {formatTime(p.publishedAt)} by {p.publishedBy}; output <code>{p.outputHash.slice(0, 12)}</code>
           </p>
-          <div className="table-wrap" tabIndex={0} role="region" aria-label={`Evidence of ${p.businessDate}`}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Evidence</th>
-                  <th scope="col">Attempts for the date</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.evidence.map((e) => {
-                  const own = e.attempts.find((a) => a.attempt === e.attempt && a.runId === e.runId);
-                  return (
-                    <tr key={e.jobId} data-evidence={e.jobId}>
-                      <td>{e.jobId}</td>
-                      <td>
-                        #{e.attempt} <RunOrAttempt runId={e.runId} source={own?.source} />
-                      </td>
-                      <td>
-                        <ul className="attempts">
-                          {e.attempts.map((a) => (
-                            <AttemptItem key={a.attempt} attempt={a} evidence={e.attempt} />
-                          ))}
-                        </ul>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label={`Evidence of ${p.businessDate}`}
+            rows={p.evidence}
+            rowKey={(e) => e.jobId}
+            rowProps={(e) => ({ 'data-evidence': e.jobId })}
+            columns={EVIDENCE_COLUMNS}
+          />
         </article>
       ))}
       {page?.pageInfo.hasNextPage && (
@@ -148,17 +172,9 @@ function Publications({ consumer }: { consumer: string }) {
 export function GatePage({ consumer }: { consumer: string }) {
   const api = useApi();
   const announce = useAnnounce();
-  const [gate, setGate] = useState<GateDetail | null | undefined>(undefined);
-  const [error, setError] = useState<string | null>(null);
+  const { data, error, reload } = useQuery(GATE, { consumer });
+  const gate = data?.gate;
   const [resending, setResending] = useState<GateDispatch | null>(null);
-
-  const load = useCallback(() => {
-    api
-      .request(GATE, { consumer })
-      .then((d) => setGate(d.gate))
-      .catch((e) => setError(describeError(e)));
-  }, [api, consumer]);
-  useEffect(load, [load]);
 
   if (gate === null) {
     return (
@@ -222,42 +238,13 @@ export function GatePage({ consumer }: { consumer: string }) {
           {gate.dispatches.length === 0 ? (
             <p className="muted">No GATE_READY call.</p>
           ) : (
-            <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="calls-title">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Business date</th>
-                    <th scope="col">Decision</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Last answer</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {gate.dispatches.map((d) => (
-                    <tr key={d.dispatchId} data-dispatch={d.dispatchId}>
-                      <td>{d.businessDate}</td>
-                      <td className="num">v{d.version}</td>
-                      <td>
-                        <Badge status={d.status} />
-                      </td>
-                      <td className="num">{d.attemptCount}</td>
-                      <td className="message">{d.lastError ?? (d.lastHttpStatus ? `HTTP ${d.lastHttpStatus}` : '—')}</td>
-                      <td>{formatTime(d.createdAt)}</td>
-                      <td>
-                        {(RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status) && (
-                          <OperatorButton onClick={() => setResending(d)}>Resend…</OperatorButton>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              labelledBy="calls-title"
+              rows={gate.dispatches}
+              rowKey={(d) => d.dispatchId}
+              rowProps={(d) => ({ 'data-dispatch': d.dispatchId })}
+              columns={callColumns(setResending)}
+            />
           )}
         </section>
       )}
@@ -269,7 +256,7 @@ export function GatePage({ consumer }: { consumer: string }) {
           onConfirm={async () => {
             await api.request(RESEND_DISPATCH, { input: { dispatchId: resending.dispatchId } });
             announce(`Call ${shortId(resending.dispatchId)} queued again.`);
-            load();
+            reload();
           }}
         >
           <p>

@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { ApiError, describeError } from '../api/client';
 import {
-  type Attempt,
   GATES,
   type Gate,
   OBSERVATIONS,
@@ -11,25 +10,19 @@ import {
   READINESS_CHANGED,
   type Readiness as ReadinessResult,
 } from '../api/operations';
-import { useApi, useLive } from '../api/typed';
+import { useApi, useLive, useQuery } from '../api/typed';
 import { Badge } from '../components/Badge';
 import { LiveIndicator } from '../components/Live';
 import { RunOrAttempt } from '../components/RunOrAttempt';
+import { type Column, Table } from '../components/Table';
 import { formatTime, today } from '../format';
 import { Link, navigate, useLocation } from '../router';
 
 /** Every attempt of a required job for the date, oldest first; read again when the job's latest attempt changes. */
 function JobAttempts({ jobId, businessDate, latest }: { jobId: string; businessDate: string; latest: string }) {
-  const api = useApi();
-  const [attempts, setAttempts] = useState<Attempt[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `latest` changes when a new attempt or state arrives
-  useEffect(() => {
-    api
-      .request(OBSERVATIONS, { jobId, businessDate })
-      .then((d) => setAttempts(d.observations ?? []))
-      .catch((e) => setError(describeError(e)));
-  }, [api, jobId, businessDate, latest]);
+  // `latest` changes when a new attempt or state arrives
+  const { data, error } = useQuery(OBSERVATIONS, { jobId, businessDate }, latest);
+  const attempts = data && (data.observations ?? []);
   if (error) return <span className="error">{error}</span>;
   if (!attempts) return <span className="muted">…</span>;
   if (attempts.length === 0) return <span className="muted">none</span>;
@@ -45,6 +38,45 @@ function JobAttempts({ jobId, businessDate, latest }: { jobId: string; businessD
   );
 }
 
+function gateColumns(businessDate: string): Array<Column<Gate>> {
+  return [
+    { header: 'Consumer', cell: (g) => <Link to={`/gates/${encodeURIComponent(g.consumer)}`}>{g.consumer}</Link> },
+    { header: 'Required jobs', cell: (g) => g.requiredJobs.join(', ') },
+    { header: 'Expected by', cell: (g) => g.expectedBy.map((e) => `${e.jobId}: ${e.text}`).join('; ') || '—' },
+    { header: 'Bound job', cell: (g) => g.boundJobKey ?? '—' },
+    {
+      header: 'Readiness',
+      cell: (g) => (
+        <Link to={`/readiness?${new URLSearchParams({ consumer: g.consumer, date: businessDate })}`}>Check on {businessDate}</Link>
+      ),
+    },
+  ];
+}
+
+function jobColumns(readiness: ReadinessResult): Array<Column<ReadinessResult['jobs'][number]>> {
+  return [
+    { header: 'Required job', cell: (j) => j.jobId },
+    { header: 'Ready', cell: (j) => <Badge status={j.ready ? 'SUCCEEDED' : 'FAILED'} label={j.ready ? 'yes' : 'no'} /> },
+    { header: 'Latest attempt', className: 'num', cell: (j) => j.attempt ?? '—' },
+    { header: 'State', cell: (j) => <Badge status={j.state} /> },
+    { header: 'Blocks because', cell: (j) => (j.reason ? <Badge status={j.reason} /> : '—') },
+    { header: 'Run', cell: (j) => (j.runId && j.latest ? <RunOrAttempt runId={j.runId} source={j.latest.source} /> : '—') },
+    { header: 'Started', cell: (j) => formatTime(j.latest?.startedAt) },
+    { header: 'Expected by', cell: (j) => (j.expectedBy ? `${j.expectedBy.text} (${formatTime(j.deadline)})` : '—') },
+    { header: 'At the deadline', cell: (j) => (j.deadlineOutcome ? <Badge status={j.deadlineOutcome} /> : '—') },
+    {
+      header: 'Attempts',
+      cell: (j) => (
+        <JobAttempts
+          jobId={j.jobId}
+          businessDate={readiness.businessDate}
+          latest={`${j.attempt}:${j.state}:${j.runId}:${readiness.decision?.version}`}
+        />
+      ),
+    },
+  ];
+}
+
 /** Every gate: its consumer, required jobs and deadlines, with a link to check it for the date in the form. */
 function GateList({ gates, businessDate }: { gates: Gate[]; businessDate: string }) {
   return (
@@ -53,36 +85,13 @@ function GateList({ gates, businessDate }: { gates: Gate[]; businessDate: string
       {gates.length === 0 ? (
         <p className="muted">No gates are defined.</p>
       ) : (
-        <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="gates-title">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Consumer</th>
-                <th scope="col">Required jobs</th>
-                <th scope="col">Expected by</th>
-                <th scope="col">Bound job</th>
-                <th scope="col">Readiness</th>
-              </tr>
-            </thead>
-            <tbody>
-              {gates.map((g) => (
-                <tr key={g.consumer} data-gate={g.consumer}>
-                  <td>
-                    <Link to={`/gates/${encodeURIComponent(g.consumer)}`}>{g.consumer}</Link>
-                  </td>
-                  <td>{g.requiredJobs.join(', ')}</td>
-                  <td>{g.expectedBy.map((e) => `${e.jobId}: ${e.text}`).join('; ') || '—'}</td>
-                  <td>{g.boundJobKey ?? '—'}</td>
-                  <td>
-                    <Link to={`/readiness?${new URLSearchParams({ consumer: g.consumer, date: businessDate })}`}>
-                      Check on {businessDate}
-                    </Link>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          labelledBy="gates-title"
+          rows={gates}
+          rowKey={(g) => g.consumer}
+          rowProps={(g) => ({ 'data-gate': g.consumer })}
+          columns={gateColumns(businessDate)}
+        />
       )}
     </section>
   );
@@ -224,50 +233,13 @@ export function Readiness() {
               </Link>
             </p>
           )}
-          <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="readiness-result">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Required job</th>
-                  <th scope="col">Ready</th>
-                  <th scope="col">Latest attempt</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Blocks because</th>
-                  <th scope="col">Run</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Expected by</th>
-                  <th scope="col">At the deadline</th>
-                  <th scope="col">Attempts</th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.readiness.jobs.map((j) => (
-                  <tr key={j.jobId} data-job={j.jobId}>
-                    <td>{j.jobId}</td>
-                    <td>
-                      <Badge status={j.ready ? 'SUCCEEDED' : 'FAILED'} label={j.ready ? 'yes' : 'no'} />
-                    </td>
-                    <td className="num">{j.attempt ?? '—'}</td>
-                    <td>
-                      <Badge status={j.state} />
-                    </td>
-                    <td>{j.reason ? <Badge status={j.reason} /> : '—'}</td>
-                    <td>{j.runId && j.latest ? <RunOrAttempt runId={j.runId} source={j.latest.source} /> : '—'}</td>
-                    <td>{formatTime(j.latest?.startedAt)}</td>
-                    <td>{j.expectedBy ? `${j.expectedBy.text} (${formatTime(j.deadline)})` : '—'}</td>
-                    <td>{j.deadlineOutcome ? <Badge status={j.deadlineOutcome} /> : '—'}</td>
-                    <td>
-                      <JobAttempts
-                        jobId={j.jobId}
-                        businessDate={result.readiness.businessDate}
-                        latest={`${j.attempt}:${j.state}:${j.runId}:${result.readiness.decision?.version}`}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            labelledBy="readiness-result"
+            rows={result.readiness.jobs}
+            rowKey={(j) => j.jobId}
+            rowProps={(j) => ({ 'data-job': j.jobId })}
+            columns={jobColumns(result.readiness)}
+          />
           <h3>Publication</h3>
           {result.publication ? (
             <dl className="fields">

@@ -1,19 +1,8 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, describeError } from '../api/client';
-import {
-  CANCEL_RUN,
-  REISSUE_PARTITION,
-  RESEND_DISPATCH,
-  RESOLVE_UNKNOWN,
-  RUN,
-  RUN_CHANGED,
-  RUNS,
-  type Dispatch,
-  type Partition,
-  type RunDetail as Run,
-  type RunRow,
-} from '../api/operations';
-import { useApi, useLive } from '../api/typed';
+import { RUN, RUN_CHANGED, RUNS, type Dispatch, type Partition, type RunDetail as Run } from '../api/operations';
+import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../documents/operator.js';
+import { useApi, useLive, useQuery } from '../api/typed';
 import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
@@ -22,10 +11,11 @@ import { PartitionGrid } from '../components/PartitionGrid';
 import { PartitionSummary } from '../components/PartitionSummary';
 import { NextStepPanel, PublishUnknownPanel } from '../components/PublishPanel';
 import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
+import { type Column, Table } from '../components/Table';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
 import { useNow, useRunProgress } from '../hooks';
 import { Link } from '../router';
-import { RESENDABLE_DISPATCH_STATUSES, isCancellable, isReissuable } from '../states';
+import { RESENDABLE_DISPATCH_STATUSES, isReissuable } from '../states';
 
 /** Up to this many partitions the page shows them all as a grid; a larger run gets a summary bar and a paged table. */
 const GRID_MAX = 400;
@@ -40,6 +30,41 @@ function dispatchEnd(d: Dispatch): string {
   return '—';
 }
 
+const METRIC_COLUMNS: Array<Column<Run['metrics'][number]>> = [
+  { header: 'Stage', cell: (m) => m.stage },
+  { header: 'Metric', cell: (m) => m.metricName },
+  { header: 'Expected', className: 'num', cell: (m) => m.expectedValue ?? '—' },
+  { header: 'Actual', className: 'num', cell: (m) => m.actualValue ?? '—' },
+  { header: 'Tolerance', cell: (m) => m.tolerance ?? '—' },
+  { header: 'Result', cell: (m) => <Badge status={m.result} /> },
+  { header: 'Measured', cell: (m) => formatTime(m.measuredAt) },
+];
+
+function dispatchColumns(resendable: (d: Dispatch) => boolean, onResend: (d: Dispatch) => void): Array<Column<Dispatch>> {
+  return [
+    { header: 'Type', cell: (d) => d.dispatchType },
+    { header: 'Partition', cell: (d) => d.partitionId ?? '—' },
+    { header: 'Status', cell: (d) => <Badge status={d.status} /> },
+    { header: 'Attempts', className: 'num', cell: (d) => d.attemptCount },
+    { header: 'Last HTTP status', className: 'num', testId: 'http-status', cell: (d) => d.lastHttpStatus ?? '—' },
+    { header: 'Created', cell: (d) => formatTime(d.createdAt) },
+    { header: 'Sent', cell: (d) => formatTime(d.sentAt) },
+    { header: 'Next attempt', cell: (d) => (d.status === 'PENDING' ? formatTime(d.nextAttemptAt) : '—') },
+    { header: 'Ended', cell: dispatchEnd },
+    { header: 'Last error', className: 'message', cell: (d) => d.lastError ?? '—' },
+    { header: 'Id', cell: (d) => <code>{shortId(d.dispatchId)}</code> },
+    {
+      header: 'Action',
+      cell: (d) =>
+        resendable(d) && (
+          <OperatorButton onClick={() => onResend(d)} aria-label={`Resend ${d.status} dispatch ${shortId(d.dispatchId)}`}>
+            Resend…
+          </OperatorButton>
+        ),
+    },
+  ];
+}
+
 function Field({ label, children }: { label: string; children: ReactNode }) {
   return (
     <div className="field">
@@ -51,17 +76,10 @@ function Field({ label, children }: { label: string; children: ReactNode }) {
 
 /** The other runs of the same job and business key (earlier and later attempts), newest first. */
 function OtherAttempts({ run }: { run: Run }) {
-  const api = useApi();
-  const [others, setOthers] = useState<RunRow[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const { jobKey, businessKey, runId, status } = run;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a status change may mean a retry was created: read again
-  useEffect(() => {
-    api
-      .request(RUNS, { first: 20, filter: { jobKey, businessKey } })
-      .then((d) => setOthers((d.runs?.nodes ?? []).filter((r) => r.runId !== runId)))
-      .catch((e) => setError(describeError(e)));
-  }, [api, jobKey, businessKey, runId, status]);
+  // a status change may mean a retry was created: read again
+  const { data, error } = useQuery(RUNS, { first: 20, filter: { jobKey, businessKey } }, status);
+  const others = data && (data.runs?.nodes ?? []).filter((r) => r.runId !== runId);
   return (
     <section aria-labelledby="attempts-title">
       <h2 id="attempts-title">Other attempts</h2>
@@ -169,7 +187,8 @@ export function RunDetail({ runId }: { runId: string }) {
     );
 
   const partition = run.partitions ? (run.partitions.find((p) => p.partitionId === selected) ?? null) : picked;
-  const resendable = (d: Dispatch) => (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
+  const allows = (action: Run['allowedActions'][number]) => run.allowedActions.includes(action);
+  const resendable = (d: Dispatch) => allows('RESEND_DISPATCH') && (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
   const events = [...run.events].reverse();
 
   return (
@@ -191,12 +210,12 @@ export function RunDetail({ runId }: { runId: string }) {
       )}
 
       <div className="toolbar" role="group" aria-label="Run actions">
-        {run.status === 'PUBLISH_UNKNOWN' && (
+        {allows('RESOLVE_UNKNOWN') && (
           <OperatorButton className="danger" onClick={() => setAction({ kind: 'resolve' })}>
             Resolve PUBLISH_UNKNOWN…
           </OperatorButton>
         )}
-        {isCancellable(run.status) && (
+        {allows('CANCEL') && (
           <OperatorButton className={run.status === 'PUBLISHED' ? undefined : 'danger'} onClick={() => setAction({ kind: 'cancel' })}>
             Cancel run…
           </OperatorButton>
@@ -292,7 +311,7 @@ export function RunDetail({ runId }: { runId: string }) {
                     </Field>
                   )}
                 </dl>
-                {run.status === 'EXTRACTING' && isReissuable(partition.status) && (
+                {allows('REISSUE_PARTITION') && isReissuable(partition.status) && (
                   <OperatorButton className="danger" onClick={() => setAction({ kind: 'reissue', partitionId: partition.partitionId })}>
                     Reissue partition {partition.partitionId}…
                   </OperatorButton>
@@ -306,36 +325,12 @@ export function RunDetail({ runId }: { runId: string }) {
             {run.metrics.length === 0 ? (
               <p className="muted">No metrics recorded.</p>
             ) : (
-              <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="metrics-title">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Stage</th>
-                      <th scope="col">Metric</th>
-                      <th scope="col">Expected</th>
-                      <th scope="col">Actual</th>
-                      <th scope="col">Tolerance</th>
-                      <th scope="col">Result</th>
-                      <th scope="col">Measured</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {run.metrics.map((m) => (
-                      <tr key={`${m.stage}:${m.metricName}:${m.queryVersion}`}>
-                        <td>{m.stage}</td>
-                        <td>{m.metricName}</td>
-                        <td className="num">{m.expectedValue ?? '—'}</td>
-                        <td className="num">{m.actualValue ?? '—'}</td>
-                        <td>{m.tolerance ?? '—'}</td>
-                        <td>
-                          <Badge status={m.result} />
-                        </td>
-                        <td>{formatTime(m.measuredAt)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table
+                labelledBy="metrics-title"
+                rows={run.metrics}
+                rowKey={(m) => `${m.stage}:${m.metricName}:${m.queryVersion}`}
+                columns={METRIC_COLUMNS}
+              />
             )}
           </section>
 
@@ -344,59 +339,14 @@ export function RunDetail({ runId }: { runId: string }) {
             {run.dispatches.length === 0 ? (
               <p className="muted">No calls to NiFi.</p>
             ) : (
-              <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="dispatches-title">
-                <table className="dispatches">
-                  <thead>
-                    <tr>
-                      <th scope="col">Type</th>
-                      <th scope="col">Partition</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Attempts</th>
-                      <th scope="col">Last HTTP status</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">Sent</th>
-                      <th scope="col">Next attempt</th>
-                      <th scope="col">Ended</th>
-                      <th scope="col">Last error</th>
-                      <th scope="col">Id</th>
-                      <th scope="col">Action</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {run.dispatches.map((d) => (
-                      <tr key={d.dispatchId} data-dispatch={d.dispatchId}>
-                        <td>{d.dispatchType}</td>
-                        <td>{d.partitionId ?? '—'}</td>
-                        <td>
-                          <Badge status={d.status} />
-                        </td>
-                        <td className="num">{d.attemptCount}</td>
-                        <td className="num" data-testid="http-status">
-                          {d.lastHttpStatus ?? '—'}
-                        </td>
-                        <td>{formatTime(d.createdAt)}</td>
-                        <td>{formatTime(d.sentAt)}</td>
-                        <td>{d.status === 'PENDING' ? formatTime(d.nextAttemptAt) : '—'}</td>
-                        <td>{dispatchEnd(d)}</td>
-                        <td className="message">{d.lastError ?? '—'}</td>
-                        <td>
-                          <code>{shortId(d.dispatchId)}</code>
-                        </td>
-                        <td>
-                          {resendable(d) && (
-                            <OperatorButton
-                              onClick={() => setAction({ kind: 'resend', dispatch: d })}
-                              aria-label={`Resend ${d.status} dispatch ${shortId(d.dispatchId)}`}
-                            >
-                              Resend…
-                            </OperatorButton>
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table
+                labelledBy="dispatches-title"
+                className="dispatches"
+                rows={run.dispatches}
+                rowKey={(d) => d.dispatchId}
+                rowProps={(d) => ({ 'data-dispatch': d.dispatchId })}
+                columns={dispatchColumns(resendable, (d) => setAction({ kind: 'resend', dispatch: d }))}
+              />
             )}
           </section>
 

@@ -1,6 +1,7 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { describeError, request } from '../api/client';
-import { ME, documentText } from '../api/operations';
+import { documentText } from '../../../documents/graphql.js';
+import { ME } from '../api/operations';
 import { useSessionState } from '../session';
 
 /** Sign in with a token (nifi, operator or viewer); it is checked against the API before it is kept. */

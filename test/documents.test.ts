@@ -1,5 +1,5 @@
-// The console's operations against the schema: web/src/api/graphql-env.d.ts (gql.tada's introspection, what types
-// the operations) must be the one schema/schema.graphql gives, and every operation must validate against the schema.
+// The GraphQL documents against the schema: documents/graphql-env.d.ts (gql.tada's introspection, what types the
+// documents) must be the one schema/schema.graphql gives, and every document must validate against the schema.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,16 +7,23 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, Kind, type DocumentNode, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import * as operations from '../web/src/api/operations.js';
+import { graphql } from '../documents/graphql.js';
+import { NIFI_REQUESTS } from '../documents/nifi.js';
+import * as operator from '../documents/operator.js';
+import * as live from '../web/src/api/live.js';
+import * as console_ from '../web/src/api/operations.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const schema = buildSchema(readFileSync(join(ROOT, 'schema/schema.graphql'), 'utf8'));
 
-const documents = Object.entries(operations).filter(
-  (entry): entry is [string, DocumentNode] => typeof entry[1] === 'object' && (entry[1] as DocumentNode).kind === Kind.DOCUMENT,
-);
+const documents = [
+  ...Object.entries(NIFI_REQUESTS),
+  ...Object.entries(operator),
+  ...Object.entries(console_),
+  ...Object.entries(live),
+].filter((entry): entry is [string, DocumentNode] => typeof entry[1] === 'object' && (entry[1] as DocumentNode).kind === Kind.DOCUMENT);
 
-describe("the console's operations", () => {
+describe("the documents of the API's clients (documents/, the console's web/src/api)", () => {
   it('are typed from the current schema (run `npm run schema` after changing the API)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lc-tada-'));
     try {
@@ -29,21 +36,21 @@ describe("the console's operations", () => {
           stdio: 'pipe',
         },
       );
-      expect(readFileSync(join(ROOT, 'web/src/api/graphql-env.d.ts'), 'utf8')).toBe(readFileSync(output, 'utf8'));
+      expect(readFileSync(join(ROOT, 'documents/graphql-env.d.ts'), 'utf8')).toBe(readFileSync(output, 'utf8'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it('all validate against schema/schema.graphql', () => {
-    expect(documents.map(([name]) => name)).toContain('RUN');
+    expect(documents.map(([name]) => name)).toEqual(expect.arrayContaining(['RUN', 'CANCEL_RUN', 'PG-20/reportChunk']));
     for (const [name, document] of documents) {
       expect({ name, errors: validate(schema, document).map((e) => e.message) }).toEqual({ name, errors: [] });
     }
   });
 
   it('are checked: a field the schema lacks fails validation', () => {
-    const wrong = operations.graphql(`query Wrong { me { name nickname } }`);
+    const wrong = graphql(`query Wrong { me { name nickname } }`);
     expect(validate(schema, wrong as DocumentNode).map((e) => e.message)).toEqual([
       'Cannot query field "nickname" on type "Me". Did you mean "name"?',
     ]);
