@@ -26,7 +26,44 @@ const LOCK_CLASS = 0x4c435450; // 'LCTP'
 const EMBEDDED_DIR_PREFIX = 'lc-test-pg-';
 const FAST_UNSAFE_FLAGS = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
 
+interface PreparedServer {
+  adminUrl: string;
+  template: string;
+  teardown: () => Promise<void>;
+}
+
+/**
+ * Every tier that needs a database names this file as its global setup, and `npm test` runs the tiers in one
+ * vitest process: they share one server and one template, counted here, and the last tier's teardown stops it.
+ */
+interface SharedServer {
+  prepared: Promise<PreparedServer>;
+  users: number;
+}
+const SHARED = Symbol.for('load-control.test-server');
+const shared = globalThis as { [SHARED]?: SharedServer };
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  shared[SHARED] ??= { prepared: prepareServer(), users: 0 };
+  const server = shared[SHARED];
+  server.users++;
+  const release = async () => {
+    if (--server.users > 0) return;
+    delete shared[SHARED];
+    await (await server.prepared.catch(() => undefined))?.teardown();
+  };
+  try {
+    const { adminUrl, template } = await server.prepared;
+    project.provide('testAdminDatabaseUrl', adminUrl);
+    project.provide('testTemplateDatabase', template);
+    return release;
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+async function prepareServer(): Promise<PreparedServer> {
   const started = performance.now();
   let embedded: EmbeddedPostgresHandle | undefined;
   let embeddedDir: string | undefined;
@@ -56,14 +93,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await holder.connect();
     const { template, reused } = await prepareTemplate(holder, adminUrl);
 
-    project.provide('testAdminDatabaseUrl', adminUrl);
-    project.provide('testTemplateDatabase', template);
     console.log(
       `[global-setup] ${embedded ? 'embedded PostgreSQL' : 'server'} ${describeUrl(adminUrl)}` +
         `${embedded ? ` started in ${ms(serverReady - started)}` : ''}; template ${template} ` +
         `${reused ? 'reused' : 'created'} in ${ms(performance.now() - serverReady)}`,
     );
-    return teardown;
+    return { adminUrl, template, teardown };
   } catch (error) {
     await teardown().catch(() => {});
     throw error;
