@@ -1,27 +1,23 @@
 // One definition of a stale run: the monitor's RUN_STALE and the sweeper's RUN_STALE_ALERT judge PUBLISHING alike,
 // by the run's heartbeat against recovery.publishStale.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/api.js';
-import { CLAIM_PUBLISH, toStagingValidated } from '../../support/fixtures.js';
 import { eventsNamed } from '../../support/worker.js';
 import { inTransaction } from '../../../src/db/transaction.js';
 import { monitorSummary } from '../../../src/domain/monitor/monitor-summary.js';
 import { sweepOnce } from '../../../src/domain/sweeper/sweep.js';
+import { type DomainTest, publishingRun, startDomainTest } from '../support/fixtures.js';
 
-let api: TestApi;
+let t: DomainTest;
 beforeAll(async () => {
-  api = await startTestApi();
+  t = await startDomainTest();
 });
-afterAll(async () => api?.close());
+afterAll(async () => t?.close());
 
 const HOUR = 3_600_000;
 
 async function publishing(heartbeatAge: string) {
-  const run = await toStagingValidated(api);
-  const claimed = await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken: randomUUID() } });
-  expect(claimed.body.data!.claimPublish.claimed).toBe(true);
-  const { rows } = await api.sql.query(
+  const run = await publishingRun(t);
+  const { rows } = await t.sql.query(
     `UPDATE nifi_ops.load_run SET heartbeat_at = clock_timestamp() - $2::interval WHERE run_id = $1 RETURNING heartbeat_at`,
     [run.runId, heartbeatAge],
   );
@@ -31,27 +27,27 @@ async function publishing(heartbeatAge: string) {
 describe('stale runs', () => {
   it('a PUBLISHING run is stale once its heartbeat is older than recovery.publishStale, in the summary and the alert alike', async () => {
     // publishStale apart from validationStale, so that the threshold taken shows
-    const recovery = { ...api.config.recovery, publishStale: HOUR, validationStale: 4 * HOUR };
+    const recovery = { ...t.config.recovery, publishStale: HOUR, validationStale: 4 * HOUR };
     const stalled = await publishing('90 minutes');
     const moving = await publishing('30 minutes');
 
-    const summary = await monitorSummary(api.db.prisma, {
+    const summary = await monitorSummary(t.db.prisma, {
       alertLimit: 100,
       recovery,
-      retention: api.config.cleanup,
-      maxBatch: api.config.cleanup.maxBatch,
+      retention: t.config.cleanup,
+      maxBatch: t.config.cleanup.maxBatch,
     });
     const stale = summary.alerts.filter((a) => a.kind === 'RUN_STALE');
     expect(stale).toEqual([expect.objectContaining({ runId: stalled.runId, status: 'PUBLISHING', at: stalled.heartbeatAt })]);
 
-    const swept = await inTransaction(api.db, (tx, afterCommit) => sweepOnce(tx, { recovery, dispatch: api.config.dispatch }, afterCommit));
+    const swept = await inTransaction(t.db, (tx, afterCommit) => sweepOnce(tx, { recovery, dispatch: t.config.dispatch }, afterCommit));
     expect(swept!.actions).toEqual({ stale_alert: 1 });
-    expect(await eventsNamed(api, stalled.runId, 'RUN_STALE_ALERT')).toEqual([
+    expect(await eventsNamed(t, stalled.runId, 'RUN_STALE_ALERT')).toEqual([
       expect.objectContaining({
         message: 'no progress in PUBLISHING',
         details: expect.objectContaining({ status: 'PUBLISHING', thresholdSeconds: 3600 }),
       }),
     ]);
-    expect(await eventsNamed(api, moving.runId, 'RUN_STALE_ALERT')).toEqual([]);
+    expect(await eventsNamed(t, moving.runId, 'RUN_STALE_ALERT')).toEqual([]);
   });
 });

@@ -1,0 +1,189 @@
+// The domain tier's world: a database cloned from the migrated template and the domain functions called directly,
+// each in the transaction (or single statement) the API would run it in — no HTTP, no GraphQL. Fixtures build the
+// ledger through those functions, as the API's resolvers would, with the actor named here.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { expect } from 'vitest';
+import type { Config } from '../../../src/config/config.js';
+import { createDb, type Db } from '../../../src/db/client.js';
+import { inStatement, inTransaction } from '../../../src/db/transaction.js';
+import { reportChunk } from '../../../src/domain/chunks/report-chunk.js';
+import { registerManifest } from '../../../src/domain/manifest/register-manifest.js';
+import { claimPartition } from '../../../src/domain/partitions/claim-partition.js';
+import { claimPublish } from '../../../src/domain/publish/claim-publish.js';
+import { createRun, type CreateRunCommand, type CreateRunResult } from '../../../src/domain/runs/create-run.js';
+import { markStageValidated } from '../../../src/domain/validation/mark-stage-validated.js';
+import { recordMetrics } from '../../../src/domain/validation/record-metrics.js';
+import { startValidation } from '../../../src/domain/validation/start-validation.js';
+import { type ConfigOverrides, testConfig } from '../../support/api.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { HDFS_ROOT, JOB, partitionsFor } from '../../support/fixtures.js';
+
+/** The actor of every fixture: the token name the test API gives the NiFi cluster. */
+export const ACTOR = 'nifi-cluster';
+
+export interface DomainTest {
+  database: TestDatabase;
+  /** The handle domain functions run on. */
+  db: Db;
+  /** Direct SQL for assertions and for ageing timestamps. */
+  sql: pg.Pool;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export async function startDomainTest(overrides: ConfigOverrides = {}): Promise<DomainTest> {
+  const database = await createTestDatabase();
+  const config = testConfig({ ...overrides, database: { ...overrides.database, url: database.url } });
+  const db = createDb(database.url, { poolSize: 10, timeouts: config.database });
+  const sql = new pg.Pool({ connectionString: database.url, max: 4 });
+  // a connection still closing when the test database is dropped must not fail the run
+  sql.on('error', () => undefined);
+  return {
+    database,
+    db,
+    sql,
+    config,
+    async close() {
+      await Promise.allSettled([db.close(), sql.end()]);
+      await database.drop();
+    },
+  };
+}
+
+export interface DomainRun extends CreateRunResult {
+  businessKey: string;
+}
+
+/** A CREATED run of JOB with a new business key. */
+export async function createdRun(t: DomainTest, overrides: Partial<CreateRunCommand> = {}): Promise<DomainRun> {
+  const cmd: CreateRunCommand = {
+    jobKey: JOB,
+    businessKey: `BK_${randomUUID().slice(0, 8)}`,
+    hdfsRoot: HDFS_ROOT,
+    stageTablePrefix: 'TMP_INSP_DTL_',
+    allowEmptySource: false,
+    parameters: {},
+    idempotencyKey: null,
+    actor: ACTOR,
+    ...overrides,
+  };
+  const run = await inTransaction(t.db, (tx, afterCommit) => createRun(tx, cmd, afterCommit));
+  return { ...run, businessKey: cmd.businessKey };
+}
+
+/** A run in EXTRACTING with the given partition row counts (test/support/fixtures.ts's manifest). */
+export async function startedRun(t: DomainTest, counts: number[], create: Partial<CreateRunCommand> = {}): Promise<DomainRun> {
+  const run = await createdRun(t, create);
+  const partitions = partitionsFor(counts).map((p) => ({ ...p, expectedRowCount: BigInt(p.expectedRowCount) }));
+  const total = counts.reduce((a, b) => a + b, 0);
+  await inTransaction(t.db, (tx, afterCommit) =>
+    registerManifest(
+      tx,
+      {
+        runId: run.runId,
+        snapshotScn: '1234567890',
+        sourceCount: BigInt(total),
+        sourceNullSplitCount: 0n,
+        sourceMinSplit: '1',
+        sourceMaxSplit: String(1 + counts.length * 1000),
+        plannedPartitionCount: partitions.length,
+        sourceMetrics: { AMOUNT_SUM: '123.45' },
+        sourceMetricsVersion: 'v1',
+        partitions,
+        actor: ACTOR,
+      },
+      afterCommit,
+    ),
+  );
+  return run;
+}
+
+export async function claimed(t: DomainTest, runId: string, partitionId: string, claimToken = randomUUID()) {
+  const result = await inStatement(t.db, (sql, afterCommit) =>
+    claimPartition(sql, { runId, partitionId, claimToken, workerNode: 'nifi-01', actor: ACTOR }, afterCommit),
+  );
+  return { ...result, claimToken };
+}
+
+/** The one chunk (index chunkIndex of chunkCount) of a partition, as the NiFi kit reports it. */
+export function chunk(
+  run: DomainRun,
+  partitionId: string,
+  claimToken: string,
+  chunkIndex: number,
+  chunkCount: number,
+  recordCount: number,
+) {
+  return {
+    runId: run.runId,
+    partitionId,
+    claimToken,
+    chunkIndex,
+    chunkCount,
+    fragmentIdentifier: `frag-${partitionId}`,
+    hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${String(chunkIndex).padStart(6, '0')}.parquet`,
+    recordCount: BigInt(recordCount),
+    byteCount: BigInt(recordCount * 10),
+    actor: ACTOR,
+  };
+}
+
+/** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
+export async function extractedRun(t: DomainTest, counts: number[] = [3, 4]): Promise<DomainRun & { dispatchId: string }> {
+  const run = await startedRun(t, counts);
+  for (const [i, count] of counts.entries()) {
+    if (count === 0) continue;
+    const partitionId = String(i).padStart(4, '0');
+    const { claimToken } = await claimed(t, run.runId, partitionId);
+    await inStatement(t.db, (sql, afterCommit) => reportChunk(sql, chunk(run, partitionId, claimToken, 0, 1, count), afterCommit));
+  }
+  const { rows } = await t.sql.query<{ dispatch_id: string; status: string }>(
+    `SELECT dispatch_id::text, r.status FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r USING (run_id)
+      WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`,
+    [run.runId],
+  );
+  expect(rows[0]?.status).toBe('EXTRACTED_VALIDATED');
+  return { ...run, dispatchId: rows[0]!.dispatch_id };
+}
+
+/** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
+export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4]) {
+  const run = await extractedRun(t, counts);
+  const started = await inTransaction(t.db, (tx) =>
+    startValidation(tx, { runId: run.runId, dispatchId: run.dispatchId, node: 'nifi-01', actor: ACTOR }),
+  );
+  expect(started.started).toBe(true);
+  const total = String(counts.reduce((a, b) => a + b, 0));
+  const pass = (metricName: string, value: string) => ({
+    metricName,
+    result: 'PASS' as const,
+    actualValue: value,
+    expectedValue: value,
+    tolerance: null,
+    details: {},
+  });
+  await inTransaction(t.db, (tx) =>
+    recordMetrics(tx, {
+      runId: run.runId,
+      stage: 'STAGING',
+      queryVersion: 'v1',
+      metrics: [pass('STAGE_COUNT', total), pass('DUP_PK_COUNT', '0')],
+      actor: ACTOR,
+    }),
+  );
+  const validated = await inTransaction(t.db, (tx) => markStageValidated(tx, { runId: run.runId, actor: ACTOR }));
+  expect(validated.stageValidated).toBe(true);
+  return run;
+}
+
+/** stagingValidatedRun, claimed for publishing by a new publish token: PUBLISHING. */
+export async function publishingRun(t: DomainTest, counts: number[] = [3, 4]) {
+  const run = await stagingValidatedRun(t, counts);
+  const publishToken = randomUUID();
+  const claim = await inTransaction(t.db, (tx, afterCommit) =>
+    claimPublish(tx, { runId: run.runId, publishToken, actor: ACTOR }, afterCommit),
+  );
+  expect(claim).toEqual({ claimed: true, runStatus: 'PUBLISHING' });
+  return { ...run, publishToken };
+}
