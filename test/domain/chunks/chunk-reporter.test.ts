@@ -2,30 +2,29 @@
 // from separate processes (separate pools) racing on one run must still decide completion exactly once.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/api.js';
-import { claim, startRun, type CreatedRun } from '../../support/fixtures.js';
 import { until } from '../../support/until.js';
 import { reportChunk, type ReportChunkCommand, type ReportChunkResult } from '../../../src/domain/chunks/report-chunk.js';
 import type { DomainError } from '../../../src/domain/errors.js';
 import { createChunkReporter, type ChunkReporter } from '../../../src/db/chunk-reporter.js';
 import { createDb, type Db } from '../../../src/db/client.js';
 import { inStatement } from '../../../src/db/transaction.js';
+import { chunk, claimed, type DomainTest, startDomainTest, startedRun } from '../support/fixtures.js';
 
-let api: TestApi;
+let t: DomainTest;
 const pools: Db[] = [];
 beforeAll(async () => {
-  api = await startTestApi();
+  t = await startDomainTest();
 });
 afterAll(async () => {
   await Promise.all(pools.map((db) => db.close()));
-  await api?.close();
+  await t?.close();
 });
 
 const REPETITIONS = 10;
 
 /** A reporter on its own pool, as another API process would have; one batch in flight, so reports queue. */
 function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkReporter; batches: number[]; close(): Promise<void> } {
-  const db = createDb(api.database.url, { poolSize: 4 });
+  const db = createDb(t.database.url, { poolSize: 4 });
   pools.push(db);
   const batches: number[] = [];
   return {
@@ -36,57 +35,35 @@ function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkRepo
 }
 
 /** One report alone, as report_chunk decides it. */
-const reportAlone = (cmd: ReportChunkCommand) => inStatement(api.db, (sql, afterCommit) => reportChunk(sql, cmd, afterCommit));
+const reportAlone = (cmd: ReportChunkCommand) => inStatement(t.db, (sql, afterCommit) => reportChunk(sql, cmd, afterCommit));
 
 const pid = (i: number) => String(i).padStart(4, '0');
 
-function chunk(
-  run: CreatedRun,
-  partitionId: string,
-  claimToken: string,
-  chunkIndex: number,
-  chunkCount: number,
-  recordCount: number,
-): ReportChunkCommand {
-  return {
-    runId: run.runId,
-    partitionId,
-    claimToken,
-    chunkIndex,
-    chunkCount,
-    fragmentIdentifier: `frag-${partitionId}`,
-    hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${String(chunkIndex).padStart(6, '0')}.parquet`,
-    recordCount: BigInt(recordCount),
-    byteCount: BigInt(recordCount * 10),
-    actor: 'nifi-cluster',
-  };
-}
-
 /** A run of `partitions` partitions of `chunks` chunks of 5 rows each, every partition claimed, and its reports. */
 async function claimedRun(partitions: number, chunks: number) {
-  const run = await startRun(
-    api,
+  const run = await startedRun(
+    t,
     Array.from({ length: partitions }, () => chunks * 5),
   );
-  const tokens = await Promise.all(Array.from({ length: partitions }, (_, i) => claim(api, run.runId, pid(i)).then((c) => c.claimToken)));
+  const tokens = await Promise.all(Array.from({ length: partitions }, (_, i) => claimed(t, run.runId, pid(i)).then((c) => c.claimToken)));
   const reports = tokens.flatMap((token, i) => Array.from({ length: chunks }, (_c, k) => chunk(run, pid(i), token, k, chunks, 5)));
   return { run, tokens, reports };
 }
 
 /** What a run's reports left behind, without ids and times: partitions, chunk rows, events, run, outbox. */
 async function ledger(runId: string) {
-  const partitions = await api.sql.query(
+  const partitions = await t.sql.query(
     `SELECT partition_id, status, actual_row_count::int, file_count, fragment_count, byte_count::int, received_chunks,
             received_rows::int, received_bytes::int, reported_chunk_count, chunk_count_mismatches, completed_at IS NOT NULL AS completed
        FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id`,
     [runId],
   );
-  const files = await api.sql.query(
+  const files = await t.sql.query(
     `SELECT partition_id, chunk_index, fragment_identifier, fragment_count, record_count::int, byte_count::int, status, reported_by
        FROM nifi_ops.load_file WHERE run_id = $1 ORDER BY partition_id, chunk_index`,
     [runId],
   );
-  const events = await api.sql.query(
+  const events = await t.sql.query(
     `SELECT event_level, event_name, partition_id, job_key,
             business_key = (SELECT business_key FROM nifi_ops.load_run r WHERE r.run_id = $1) AS business_key_of_run,
             process_group, processor_name, row_count::int, details, actor
@@ -94,7 +71,7 @@ async function ledger(runId: string) {
       ORDER BY event_name, partition_id`,
     [runId],
   );
-  const run = await api.sql.query(
+  const run = await t.sql.query(
     `SELECT status, success_partition_count, failed_partition_count, extracted_count::int, extract_completed_at IS NOT NULL AS completed,
             (SELECT count(*)::int FROM nifi_ops.load_dispatch d WHERE d.run_id = r.run_id AND d.dispatch_type = 'VALIDATE_RUN') AS validations
        FROM nifi_ops.load_run r WHERE run_id = $1`,
@@ -179,12 +156,12 @@ describe('chunk reporter (group commit)', () => {
   it('defers, without an error, every report of a run that is no longer EXTRACTING (first in its batch or not)', async () => {
     const { run, tokens, reports } = await claimedRun(2, 1);
     for (const cmd of reports) expect(await reportAlone(cmd)).toMatchObject({ partitionStatus: 'SUCCESS' });
-    const moved = await api.sql.query<{ status: string }>('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
+    const moved = await t.sql.query<{ status: string }>('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(moved.rows[0]!.status).toBe('EXTRACTED_VALIDATED');
     const other = await claimedRun(1, 2);
     // the same statement the reporter sends: the completed run's replays and a new chunk of another run
     const batch = [reports[0]!, reports[1]!, other.reports[0]!];
-    const { rows } = await api.sql.query<{ ordinal: number; outcome: string }>(
+    const { rows } = await t.sql.query<{ ordinal: number; outcome: string }>(
       'SELECT ordinal, outcome FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ORDER BY ordinal',
       [
         batch.map((c) => c.runId),
@@ -247,7 +224,7 @@ describe('chunk reporter (group commit)', () => {
 
   it('undoes a batch whose new chunk another process committed after the lookup; the retry counts it once', async () => {
     const { run, reports } = await claimedRun(2, 3);
-    const other = await api.sql.connect();
+    const other = await t.sql.connect();
     try {
       const c = reports[0]!;
       await other.query('BEGIN');
@@ -271,7 +248,7 @@ describe('chunk reporter (group commit)', () => {
         'the batch waiting for the partition lock',
         async () =>
           (
-            await api.sql.query(`SELECT count(*)::int AS n FROM pg_stat_activity
+            await t.sql.query(`SELECT count(*)::int AS n FROM pg_stat_activity
                                WHERE datname = current_database() AND wait_event_type = 'Lock'`)
           ).rows[0].n > 0,
       );
