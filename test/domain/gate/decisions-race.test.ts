@@ -3,30 +3,32 @@
 // times over. The last observation racing a newer attempt gives at most one ready decision, never a stale one;
 // the last two observations racing each other give exactly one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/api.js';
-import { decisionsOf, readinessOf, unique } from '../../support/gate-fixtures.js';
+import { unique } from '../../support/gate-fixtures.js';
 import type { AfterCommit } from '../../../src/db/after-commit.js';
 import { createDb, type Db, type Tx } from '../../../src/db/client.js';
 import { inTransaction } from '../../../src/db/transaction.js';
 import { createRun } from '../../../src/domain/runs/create-run.js';
+import { currentDecisions, listDecisions, MAX_DECISIONS_PAGE } from '../../../src/domain/gate/decisions.js';
 import { defineGate } from '../../../src/domain/gate/define-gate.js';
+import { readiness } from '../../../src/domain/gate/ledger.js';
 import { recordObservation } from '../../../src/domain/gate/record-observation.js';
+import { type DomainTest, startDomainTest } from '../support/fixtures.js';
 
 const REPETITIONS = 20;
 const D = '2026-10-23';
 
-let api: TestApi;
+let t: DomainTest;
 let left: Db;
 let right: Db;
 beforeAll(async () => {
-  api = await startTestApi();
-  left = createDb(api.database.url, { poolSize: 2 });
-  right = createDb(api.database.url, { poolSize: 2 });
+  t = await startDomainTest();
+  left = createDb(t.database.url, { poolSize: 2 });
+  right = createDb(t.database.url, { poolSize: 2 });
 });
 afterAll(async () => {
   await left?.close();
   await right?.close();
-  await api?.close();
+  await t?.close();
 });
 
 /** A point both transactions reach before either returns (and so commits). */
@@ -75,14 +77,18 @@ const newRun = (tx: Tx, afterCommit: AfterCommit, jobKey: string) =>
   );
 
 const gate = (consumer: string, requiredJobs: string[]) =>
-  inTransaction(api.db, (tx) =>
+  inTransaction(t.db, (tx) =>
     defineGate(tx, { consumer, requiredJobs, boundJobKey: null, notifyUrl: null, expectedBy: [], actor: 'race' }),
   );
 
+/** The decisions of a consumer for D, oldest first. */
+const decisionsOf = async (consumer: string) => (await listDecisions(t.db.prisma, consumer, D, MAX_DECISIONS_PAGE)).reverse();
+
 /** What every repetition of "the last observation against a newer attempt" must end with. */
 async function expectOneReadyAtMostAndNoneStale(consumer: string, lastJob: string): Promise<'ready-then-withdrawn' | 'never-ready'> {
-  const decisions = await decisionsOf(api, consumer, D);
-  const live = await readinessOf(api, consumer, D);
+  const decisions = await decisionsOf(consumer);
+  const live = await readiness(t.db.prisma, consumer, D);
+  const [current] = await currentDecisions(t.db.prisma, [{ consumer, businessDate: D }]);
   expect(live.ready).toBe(false); // the newer attempt is RUNNING
   expect(decisions.filter((d) => d.ready).length).toBeLessThanOrEqual(1);
   if (decisions.length === 0) return 'never-ready';
@@ -92,7 +98,7 @@ async function expectOneReadyAtMostAndNoneStale(consumer: string, lastJob: strin
     [2, false],
   ]);
   expect(decisions[0]!.evidence.find((e) => e.jobId === lastJob)).toMatchObject({ attempt: 1 });
-  expect(live.decision).toMatchObject({ version: 2, ready: false });
+  expect(current).toMatchObject({ version: 2, ready: false });
   return 'ready-then-withdrawn';
 }
 
@@ -103,8 +109,8 @@ describe('two transactions deciding one consumer and business date', () => {
       const consumer = unique('race');
       const [a, b] = [unique('a'), unique('b')];
       await gate(consumer, [a, b]);
-      await observe(api.db, a, 1, 'SUCCEEDED');
-      await observe(api.db, b, 1, 'RUNNING');
+      await observe(t.db, a, 1, 'SUCCEEDED');
+      await observe(t.db, b, 1, 'RUNNING');
       const meet = barrier(2);
       await Promise.all([observe(left, b, 1, 'SUCCEEDED', meet), observe(right, b, 2, 'RUNNING', meet)]);
       outcomes.push(await expectOneReadyAtMostAndNoneStale(consumer, b));
@@ -120,11 +126,11 @@ describe('two transactions deciding one consumer and business date', () => {
       const external = unique('ext');
       const jobKey = unique('LOAD').toUpperCase();
       await gate(consumer, [external, jobKey]);
-      await inTransaction(api.db, async (tx, afterCommit) => {
+      await inTransaction(t.db, async (tx, afterCommit) => {
         const run = await newRun(tx, afterCommit, jobKey);
         await tx.$executeRaw`UPDATE nifi_ops.load_run SET status = 'SUCCESS' WHERE run_id = ${run.runId}::uuid`;
       });
-      await observe(api.db, external, 1, 'RUNNING');
+      await observe(t.db, external, 1, 'RUNNING');
       const meet = barrier(2);
       await Promise.all([
         observe(left, external, 1, 'SUCCEEDED', meet),
@@ -144,11 +150,11 @@ describe('two transactions deciding one consumer and business date', () => {
       const consumer = unique('race');
       const [a, b] = [unique('a'), unique('b')];
       await gate(consumer, [a, b]);
-      await observe(api.db, a, 1, 'RUNNING');
-      await observe(api.db, b, 1, 'RUNNING');
+      await observe(t.db, a, 1, 'RUNNING');
+      await observe(t.db, b, 1, 'RUNNING');
       const meet = barrier(2);
       await Promise.all([observe(left, a, 1, 'SUCCEEDED', meet), observe(right, b, 1, 'SUCCEEDED', meet)]);
-      const decisions = await decisionsOf(api, consumer, D);
+      const decisions = await decisionsOf(consumer);
       expect(decisions.map((d) => [d.version, d.ready])).toEqual([[1, true]]);
       expect(decisions[0]!.evidence).toHaveLength(2);
     }
