@@ -14,11 +14,12 @@ import { completeRun, CREATE_RUN, HDFS_ROOT, JOB } from '../support/fixtures.js'
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
+import { sized } from '../support/test-size.js';
 import { testWorker, workerConfig } from '../support/worker.js';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 const CONCURRENT = 40;
-const ROUNDS = 5;
+const ROUNDS = sized(2, 10);
 const SUMMARY = 'subscription { monitorSummaryChanged { activeRuns { status count } } }';
 
 let api: TestApi;
