@@ -8,11 +8,9 @@ import type { AfterCommit } from '../../../src/db/after-commit.js';
 import { createDb, type Db, type Tx } from '../../../src/db/client.js';
 import { inTransaction } from '../../../src/db/transaction.js';
 import { createRun } from '../../../src/domain/runs/create-run.js';
-import { currentDecisions, listDecisions, MAX_DECISIONS_PAGE } from '../../../src/domain/gate/decisions.js';
 import { defineGate } from '../../../src/domain/gate/define-gate.js';
-import { readiness } from '../../../src/domain/gate/ledger.js';
 import { recordObservation } from '../../../src/domain/gate/record-observation.js';
-import { type DomainTest, startDomainTest } from '../support/fixtures.js';
+import { decisionsOf, type DomainTest, readinessOf, startDomainTest } from '../support/fixtures.js';
 
 const REPETITIONS = 20;
 const D = '2026-10-23';
@@ -81,14 +79,10 @@ const gate = (consumer: string, requiredJobs: string[]) =>
     defineGate(tx, { consumer, requiredJobs, boundJobKey: null, notifyUrl: null, expectedBy: [], actor: 'race' }),
   );
 
-/** The decisions of a consumer for D, oldest first. */
-const decisionsOf = async (consumer: string) => (await listDecisions(t.db.prisma, consumer, D, MAX_DECISIONS_PAGE)).reverse();
-
 /** What every repetition of "the last observation against a newer attempt" must end with. */
 async function expectOneReadyAtMostAndNoneStale(consumer: string, lastJob: string): Promise<'ready-then-withdrawn' | 'never-ready'> {
-  const decisions = await decisionsOf(consumer);
-  const live = await readiness(t.db.prisma, consumer, D);
-  const [current] = await currentDecisions(t.db.prisma, [{ consumer, businessDate: D }]);
+  const decisions = await decisionsOf(t, consumer, D);
+  const live = await readinessOf(t, consumer, D);
   expect(live.ready).toBe(false); // the newer attempt is RUNNING
   expect(decisions.filter((d) => d.ready).length).toBeLessThanOrEqual(1);
   if (decisions.length === 0) return 'never-ready';
@@ -98,7 +92,7 @@ async function expectOneReadyAtMostAndNoneStale(consumer: string, lastJob: strin
     [2, false],
   ]);
   expect(decisions[0]!.evidence.find((e) => e.jobId === lastJob)).toMatchObject({ attempt: 1 });
-  expect(current).toMatchObject({ version: 2, ready: false });
+  expect(live.decision).toMatchObject({ version: 2, ready: false });
   return 'ready-then-withdrawn';
 }
 
@@ -154,7 +148,7 @@ describe('two transactions deciding one consumer and business date', () => {
       await observe(t.db, b, 1, 'RUNNING');
       const meet = barrier(2);
       await Promise.all([observe(left, a, 1, 'SUCCEEDED', meet), observe(right, b, 1, 'SUCCEEDED', meet)]);
-      const decisions = await decisionsOf(consumer);
+      const decisions = await decisionsOf(t, consumer, D);
       expect(decisions.map((d) => [d.version, d.ready])).toEqual([[1, true]]);
       expect(decisions[0]!.evidence).toHaveLength(2);
     }

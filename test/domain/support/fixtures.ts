@@ -8,9 +8,16 @@ import type { Config } from '../../../src/config/config.js';
 import { createDb, type Db } from '../../../src/db/client.js';
 import { inStatement, inTransaction } from '../../../src/db/transaction.js';
 import { reportChunk } from '../../../src/domain/chunks/report-chunk.js';
+import { currentDecisions, listDecisions, MAX_DECISIONS_PAGE } from '../../../src/domain/gate/decisions.js';
+import { type DefineGateCommand, defineGate } from '../../../src/domain/gate/define-gate.js';
+import { readiness } from '../../../src/domain/gate/ledger.js';
+import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
+import { recordObservation } from '../../../src/domain/gate/record-observation.js';
 import { registerManifest } from '../../../src/domain/manifest/register-manifest.js';
 import { claimPartition } from '../../../src/domain/partitions/claim-partition.js';
 import { claimPublish } from '../../../src/domain/publish/claim-publish.js';
+import { markSuccess } from '../../../src/domain/publish/mark-success.js';
+import { reportPublishResult } from '../../../src/domain/publish/report-publish-result.js';
 import { createRun, type CreateRunCommand, type CreateRunResult } from '../../../src/domain/runs/create-run.js';
 import { markStageValidated } from '../../../src/domain/validation/mark-stage-validated.js';
 import { recordMetrics } from '../../../src/domain/validation/record-metrics.js';
@@ -130,8 +137,12 @@ export function chunk(
 }
 
 /** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
-export async function extractedRun(t: DomainTest, counts: number[] = [3, 4]): Promise<DomainRun & { dispatchId: string }> {
-  const run = await startedRun(t, counts);
+export async function extractedRun(
+  t: DomainTest,
+  counts: number[] = [3, 4],
+  create: Partial<CreateRunCommand> = {},
+): Promise<DomainRun & { dispatchId: string }> {
+  const run = await startedRun(t, counts, create);
   for (const [i, count] of counts.entries()) {
     if (count === 0) continue;
     const partitionId = String(i).padStart(4, '0');
@@ -148,21 +159,13 @@ export async function extractedRun(t: DomainTest, counts: number[] = [3, 4]): Pr
 }
 
 /** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
-export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4]) {
-  const run = await extractedRun(t, counts);
+export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await extractedRun(t, counts, create);
   const started = await inTransaction(t.db, (tx) =>
     startValidation(tx, { runId: run.runId, dispatchId: run.dispatchId, node: 'nifi-01', actor: ACTOR }),
   );
   expect(started.started).toBe(true);
   const total = String(counts.reduce((a, b) => a + b, 0));
-  const pass = (metricName: string, value: string) => ({
-    metricName,
-    result: 'PASS' as const,
-    actualValue: value,
-    expectedValue: value,
-    tolerance: null,
-    details: {},
-  });
   await inTransaction(t.db, (tx) =>
     recordMetrics(tx, {
       runId: run.runId,
@@ -177,13 +180,92 @@ export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 
   return run;
 }
 
+const pass = (metricName: string, value: string) => ({
+  metricName,
+  result: 'PASS' as const,
+  actualValue: value,
+  expectedValue: value,
+  tolerance: null,
+  details: {},
+});
+
 /** stagingValidatedRun, claimed for publishing by a new publish token: PUBLISHING. */
-export async function publishingRun(t: DomainTest, counts: number[] = [3, 4]) {
-  const run = await stagingValidatedRun(t, counts);
+export async function publishingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await stagingValidatedRun(t, counts, create);
   const publishToken = randomUUID();
   const claim = await inTransaction(t.db, (tx, afterCommit) =>
     claimPublish(tx, { runId: run.runId, publishToken, actor: ACTOR }, afterCommit),
   );
   expect(claim).toEqual({ claimed: true, runStatus: 'PUBLISHING' });
   return { ...run, publishToken };
+}
+
+/** publishingRun, published: PUBLISHED, with the publish token that owns it. */
+export async function publishedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await publishingRun(t, counts, create);
+  const result = await inTransaction(t.db, (tx) =>
+    reportPublishResult(tx, {
+      runId: run.runId,
+      publishToken: run.publishToken,
+      outcome: 'PUBLISHED',
+      errorCode: null,
+      message: '',
+      queryId: null,
+      details: {},
+      actor: ACTOR,
+    }),
+  );
+  expect(result).toEqual({ runStatus: 'PUBLISHED', changed: true });
+  return run;
+}
+
+/** A PUBLISHED run (of 7 rows) validated and marked SUCCESS. */
+export async function succeeded(t: DomainTest, runId: string): Promise<void> {
+  await inTransaction(t.db, (tx) =>
+    recordMetrics(tx, { runId, stage: 'TARGET', queryVersion: 'v1', metrics: [pass('TARGET_COUNT', '7')], actor: ACTOR }),
+  );
+  const result = await inTransaction(t.db, (tx) => markSuccess(tx, { runId, targetCount: 7n, actor: ACTOR }));
+  expect(result.runStatus).toBe('SUCCESS');
+}
+
+// ---- the business-date gate ----
+
+/** Defines (or redefines) a gate, as an operator would. */
+export function gateDefined(t: DomainTest, consumer: string, requiredJobs: string[], more: Partial<DefineGateCommand> = {}) {
+  return inTransaction(t.db, (tx) =>
+    defineGate(tx, { consumer, requiredJobs, boundJobKey: null, notifyUrl: null, expectedBy: [], actor: 'alice-operator', ...more }),
+  );
+}
+
+export interface Observation {
+  jobId: string;
+  businessDate: string;
+  attempt?: number;
+  state: ObservationState;
+}
+
+/** Records an upstream attempt's observation; its run id and start are derived from job, date and attempt. */
+export function observed(t: DomainTest, { jobId, businessDate, attempt = 1, state }: Observation) {
+  return inTransaction(t.db, (tx) =>
+    recordObservation(tx, {
+      jobId,
+      businessDate,
+      attempt,
+      runId: `run-${jobId}-${businessDate}-${attempt}`,
+      state,
+      startedAt: new Date(`${businessDate}T06:00:00Z`),
+      actor: ACTOR,
+    }),
+  );
+}
+
+/** The recorded readiness decisions of a consumer for a date, oldest first. */
+export async function decisionsOf(t: DomainTest, consumer: string, businessDate: string) {
+  return (await listDecisions(t.db.prisma, consumer, businessDate, MAX_DECISIONS_PAGE)).reverse();
+}
+
+/** A consumer's readiness for a date with its current decision (null before the first). */
+export async function readinessOf(t: DomainTest, consumer: string, businessDate: string) {
+  const [decision] = await currentDecisions(t.db.prisma, [{ consumer, businessDate }]);
+  return { ...(await readiness(t.db.prisma, consumer, businessDate)), decision };
 }
