@@ -22,7 +22,7 @@ import { createDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { compactLedger } from '../src/domain/retention/compact.js';
 import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from '../src/domain/retention/purge.js';
-import { createLogger } from '../src/server/logger.js';
+import { createLogger } from '../src/logging/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
 import { createSweeper } from '../src/worker/sweeper.js';
 import {

@@ -8,11 +8,11 @@ import { loadConfig } from '../src/config/config.js';
 import { createDb, type Db } from '../src/db/client.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
-import { inTransaction } from '../src/db/transaction.js';
-import { defineGate } from '../src/domain/gate/define-gate.js';
+import { perform } from '../src/db/operation.js';
+import { defineGateOperation } from '../src/domain/gate/define-gate.js';
 import { readiness } from '../src/domain/gate/ledger.js';
-import { publish } from '../src/domain/gate/publish.js';
-import { recordObservation } from '../src/domain/gate/record-observation.js';
+import { publishOperation } from '../src/domain/gate/publish.js';
+import { recordObservationOperation } from '../src/domain/gate/record-observation.js';
 
 const DEMO_DATA_DIR = fileURLToPath(new URL('../.data/demo-postgres', import.meta.url));
 const ACTOR = 'demo-gate';
@@ -23,38 +23,41 @@ async function scenario(db: Db): Promise<void> {
   const suffix = randomUUID().slice(0, 8);
   const consumer = `daily_sales_${suffix}`;
   const dimensions = [`dim_customer_${suffix}`, `dim_product_${suffix}`];
-  await inTransaction(db, (tx) =>
-    defineGate(tx, { consumer, requiredJobs: dimensions, boundJobKey: null, notifyUrl: null, expectedBy: [], actor: ACTOR }),
-  );
+  await perform(db, defineGateOperation, {
+    consumer,
+    requiredJobs: dimensions,
+    boundJobKey: null,
+    notifyUrl: null,
+    expectedBy: [],
+    actor: ACTOR,
+  });
 
   const succeeded = (jobId: string, businessDate: string, startedAt: string) =>
-    inTransaction(db, (tx) =>
-      recordObservation(tx, {
-        jobId,
-        businessDate,
-        attempt: 1,
-        runId: `${jobId}-${businessDate}-1`,
-        state: 'SUCCEEDED',
-        startedAt: new Date(startedAt),
-        actor: ACTOR,
-      }),
-    );
+    perform(db, recordObservationOperation, {
+      jobId,
+      businessDate,
+      attempt: 1,
+      runId: `${jobId}-${businessDate}-1`,
+      state: 'SUCCEEDED',
+      startedAt: new Date(startedAt),
+      actor: ACTOR,
+    });
 
   // Both dimension jobs finish cleanly at 07:00 UTC today — as backfills of last Thursday's data.
   for (const jobId of dimensions) await succeeded(jobId, LAST_THURSDAY, `${TODAY}T07:00:00Z`);
-  const afterBackfill = await inTransaction(db, (tx) => readiness(tx, consumer, TODAY));
+  const afterBackfill = await readiness(db.prisma, consumer, TODAY);
   console.log(`Backfill completed today: ${afterBackfill.ready}`);
 
   // Today's own runs: one of them started before midnight, in New York.
   await succeeded(dimensions[0]!, TODAY, '2026-10-22T23:40:00-04:00');
   await succeeded(dimensions[1]!, TODAY, `${TODAY}T05:15:00+00:00`);
-  const afterToday = await inTransaction(db, (tx) => readiness(tx, consumer, TODAY));
+  const afterToday = await readiness(db.prisma, consumer, TODAY);
   console.log(`Required business date ready: ${afterToday.ready}`);
 
   const output = { totalCents: 17_500 };
-  const first = await inTransaction(db, (tx) => publish(tx, { consumer, businessDate: TODAY, output, actor: ACTOR }));
+  const first = await perform(db, publishOperation, { consumer, businessDate: TODAY, output, actor: ACTOR });
   console.log(`First publication: ${first.published}`);
-  const retried = await inTransaction(db, (tx) => publish(tx, { consumer, businessDate: TODAY, output, actor: ACTOR }));
+  const retried = await perform(db, publishOperation, { consumer, businessDate: TODAY, output, actor: ACTOR });
   console.log(`Same publication retried: ${retried.published}`);
 }
 

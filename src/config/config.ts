@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ALERT_KINDS, UNNOTIFIED_ALERT_KINDS } from '../domain/monitor/alert-kinds.js';
+import { ALERT_KINDS, UNNOTIFIED_ALERT_KINDS } from './alert-kinds.js';
 import { formatDuration, parseDuration } from './durations.js';
 
 export const ROLES = ['nifi', 'operator', 'viewer'] as const;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { DomainError } from '../domain/errors.js';
-import { DISPATCH_CHANNEL } from '../realtime/channels.js';
-import { createProgressNotifier } from '../realtime/progress.js';
+import type { DomainError } from '../contract/errors.js';
+import { DISPATCH_CHANNEL } from './channels.js';
+import { createProgressNotifier } from './progress-notifier.js';
 
 /**
  * What a domain function declares for after its transaction commits. Nothing is sent before the commit

@@ -5,7 +5,12 @@ import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { createCommitNotices, type CommitNotices } from './after-commit.js';
 import { endStatementSpan, inCallersContext, startStatementSpan } from './statement-spans.js';
 
-/** A transaction opened by the transaction helper; domain functions never open their own. */
+/**
+ * The one handle domain functions take: a transaction opened by the transaction helper (domain functions never
+ * open their own), or, for reads, the client itself (each statement its own snapshot). With no models in
+ * schema.prisma it offers the typed raw queries only. The rule's one exception: operations declared in
+ * `statement` mode (src/db/operation.ts) take the pool, for the hot paths measured faster as single statements.
+ */
 export type Tx = Prisma.TransactionClient;
 
 /** One pool shared by Prisma (through the pg adapter) and the single-statement hot paths. */

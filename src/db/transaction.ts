@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../contract/errors.js';
 import { DeclaredEffects, type AfterCommit } from './after-commit.js';
 import type { Db, Tx } from './client.js';
 import { isDatabaseUnavailable, isRetryableConflict } from './errors.js';

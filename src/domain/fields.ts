@@ -1,7 +1,7 @@
 // Patterns, lengths and ranges of every input field, checked before the database is touched so that
 // malformed input is a 422 INVALID_INPUT and never a database error (ref §3.0, §12.2.2).
 import { z } from 'zod';
-import { invalidInput } from './errors.js';
+import { invalidInput } from '../contract/errors.js';
 
 const INT32_MAX = 2_147_483_647;
 const BIGINT_MAX = 2n ** 63n - 1n;

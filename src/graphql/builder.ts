@@ -3,7 +3,7 @@ import ComplexityPlugin from '@pothos/plugin-complexity';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import { LIST_ESTIMATES } from './cost.js';
 import type { Role } from '../config/config.js';
-import type { Services } from '../server/services.js';
+import type { Services } from './services.js';
 
 export interface Actor {
   name: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { inTransaction } from '../db/transaction.js';
+import { perform } from '../db/operation.js';
 import { cleanupCandidates, type CleanupCandidate } from '../domain/cleanup/cleanup-candidates.js';
-import { recordCleanup, type RecordCleanupResult } from '../domain/cleanup/record-cleanup.js';
+import { recordCleanupOperation, type RecordCleanupResult } from '../domain/cleanup/record-cleanup.js';
 import * as f from '../domain/fields.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
@@ -65,5 +65,5 @@ defineMutation('recordCleanup', {
   description: 'Records that the staging table was dropped and the run path deleted; the API deletes nothing itself.',
   input: z.object({ runId: uuid, droppedTable: f.optional(f.text(300)), deletedPath: f.optional(f.hdfsPath) }),
   payload: RecordCleanupPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => recordCleanup(tx, { ...cmd, retention: ctx.services.config.cleanup })),
+  run: (cmd, ctx) => perform(ctx.services.db, recordCleanupOperation, { ...cmd, retention: ctx.services.config.cleanup }),
 });

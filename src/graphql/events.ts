@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { inTransaction } from '../db/transaction.js';
-import { EVENT_LEVELS, recordNifiEvent } from '../domain/events/events.js';
+import { EVENT_LEVELS, recordNifiEventOperation } from '../domain/events/events.js';
 import * as f from '../domain/fields.js';
 import { builder } from './builder.js';
 import { EventLevelEnum } from './enums.js';
@@ -36,5 +35,5 @@ defineMutation('recordEvent', {
     details: f.optional(f.jsonObject, {}),
   }),
   payload: RecordEventPayload,
-  run: (event, ctx) => inTransaction(ctx.services.db, (tx) => recordNifiEvent(tx, event)),
+  operation: recordNifiEventOperation,
 });

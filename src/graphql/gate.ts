@@ -1,6 +1,5 @@
 // The business-date gate: observations of upstream attempts, gates, readiness, its decisions and publications.
 import { z } from 'zod';
-import { inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
 import {
   currentDecisions,
@@ -9,7 +8,14 @@ import {
   MAX_DECISIONS_PAGE,
   type ReadinessDecision,
 } from '../domain/gate/decisions.js';
-import { defineGate, getGate, listGates, type DefineGateResult, type GateRecord, type JobExpectedBy } from '../domain/gate/define-gate.js';
+import {
+  defineGateOperation,
+  getGate,
+  listGates,
+  type DefineGateResult,
+  type GateRecord,
+  type JobExpectedBy,
+} from '../domain/gate/define-gate.js';
 import { canonicalTimeZone, DEADLINE_OUTCOMES, describeExpectedBy, MAX_DAYS_AFTER, TIME_OF_DAY } from '../domain/gate/expected-by.js';
 import { listGateDispatches, MAX_GATE_DISPATCHES_PAGE, type GateDispatchRecord } from '../domain/gate/gate-dispatches.js';
 import {
@@ -25,8 +31,14 @@ import {
 } from '../domain/gate/ledger.js';
 import { BLOCKING_REASONS, OBSERVATION_STATES } from '../domain/gate/observation-states.js';
 import { listPublishClaimEvidence, type PublishClaimEvidence } from '../domain/gate/publish-claim.js';
-import { getPublication, listPublications, MAX_PUBLICATIONS_PAGE, publish, type PublicationRecord } from '../domain/gate/publish.js';
-import { recordObservation, type ObservationRecord } from '../domain/gate/record-observation.js';
+import {
+  getPublication,
+  listPublications,
+  MAX_PUBLICATIONS_PAGE,
+  publishOperation,
+  type PublicationRecord,
+} from '../domain/gate/publish.js';
+import { recordObservationOperation, type ObservationRecord } from '../domain/gate/record-observation.js';
 import { builder } from './builder.js';
 import { pagedCost } from './cost.js';
 import { deliveryFields } from './dispatch-fields.js';
@@ -331,7 +343,7 @@ defineMutation('recordObservation', {
     startedAt: z.date().describe('With an offset.'),
   }),
   payload: RecordObservationPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => recordObservation(tx, cmd)),
+  operation: recordObservationOperation,
 });
 
 // ---- defineGate ----
@@ -432,7 +444,7 @@ defineMutation('defineGate', {
       }
     }),
   payload: DefineGatePayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => defineGate(tx, cmd)),
+  operation: defineGateOperation,
 });
 
 // ---- publish ----
@@ -456,7 +468,7 @@ defineMutation('publish', {
     output: f.jsonObject.describe('What is published for the date (at most 64 KiB of JSON).'),
   }),
   payload: PublishPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => publish(tx, cmd)),
+  operation: publishOperation,
 });
 
 // ---- queries ----

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
 import type { ManifestPartition } from '../domain/manifest/invariants.js';
-import { registerManifest } from '../domain/manifest/register-manifest.js';
+import { registerManifestOperation } from '../domain/manifest/register-manifest.js';
 import type { RunStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
@@ -71,5 +70,5 @@ defineMutation('registerManifest', {
     partitions: z.array(manifestPartition).min(1, 'at least one partition').max(10_000, 'at most 10000 partitions'),
   }),
   payload: RegisterManifestPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx, afterCommit) => registerManifest(tx, cmd, afterCommit)),
+  operation: registerManifestOperation,
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import * as f from '../domain/fields.js';
 import type { DispatchStatus, RunStatus } from '../domain/states.js';
-import { ALERT_KINDS, ALERT_SEVERITIES } from '../domain/monitor/alert-kinds.js';
+import { ALERT_KINDS, ALERT_SEVERITIES } from '../config/alert-kinds.js';
 import { monitorSummary, type Alert, type MonitorSummary, type StatusCount } from '../domain/monitor/monitor-summary.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';

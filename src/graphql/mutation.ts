@@ -1,19 +1,32 @@
 import type { z } from 'zod';
+import { perform, type Operation } from '../db/operation.js';
 import * as f from '../domain/fields.js';
 import { builder, type BuilderTypes, type GraphQLContext, type RootFieldExtensions } from './builder.js';
 import { inputType } from './inputs.js';
 
 const actorName = (ctx: GraphQLContext): string => ctx.actor?.name ?? 'anonymous';
 
-interface Mutation<Input extends z.ZodObject, Result> {
+type Command<Input extends z.ZodObject> = z.output<Input> & { actor: string };
+
+type Mutation<Input extends z.ZodObject, Result> = MutationShape<Input, Result> &
+  (
+    | {
+        /** The domain operation, in its declared mode, given the parsed input and the caller's token name as `actor`. */
+        operation: Operation<Command<Input>, Result>;
+      }
+    | {
+        /** The domain call, for one that is more than an operation on the parsed input. */
+        run: (command: Command<Input>, ctx: GraphQLContext) => Promise<Result>;
+      }
+  );
+
+interface MutationShape<Input extends z.ZodObject, Result> {
   /** Who may call it: the auth plugin reads these from the field before validation. */
   roles: RootFieldExtensions;
   description?: string;
   /** The input's one declaration: it parses `input` into the command, and the input type `<Name>Input` is derived from it. */
   input: Input;
   payload: PothosSchemaTypes.ObjectRef<BuilderTypes, Result>;
-  /** The domain call, given the parsed input and the caller's token name as `actor`. */
-  run: (command: z.output<Input> & { actor: string }, ctx: GraphQLContext) => Promise<Result>;
 }
 
 /** A mutation `name(input: <Name>Input!): <Payload>`: input, validation, role and domain call declared in one place. */
@@ -27,7 +40,10 @@ export function defineMutation<Input extends z.ZodObject, Result>(name: string, 
       extensions: mutation.roles,
       description: mutation.description,
       args: { input: t.arg({ type: InputType, required: true }) },
-      resolve: (_root, args, ctx) => mutation.run({ ...f.parseCommand(mutation.input, args.input), actor: actorName(ctx) }, ctx),
+      resolve: (_root, args, ctx) => {
+        const command = { ...f.parseCommand(mutation.input, args.input), actor: actorName(ctx) };
+        return 'operation' in mutation ? perform(ctx.services.db, mutation.operation, command) : mutation.run(command, ctx);
+      },
     }),
   );
 }

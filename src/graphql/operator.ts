@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
-import { cancelRun, type CancelRunResult } from '../domain/operator/cancel-run.js';
-import { resendDispatch, type ResendDispatchResult } from '../domain/operator/resend-dispatch.js';
-import { resolveUnknown, UNKNOWN_RESOLUTIONS, type ResolveUnknownResult } from '../domain/operator/resolve-unknown.js';
+import { cancelRunOperation, type CancelRunResult } from '../domain/operator/cancel-run.js';
+import { resendDispatchOperation, type ResendDispatchResult } from '../domain/operator/resend-dispatch.js';
+import { resolveUnknownOperation, UNKNOWN_RESOLUTIONS, type ResolveUnknownResult } from '../domain/operator/resolve-unknown.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
 import { inputEnum, uuid } from './inputs.js';
@@ -30,7 +29,7 @@ defineMutation('resolveUnknown', {
     reason: f.reason.describe('5 to 2000 characters.'),
   }),
   payload: ResolveUnknownPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => resolveUnknown(tx, cmd)),
+  operation: resolveUnknownOperation,
 });
 
 // ---- resendDispatch ----
@@ -53,7 +52,7 @@ defineMutation('resendDispatch', {
     reason: f.optional(f.reason).describe('Optional, 5 to 2000 characters; recorded in the event log.'),
   }),
   payload: ResendDispatchPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx, afterCommit) => resendDispatch(tx, cmd, afterCommit)),
+  operation: resendDispatchOperation,
 });
 
 // ---- cancelRun ----
@@ -75,5 +74,5 @@ defineMutation('cancelRun', {
     'partitions become ABANDONED and undelivered dispatches CANCELLED.',
   input: z.object({ runId: uuid, reason: f.reason.describe('5 to 2000 characters.') }),
   payload: CancelRunPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => cancelRun(tx, cmd)),
+  operation: cancelRunOperation,
 });

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { inStatement, inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
-import { claimPartition } from '../domain/partitions/claim-partition.js';
-import { failPartition } from '../domain/partitions/fail-partition.js';
+import { claimPartitionOperation } from '../domain/partitions/claim-partition.js';
+import { failPartitionOperation } from '../domain/partitions/fail-partition.js';
 import type { PartitionStatus, RunStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { PartitionStatusEnum, RunStatusEnum } from './enums.js';
@@ -27,7 +26,7 @@ defineMutation('claimPartition', {
   roles: NIFI,
   input: z.object({ runId: uuid, partitionId: f.partitionId, claimToken: uuid, workerNode: f.requiredText(200) }),
   payload: ClaimPartitionPayload,
-  run: (cmd, ctx) => inStatement(ctx.services.db, (sql, afterCommit) => claimPartition(sql, cmd, afterCommit)),
+  operation: claimPartitionOperation,
 });
 
 // ---- reportChunk ----
@@ -102,5 +101,5 @@ defineMutation('failPartition', {
     attempt: f.optional(f.int32(0)),
   }),
   payload: FailPartitionPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => failPartition(tx, cmd)),
+  operation: failPartitionOperation,
 });

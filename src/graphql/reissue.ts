@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { inTransaction } from '../db/transaction.js';
+import { perform } from '../db/operation.js';
 import * as f from '../domain/fields.js';
-import { reissuePartition } from '../domain/partitions/reissue-partition.js';
+import { reissuePartitionOperation } from '../domain/partitions/reissue-partition.js';
 import type { PartitionStatus } from '../domain/states.js';
 import { builder } from './builder.js';
 import { PartitionStatusEnum } from './enums.js';
@@ -29,6 +29,5 @@ defineMutation('reissuePartition', {
     reason: f.reason.describe('Why the partition is taken from its owner (5 to 2000 characters); kept in the event log.'),
   }),
   payload: ReissuePartitionPayload,
-  run: (input, ctx) =>
-    inTransaction(ctx.services.db, (tx, afterCommit) => reissuePartition(tx, { ...input, errorCode: 'OPERATOR_REISSUE' }, afterCommit)),
+  run: (input, ctx) => perform(ctx.services.db, reissuePartitionOperation, { ...input, errorCode: 'OPERATOR_REISSUE' }),
 });

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Tx } from '../db/client.js';
-import { inTransaction } from '../db/transaction.js';
-import { DomainError } from '../domain/errors.js';
-import { createRun } from '../domain/runs/create-run.js';
+import { DomainError } from '../contract/errors.js';
+import { createRunOperation } from '../domain/runs/create-run.js';
 import {
   countPartitions,
   decodePartitionCursor,
@@ -11,7 +10,7 @@ import {
   type PartitionPage,
   type PartitionPageFilter,
 } from '../domain/runs/partition-page.js';
-import { failRun } from '../domain/runs/fail-run.js';
+import { failRunOperation } from '../domain/runs/fail-run.js';
 import { listRunsEvents, type EventRow } from '../domain/events/events.js';
 import {
   decodeRunCursor,
@@ -359,7 +358,7 @@ defineMutation('createRun', {
     idempotencyKey: f.optional(f.requiredText(200)).describe('NiFi: the FlowFile uuid. Same key and fields → the existing run.'),
   }),
   payload: CreateRunPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx, afterCommit) => createRun(tx, cmd, afterCommit)),
+  operation: createRunOperation,
 });
 
 // ---- failRun ----
@@ -383,5 +382,5 @@ defineMutation('failRun', {
     message: f.optional(f.text(2000), ''),
   }),
   payload: FailRunPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => failRun(tx, cmd)),
+  operation: failRunOperation,
 });

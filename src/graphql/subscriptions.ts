@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../contract/errors.js';
 import * as f from '../domain/fields.js';
 import { getRun } from '../domain/runs/queries.js';
 import type { Realtime } from '../realtime/realtime.js';

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { inTransaction } from '../db/transaction.js';
 import * as f from '../domain/fields.js';
 import { JUDGED_STAGES } from '../domain/validation/judge-metrics.js';
-import { markStageValidated, type MarkStageValidatedResult } from '../domain/validation/mark-stage-validated.js';
-import { METRIC_RESULTS, recordMetrics, type RecordMetricsResult } from '../domain/validation/record-metrics.js';
-import { startValidation, type StartValidationResult } from '../domain/validation/start-validation.js';
+import { markStageValidatedOperation, type MarkStageValidatedResult } from '../domain/validation/mark-stage-validated.js';
+import { METRIC_RESULTS, recordMetricsOperation, type RecordMetricsResult } from '../domain/validation/record-metrics.js';
+import { startValidationOperation, type StartValidationResult } from '../domain/validation/start-validation.js';
 import { builder } from './builder.js';
 import { RunStatusEnum } from './enums.js';
 import { inputEnum, inputObject, uuid } from './inputs.js';
@@ -35,7 +34,7 @@ defineMutation('startValidation', {
   roles: NIFI,
   input: z.object({ runId: uuid, dispatchId: uuid.describe('The X-Dispatch-Id the receiver got.'), node: f.optional(f.text(200), '') }),
   payload: StartValidationPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => startValidation(tx, cmd)),
+  operation: startValidationOperation,
 });
 
 // ---- recordMetrics ----
@@ -81,7 +80,7 @@ defineMutation('recordMetrics', {
       }),
   }),
   payload: RecordMetricsPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => recordMetrics(tx, cmd)),
+  operation: recordMetricsOperation,
 });
 
 // ---- markStageValidated ----
@@ -100,5 +99,5 @@ defineMutation('markStageValidated', {
   roles: NIFI,
   input: z.object({ runId: uuid }),
   payload: MarkStageValidatedPayload,
-  run: (cmd, ctx) => inTransaction(ctx.services.db, (tx) => markStageValidated(tx, cmd)),
+  operation: markStageValidatedOperation,
 });

@@ -4,7 +4,7 @@ import { createDb, type Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
 import { readiness } from '../domain/gate/ledger.js';
 import { monitorSummary } from '../domain/monitor/monitor-summary.js';
-import { ALERT_CHANNEL, READINESS_CHANGED_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL } from './channels.js';
+import { ALERT_CHANNEL, READINESS_CHANGED_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL } from '../db/channels.js';
 import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
 import { ReadinessFeed } from './readiness-feed.js';
 import { RunFeed } from './run-feed.js';

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Tx } from '../db/client.js';
-import { DomainError } from '../domain/errors.js';
-import { getRun, type RunRecord } from '../domain/runs/queries.js';
-import { ACTIVE_RUN_STATUSES } from '../domain/states.js';
+import { DomainError } from '../contract/errors.js';
+import { getRun, runsMovedSince, type RunRecord } from '../domain/runs/queries.js';
 import { EventStream } from './stream.js';
 
 export interface RunFilter {
@@ -87,21 +86,7 @@ export class RunFeed {
     const jobKeys = filters.includes(null) ? null : [...new Set(filters as string[])];
     const since = new Date(lostAt.getTime() - RESYNC_MARGIN_MS);
     try {
-      const runs = await this.reader.loadRun.findMany({
-        select: { runId: true },
-        where: {
-          ...(jobKeys ? { jobKey: { in: jobKeys } } : {}),
-          OR: [
-            { status: { in: [...ACTIVE_RUN_STATUSES] } },
-            { heartbeatAt: { gte: since } },
-            { completedAt: { gte: since } },
-            { cleanedAt: { gte: since } },
-          ],
-        },
-        orderBy: [{ startedAt: 'desc' }, { runId: 'desc' }],
-        take: RESYNC_LIMIT,
-      });
-      for (const { runId } of runs) this.changed(runId);
+      for (const runId of await runsMovedSince(this.reader, jobKeys, since, RESYNC_LIMIT)) this.changed(runId);
     } catch (error) {
       this.log.warn({ err: error }, 'realtime_resync_failed');
     }

@@ -4,9 +4,9 @@
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import type { Tx } from '../db/client.js';
-import { DomainError } from '../domain/errors.js';
-import { getRun, listPartitions, partitionCounts, type PartitionRecord, type RunRecord } from '../domain/runs/queries.js';
-import { parsePartitionStatus, type PartitionStatus } from '../domain/states.js';
+import { DomainError } from '../contract/errors.js';
+import { getRun, listPartitions, partitionCounts, partitionsById, type PartitionRecord, type RunRecord } from '../domain/runs/queries.js';
+import type { PartitionStatus } from '../domain/states.js';
 import { EventStream } from './stream.js';
 
 export interface RunProgressEvent {
@@ -89,12 +89,6 @@ async function changedSince(pool: pg.Pool, runId: string, since: string | null):
   );
   const row = rows[0]!;
   return { position: `${row.snapshot}|${row.oldest_running ?? ''}`, changed: row.changed };
-}
-
-async function partitionsById(tx: Tx, runId: string, ids: string[]): Promise<PartitionRecord[]> {
-  if (ids.length === 0) return [];
-  const rows = await tx.loadPartition.findMany({ where: { runId, partitionId: { in: ids } }, orderBy: { partitionId: 'asc' } });
-  return rows.map((p) => ({ ...p, status: parsePartitionStatus(p.status) }));
 }
 
 interface Watched {
@@ -202,7 +196,9 @@ export class RunProgressFeed {
         const [counts] = await partitionCounts(this.reader, [entry.runId]);
         const [all, delta] = await Promise.all([
           snapshotFor.length > 0 ? listPartitions(this.reader, entry.runId, null) : Promise.resolve([]),
-          entry.current.size > 0 && entry.position !== null ? partitionsById(this.reader, entry.runId, changed) : Promise.resolve([]),
+          entry.current.size > 0 && entry.position !== null && changed.length > 0
+            ? partitionsById(this.reader, entry.runId, changed)
+            : Promise.resolve([]),
         ]);
         const since = entry.position === null ? null : entry.version;
         const version = entry.version + 1;

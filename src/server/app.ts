@@ -9,11 +9,11 @@ import { createEventStreams, EVENT_STREAM_PATH, type EventStreamLimits, type Eve
 import type { ExecutionLane } from './execution-lane.js';
 import { createGraphQLEndpoint, sendJson } from './graphql-endpoint.js';
 import { createGraphQLServer } from './graphql-server.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { inRequestSpan } from './request-span.js';
-import { createHttpServer, type HttpServer } from './tls.js';
-import { drainable, type OpenRequest } from './shutdown.js';
+import { createHttpServer, type HttpServer } from '../http/tls.js';
+import { drainable, type OpenRequest } from '../http/drainable.js';
 
 export interface ApiServerOptions {
   config: Config;

@@ -4,7 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import { tokenDigest } from '../auth/tokens.js';
 import type { Config, Role } from '../config/config.js';
 import type { Actor, RootFieldExtensions } from '../graphql/builder.js';
-import { ERROR_HTTP_STATUS } from '../domain/errors.js';
+import { ERROR_HTTP_STATUS } from '../contract/errors.js';
 import { operationShape } from './operation-shape.js';
 
 export type Authenticate = (authorization: string | null) => Actor | null;

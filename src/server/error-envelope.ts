@@ -2,7 +2,7 @@ import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from '
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { DomainError, ERROR_HTTP_STATUS, type ErrorCode } from '../domain/errors.js';
+import { DomainError, ERROR_HTTP_STATUS, type ErrorCode } from '../contract/errors.js';
 import { requestIdOf } from './request-id.js';
 
 interface Envelope {

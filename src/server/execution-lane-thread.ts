@@ -7,7 +7,7 @@ import { createDb } from '../db/client.js';
 import { inTraceparent, startTracing } from '../tracing/tracing.js';
 import type { LaneMessage, LaneRequest, LaneResponse, LaneThreadData } from './execution-lane.js';
 import { createGraphQLServer } from './graphql-server.js';
-import { createLogger } from './logger.js';
+import { createLogger } from '../logging/logger.js';
 import { createApiMetrics } from './metrics.js';
 
 const { config, databaseUrl, channel: channelName } = workerData as LaneThreadData;

@@ -9,7 +9,7 @@ import { getOperationAST, parse } from 'graphql';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/config.js';
 import type { Actor } from '../graphql/builder.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 import { DOCUMENT_LIMITS } from './operation-shape.js';
 
 /** A request as the HTTP layer read and authenticated it. */

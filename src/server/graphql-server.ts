@@ -3,7 +3,7 @@
 import { getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
-import { createChunkReporter } from '../db/chunk-reporter.js';
+import { createChunkReporter } from '../domain/chunks/chunk-reporter.js';
 import type { Db } from '../db/client.js';
 import type { Actor, GraphQLContext } from '../graphql/builder.js';
 import { buildSchema } from '../graphql/schema.js';
@@ -12,13 +12,13 @@ import { useRootFieldAuth } from './auth.js';
 import { useBooleanStrings } from './boolean-strings.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from './error-envelope.js';
 import type { EventStreams } from './event-streams.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { useDocumentLimits } from './operation-shape.js';
 import { rootField, useOperationSpans } from './operation-span.js';
 import { useQueryCost } from './query-cost.js';
 import { requestIdOf, useRequestId } from './request-id.js';
-import type { Services } from './services.js';
+import type { Services } from '../graphql/services.js';
 import { useStorableInputs } from './storable-inputs.js';
 
 interface RequestFacts {

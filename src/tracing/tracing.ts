@@ -20,7 +20,7 @@ import {
 } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { Config } from '../config/config.js';
-import type { Logger } from '../server/logger.js';
+import type { Logger } from '../logging/logger.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

@@ -9,26 +9,26 @@ import {
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
-import { inStatement, inTransaction } from '../db/transaction.js';
+import { perform } from '../db/operation.js';
 import {
   decideDelivery,
-  deferDispatch,
-  markDead,
-  markReceived,
+  deferDispatchOperation,
+  markDeadOperation,
+  markReceivedOperation,
   type DeliveryAttempt,
   type DeliveryDecision,
 } from '../domain/dispatch/deliver.js';
 import {
-  cancelUnwantedDispatches,
-  leaseDispatches,
-  releaseLeases,
+  cancelUnwantedDispatchesOperation,
+  leaseDispatchesOperation,
+  releaseLeasesOperation,
   type LeasedAlert,
   type LeasedDecision,
   type LeasedDispatch,
 } from '../domain/dispatch/lease.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
-import { DISPATCH_CHANNEL } from '../realtime/channels.js';
-import type { Logger } from '../server/logger.js';
+import { DISPATCH_CHANNEL } from '../db/channels.js';
+import type { Logger } from '../logging/logger.js';
 import { currentTraceparent, failSpan, inSpan, LC_ATTRIBUTES } from '../tracing/tracing.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createReceiverClient } from './http-post.js';
@@ -160,7 +160,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (decision.action === 'SENT') return;
     const dlog = childLog(d);
     if (decision.action === 'RETRY') {
-      await inStatement(db, (sql) => deferDispatch(sql, d.dispatchId, decision));
+      await perform(db, deferDispatchOperation, { dispatchId: d.dispatchId, failure: decision });
       metrics.dispatches.inc({ type: d.dispatchType, result: 'retry' });
       dlog.warn(
         { httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt, retryInMs: decision.delayMs },
@@ -168,20 +168,18 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       );
       return;
     }
-    await inTransaction(db, (tx) =>
-      markDead(tx, {
-        dispatchId: d.dispatchId,
-        runId: d.runId,
-        gate: d.decision && { consumer: d.decision.consumer, businessDate: d.decision.businessDate, version: d.decision.version },
-        alert: d.alert && { receiver: d.alert.receiver, dedupKey: d.alert.occurrence.dedupKey },
-        dispatchType: d.dispatchType,
-        partitionId: d.partitionId,
-        attempt: d.attempt,
-        httpStatus: decision.httpStatus,
-        error: decision.error,
-        actor: DISPATCHER_ACTOR,
-      }),
-    );
+    await perform(db, markDeadOperation, {
+      dispatchId: d.dispatchId,
+      runId: d.runId,
+      gate: d.decision && { consumer: d.decision.consumer, businessDate: d.decision.businessDate, version: d.decision.version },
+      alert: d.alert && { receiver: d.alert.receiver, dedupKey: d.alert.occurrence.dedupKey },
+      dispatchType: d.dispatchType,
+      partitionId: d.partitionId,
+      attempt: d.attempt,
+      httpStatus: decision.httpStatus,
+      error: decision.error,
+      actor: DISPATCHER_ACTOR,
+    });
     metrics.dispatches.inc({ type: d.dispatchType, result: 'dead' });
     dlog.error({ httpStatus: decision.httpStatus, error: decision.error, attempt: d.attempt }, 'dispatch_dead');
   }
@@ -204,11 +202,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     );
     const sent = deliveries.flatMap((o) => (o.decision.action === 'SENT' ? [{ ...o, httpStatus: o.decision.httpStatus }] : []));
     if (sent.length > 0) {
-      const changed = await inStatement(db, (sql) =>
-        markReceived(
-          sql,
-          sent.map(({ d, httpStatus }) => ({ dispatchId: d.dispatchId, dispatchType: d.dispatchType, httpStatus })),
-        ),
+      const changed = await perform(
+        db,
+        markReceivedOperation,
+        sent.map(({ d, httpStatus }) => ({ dispatchId: d.dispatchId, dispatchType: d.dispatchType, httpStatus })),
       );
       // child loggers cost allocations per call: made only when the line will be written
       const logSent = log.isLevelEnabled('info');
@@ -223,10 +220,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     for (const f of failures) if (f.status === 'rejected') log.error({ err: f.reason }, 'dispatch_record_failed');
   }
 
-  const lease = () => inStatement(db, (sql) => leaseDispatches(sql, { batch: policy.batch, leaseMs: policy.lease, alertReceivers }));
+  const lease = () => perform(db, leaseDispatchesOperation, { batch: policy.batch, leaseMs: policy.lease, alertReceivers });
 
   async function cancelUnwanted(dispatchIds: string[]): Promise<void> {
-    const cancelled = await inTransaction(db, (tx) => cancelUnwantedDispatches(tx, dispatchIds, DISPATCHER_ACTOR, alertReceivers));
+    const cancelled = await perform(db, cancelUnwantedDispatchesOperation, { dispatchIds, actor: DISPATCHER_ACTOR, alertReceivers });
     for (const c of cancelled) {
       metrics.dispatches.inc({ type: c.dispatchType, result: 'cancelled' });
       childLog(c).info({ reason: c.reason }, 'dispatch_cancelled');
@@ -236,7 +233,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** Leased calls that will not be sent (the dispatcher is stopping): due again at once, for any worker. */
   async function giveBack(leased: LeasedDispatch[]): Promise<void> {
     if (leased.length === 0) return;
-    const released = await inStatement(db, (sql, afterCommit) => releaseLeases(sql, leased, afterCommit));
+    const released = await perform(db, releaseLeasesOperation, leased);
     log.info({ released, dispatchIds: leased.map((d) => d.dispatchId) }, 'dispatch_leases_released');
   }
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Registry } from 'prom-client';
-import { drainable } from '../server/shutdown.js';
+import { drainable } from '../http/drainable.js';
 
 export interface WorkerHealthOptions {
   registry: Registry;

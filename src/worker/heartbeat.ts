@@ -13,7 +13,7 @@ import {
   type ProcessRegistration,
   type ProcessRole,
 } from '../domain/processes/processes.js';
-import type { Logger } from '../server/logger.js';
+import type { Logger } from '../logging/logger.js';
 
 /** The release this process runs, as package.json names it. */
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Config } from '../config/config.js';
-import type { Logger } from '../server/logger.js';
-import { describeCertificate, readPemFiles, rereadPemFiles, type PemContents, type PemFiles } from '../server/tls.js';
+import type { Logger } from '../logging/logger.js';
+import { describeCertificate, readPemFiles, rereadPemFiles, type PemContents, type PemFiles } from '../http/tls.js';
 
 export type NifiTlsConfig = NonNullable<Config['nifi']['tls']>;
 

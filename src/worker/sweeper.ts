@@ -1,19 +1,19 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
-import { inTransaction } from '../db/transaction.js';
+import { perform } from '../db/operation.js';
 import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
-import { countAlerts, readAlerts } from '../domain/monitor/monitor-summary.js';
+import { countAlerts } from '../domain/monitor/monitor-summary.js';
 import {
   NOTIFIED_ALERTS_PER_CYCLE,
-  forgetAlertOccurrences,
-  recordAlertOccurrences,
+  forgetAlertOccurrencesOperation,
+  notifyAlertsOperation,
   type RecordedNotifications,
 } from '../domain/notifications/occurrences.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
-import { sweepOnce, type SweepResult } from '../domain/sweeper/sweep.js';
-import type { Logger } from '../server/logger.js';
+import { sweepOnceOperation, type SweepResult } from '../domain/sweeper/sweep.js';
+import type { Logger } from '../logging/logger.js';
 import type { WorkerMetrics } from './metrics.js';
 
 const FORGOTTEN_OCCURRENCES_PER_CYCLE = 500;
@@ -77,11 +77,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
    */
   async function notifyAlerts(): Promise<RecordedNotifications | null> {
     if (receivers.length === 0) return null;
-    const notified = await inTransaction(db, async (tx, afterCommit) => {
-      const recorded = await recordAlertOccurrences(tx, await readAlerts(tx, config.recovery, NOTIFIED_ALERTS_PER_CYCLE), receivers);
-      for (const call of recorded.enqueued) afterCommit.wakeDispatcher(call.dispatchId);
-      return recorded;
-    });
+    const notified = await perform(db, notifyAlertsOperation, { recovery: config.recovery, limit: NOTIFIED_ALERTS_PER_CYCLE, receivers });
     for (const name of notified.newReceivers) log.info({ receiver: name }, 'alert_receiver_registered');
     for (const call of notified.enqueued) {
       metrics.alertWebhooks.inc({ kind: call.kind });
@@ -95,12 +91,12 @@ export function createSweeper(options: SweeperOptions): Sweeper {
   /** Occurrences older than retention.ledger, with their calls, a bounded batch per cycle. */
   async function forgetOldOccurrences(): Promise<void> {
     const before = new Date(Date.now() - config.retention.ledger);
-    const forgotten = await inTransaction(db, (tx) => forgetAlertOccurrences(tx, before, FORGOTTEN_OCCURRENCES_PER_CYCLE));
+    const forgotten = await perform(db, forgetAlertOccurrencesOperation, { before, limit: FORGOTTEN_OCCURRENCES_PER_CYCLE });
     if (forgotten > 0) log.info({ before, occurrences: forgotten }, 'alert_occurrences_forgotten');
   }
 
   async function cycle(): Promise<SweepResult | null> {
-    const result = await inTransaction(db, (tx, afterCommit) => sweepOnce(tx, config, afterCommit));
+    const result = await perform(db, sweepOnceOperation, config);
     if (result) {
       for (const { rule, error } of result.failures) log.error({ rule, err: error }, 'sweeper_rule_error');
       for (const { action, runId, partitionId, dispatchId, jobId, businessDate } of result.acted) {

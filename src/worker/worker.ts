@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import type { Listener } from '../db/listener.js';
-import type { Logger } from '../server/logger.js';
+import type { Logger } from '../logging/logger.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createSweeper, type Sweeper } from './sweeper.js';

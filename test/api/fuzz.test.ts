@@ -20,7 +20,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generator } from '../../sim/random.js';
-import { ERROR_HTTP_STATUS, type ErrorCode } from '../../src/domain/errors.js';
+import { ERROR_HTTP_STATUS, type ErrorCode } from '../../src/contract/errors.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import { createRun, manifestInput } from '../support/fixtures.js';
 import { changedTables, pooled, postGraphql, prepareFuzzWorld, type FuzzWorld } from '../support/fuzz-world.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/client.js';
 import { createApiServer } from '../../src/server/app.js';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { createApiMetrics } from '../../src/server/metrics.js';
 import { TOKENS, startTestApi, testConfig, type TestApi } from '../support/api.js';
 import { CLAIM, FAIL_RUN, chunkInput, claim, createRun, report, startRun } from '../support/fixtures.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { Registry } from 'prom-client';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import type { TestApi } from '../support/api.js';
 import type { AxeResults } from 'axe-core';

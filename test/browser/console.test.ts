@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { startHeartbeat, type Heartbeat } from '../../src/worker/heartbeat.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';

@@ -2,7 +2,7 @@
 // live; a database outage shown as stale (never as zeros) and recovered from; a token removed server-side signs out.
 import type { Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { createApiMetrics } from '../../src/server/metrics.js';
 import { createApiServer } from '../../src/server/app.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';

@@ -7,7 +7,7 @@ import { startRealtime, type Realtime } from '../../src/realtime/realtime.js';
 import { type ApiServer, createApiServer } from '../../src/server/app.js';
 import type { EventStreamLimits } from '../../src/server/event-streams.js';
 import { type ExecutionLane, type LaneOptions, startExecutionLane } from '../../src/server/execution-lane.js';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { createApiMetrics } from '../../src/server/metrics.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 

@@ -17,7 +17,7 @@ import {
 import { createYoga, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import pino, { type Logger } from 'pino';
 import type { Role } from '../../src/config/config.js';
-import { DomainError, type ErrorCode } from '../../src/domain/errors.js';
+import { DomainError, type ErrorCode } from '../../src/contract/errors.js';
 import { pagedCost } from '../../src/graphql/cost.js';
 import type { Actor } from '../../src/graphql/builder.js';
 

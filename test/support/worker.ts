@@ -2,7 +2,7 @@
 import { Registry } from 'prom-client';
 import type { Config } from '../../src/config/config.js';
 import { createDb, type Db } from '../../src/db/client.js';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { createDispatcher, type Dispatcher } from '../../src/worker/dispatcher.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/worker/metrics.js';
 import { createSweeper, type Sweeper } from '../../src/worker/sweeper.js';

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { AfterCommit } from '../../db/after-commit.js';
+import { asStatements } from '../../db/operation.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
 
 export interface ReportChunkCommand {
@@ -50,7 +51,7 @@ export function checkChunkReport(cmd: ReportChunkCommand): void {
  * outcome and, for the last partition, the run's completion with its VALIDATE_RUN outbox row — is
  * nifi_ops.report_chunk (prisma/functions/03_report_chunk.sql), read top to bottom there. One statement per
  * report; reports that arrive together are sent as one batch (reportChunks) by the chunk reporter
- * (src/db/chunk-reporter.ts).
+ * (chunk-reporter.ts, beside this file).
  */
 export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCommit: AfterCommit): Promise<ReportChunkResult> {
   checkChunkReport(cmd);
@@ -101,11 +102,7 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCo
  * this batch committed. When the batch fails as a whole (a chunk's path taken by another chunk, say), it
  * recorded none of its reports.
  */
-export async function reportChunks(
-  sql: pg.Pool,
-  cmds: ReportChunkCommand[],
-  afterCommit: AfterCommit,
-): Promise<Array<ReportChunkResult | null>> {
+async function reportChunks(sql: pg.Pool, cmds: ReportChunkCommand[], afterCommit: AfterCommit): Promise<Array<ReportChunkResult | null>> {
   const column = <T>(pick: (cmd: ReportChunkCommand) => T) => cmds.map(pick);
   const { rows } = await sql.query<ChunkReportRow & { ordinal: number }>({
     name: 'lc_report_chunks',
@@ -169,3 +166,6 @@ async function recordChunkConflict(sql: pg.Pool, cmd: ReportChunkCommand): Promi
     ],
   );
 }
+
+export const reportChunkOperation = asStatements(reportChunk);
+export const reportChunksOperation = asStatements(reportChunks);

@@ -1,8 +1,9 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { parseRunStatus, type RunStatus } from '../states.js';
 import { cleanupDue, type Retention } from './retention.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface RecordCleanupCommand {
   runId: string;
@@ -21,7 +22,7 @@ export interface RecordCleanupResult {
  * recordCleanup (ref §3.18): NiFi (or an operator) dropped the staging table and deleted the run path; the
  * API only records it, once. Reporting a run that is not due is a 409: nothing may be deleted for it.
  */
-export async function recordCleanup(tx: Tx, cmd: RecordCleanupCommand): Promise<RecordCleanupResult> {
+async function recordCleanup(tx: Tx, cmd: RecordCleanupCommand): Promise<RecordCleanupResult> {
   const [run] = await tx.$queryRaw<Array<{ status: string; cleaned: boolean; due: boolean }>>`
     SELECT r.status, r.cleaned_at IS NOT NULL AS cleaned, ${cleanupDue(cmd.retention)} AS due
       FROM nifi_ops.load_run r WHERE r.run_id = ${cmd.runId}::uuid FOR UPDATE`;
@@ -41,3 +42,5 @@ export async function recordCleanup(tx: Tx, cmd: RecordCleanupCommand): Promise<
   });
   return { runStatus, changed: true };
 }
+
+export const recordCleanupOperation = inOneTransaction(recordCleanup);

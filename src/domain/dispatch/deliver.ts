@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Tx } from '../../db/client.js';
+import { asStatements, inOneTransaction } from '../../db/operation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { DISPATCH_RECEIVED_STATUS, type DispatchStatus, type DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
@@ -136,3 +137,10 @@ export async function markDead(tx: Tx, dead: DeadDispatch): Promise<boolean> {
   );
   return changed.length > 0;
 }
+
+export const markReceivedOperation = asStatements(markReceived);
+export const deferDispatchOperation = asStatements(
+  (sql, { dispatchId, failure }: { dispatchId: string; failure: Parameters<typeof deferDispatch>[2] }) =>
+    deferDispatch(sql, dispatchId, failure),
+);
+export const markDeadOperation = inOneTransaction(markDead);

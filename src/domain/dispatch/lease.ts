@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
+import { asStatements, inOneTransaction } from '../../db/operation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
@@ -256,3 +257,10 @@ export async function cancelUnwantedDispatches(
     reason: c.reason,
   }));
 }
+
+export const leaseDispatchesOperation = asStatements(leaseDispatches);
+export const releaseLeasesOperation = asStatements(releaseLeases);
+export const cancelUnwantedDispatchesOperation = inOneTransaction(
+  (tx, input: { dispatchIds: string[]; actor: string; alertReceivers: readonly string[] }) =>
+    cancelUnwantedDispatches(tx, input.dispatchIds, input.actor, input.alertReceivers),
+);

@@ -1,5 +1,6 @@
 import type { Tx } from '../../db/client.js';
-import type { LoadEvent } from '../../generated/prisma/client.js';
+import { selectList, type FieldsOf } from '../../db/select-list.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export const EVENT_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type EventLevel = (typeof EVENT_LEVELS)[number];
@@ -85,23 +86,42 @@ export interface EventRow {
   actor: string | null;
 }
 
-type EventColumns = Pick<
-  LoadEvent,
-  | 'eventId'
-  | 'eventTime'
-  | 'eventLevel'
-  | 'eventName'
-  | 'partitionId'
-  | 'chunkIndex'
-  | 'processGroup'
-  | 'processorName'
-  | 'nodeId'
-  | 'errorClass'
-  | 'errorCode'
-  | 'message'
-  | 'details'
-  | 'actor'
->;
+/** The columns of nifi_ops.load_event an event row is made of. */
+interface EventColumns {
+  eventId: string;
+  eventTime: Date;
+  eventLevel: string;
+  eventName: string;
+  partitionId: string | null;
+  chunkIndex: number | null;
+  processGroup: string | null;
+  processorName: string | null;
+  nodeId: string | null;
+  errorClass: string | null;
+  errorCode: string | null;
+  message: string | null;
+  details: unknown;
+  actor: string | null;
+}
+
+const EVENT_FIELDS: FieldsOf<EventColumns> = {
+  eventId: true,
+  eventTime: true,
+  eventLevel: true,
+  eventName: true,
+  partitionId: true,
+  chunkIndex: true,
+  processGroup: true,
+  processorName: true,
+  nodeId: true,
+  errorClass: true,
+  errorCode: true,
+  message: true,
+  details: true,
+  actor: true,
+};
+const EVENT_COLUMNS = selectList(EVENT_FIELDS);
+const EVENT_COLUMNS_OF_E = selectList(EVENT_FIELDS, 'e');
 
 const toEventRow = (e: EventColumns): EventRow => ({
   eventId: e.eventId,
@@ -123,23 +143,20 @@ const toEventRow = (e: EventColumns): EventRow => ({
 /**
  * The latest `last` events of each run, oldest first (ref §3.21), in the order of runIds. Many runs (a page
  * of them): one statement, each run an index range scan (ix_load_event_run_time) that stops after `last`
- * rows. One run goes through the model's findMany instead, which the subscriptions' shared reader
+ * rows. One run is filtered by equality instead, which the subscriptions' shared reader
  * (src/realtime/shared-reader.ts) can give all of a run's subscribers at once.
  */
 export async function listRunsEvents(tx: Tx, runIds: readonly string[], last: number): Promise<EventRow[][]> {
   if (runIds.length === 1) {
-    const rows = await tx.loadEvent.findMany({
-      where: { runId: runIds[0] },
-      orderBy: [{ eventTime: 'desc' }, { eventId: 'desc' }],
-      take: last,
-    });
+    const rows = await tx.$queryRaw<EventColumns[]>`
+      SELECT ${EVENT_COLUMNS} FROM nifi_ops.load_event
+       WHERE run_id = ${runIds[0]}::uuid
+       ORDER BY event_time DESC, event_id DESC
+       LIMIT ${last}`;
     return [rows.reverse().map(toEventRow)];
   }
   const rows = await tx.$queryRaw<Array<EventColumns & { runId: string }>>`
-    SELECT r.run_id::text AS "runId", e.event_id::text AS "eventId", e.event_time AS "eventTime", e.event_level AS "eventLevel",
-           e.event_name AS "eventName", e.partition_id AS "partitionId", e.chunk_index AS "chunkIndex",
-           e.process_group AS "processGroup", e.processor_name AS "processorName", e.node_id AS "nodeId",
-           e.error_class AS "errorClass", e.error_code AS "errorCode", e.message, e.details, e.actor
+    SELECT r.run_id::text AS "runId", ${EVENT_COLUMNS_OF_E}
     FROM unnest(${runIds}::uuid[]) WITH ORDINALITY AS r(run_id, ordinal)
     CROSS JOIN LATERAL (
       SELECT * FROM nifi_ops.load_event ev WHERE ev.run_id = r.run_id ORDER BY ev.event_time DESC, ev.event_id DESC LIMIT ${last}
@@ -149,3 +166,5 @@ export async function listRunsEvents(tx: Tx, runIds: readonly string[], last: nu
   for (const row of rows) byRun.get(row.runId)?.push(toEventRow(row));
   return runIds.map((id) => byRun.get(id)!);
 }
+
+export const recordNifiEventOperation = inOneTransaction(recordNifiEvent);

@@ -50,11 +50,12 @@ function toDecision(row: DecisionRow): ReadinessDecision {
 
 /** The decisions of a consumer for a business date, newest first (the first is the current one). */
 export async function listDecisions(tx: Tx, consumer: string, businessDate: string, last: number): Promise<ReadinessDecision[]> {
-  const rows = await tx.gateReadinessDecision.findMany({
-    where: { consumer, businessDate: new Date(businessDate) },
-    orderBy: { version: 'desc' },
-    take: last,
-  });
+  const rows = await tx.$queryRaw<DecisionRow[]>`
+    SELECT consumer, business_date AS "businessDate", version, ready, evidence, cause, decided_at AS "decidedAt"
+      FROM nifi_ops.gate_readiness_decision
+     WHERE consumer = ${consumer} AND business_date = ${businessDate}::date
+     ORDER BY version DESC
+     LIMIT ${last}`;
   return rows.map(toDecision);
 }
 

@@ -1,10 +1,11 @@
 import type { Tx } from '../../db/client.js';
-import type { Gate, GateRequiredJob } from '../../generated/prisma/client.js';
-import { invalidInput } from '../errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { invalidInput } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { decideAtDefinition, type ReadinessDecision } from './decisions.js';
 import type { ExpectedBy } from './expected-by.js';
 import { lockGateDefinitions } from './locks.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface JobExpectedBy extends ExpectedBy {
   jobId: string;
@@ -41,34 +42,52 @@ export interface DefineGateResult {
   decisions: ReadinessDecision[];
 }
 
-const withRequiredJobs = { requiredJobs: { orderBy: { jobId: 'asc' as const } } };
+/** A gate with its required jobs in job order; a job's deadline, when it has one, as HH:MM (expected_time is time(0)). */
+interface GateRow {
+  consumer: string;
+  boundJobKey: string | null;
+  notifyUrl: string | null;
+  definedAt: Date;
+  definedBy: string;
+  requiredJobs: Array<{ jobId: string; daysAfter: number | null; time: string | null; timeZone: string | null }>;
+}
 
-const timeOfColumn = (time: Date): string => time.toISOString().slice(11, 16);
-
-function toGateRecord(gate: Gate & { requiredJobs: GateRequiredJob[] }): GateRecord {
+function toGateRecord(gate: GateRow): GateRecord {
   return {
     consumer: gate.consumer,
     requiredJobs: gate.requiredJobs.map((job) => job.jobId),
     boundJobKey: gate.boundJobKey,
     notifyUrl: gate.notifyUrl,
     expectedBy: gate.requiredJobs.flatMap((job) =>
-      job.expectedDaysAfter === null
-        ? []
-        : [{ jobId: job.jobId, daysAfter: job.expectedDaysAfter, time: timeOfColumn(job.expectedTime!), timeZone: job.expectedTimeZone! }],
+      job.daysAfter === null ? [] : [{ jobId: job.jobId, daysAfter: job.daysAfter, time: job.time!, timeZone: job.timeZone! }],
     ),
     definedAt: gate.definedAt,
     definedBy: gate.definedBy,
   };
 }
 
-export async function getGate(tx: Tx, consumer: string): Promise<GateRecord | null> {
-  const gate = await tx.gate.findUnique({ where: { consumer }, include: withRequiredJobs });
-  return gate && toGateRecord(gate);
+/** The gates `where` selects, in consumer order. */
+async function gates(tx: Tx, where: Prisma.Sql): Promise<GateRecord[]> {
+  const rows = await tx.$queryRaw<GateRow[]>`
+    SELECT g.consumer, g.bound_job_key AS "boundJobKey", g.notify_url AS "notifyUrl", g.defined_at AS "definedAt",
+           g.defined_by AS "definedBy",
+           COALESCE((SELECT jsonb_agg(jsonb_build_object('jobId', j.job_id, 'daysAfter', j.expected_days_after,
+                                                         'time', to_char(j.expected_time, 'HH24:MI'), 'timeZone', j.expected_time_zone)
+                                      ORDER BY j.job_id)
+                       FROM nifi_ops.gate_required_job j WHERE j.consumer = g.consumer), '[]') AS "requiredJobs"
+      FROM nifi_ops.gate g
+     WHERE ${where}
+     ORDER BY g.consumer`;
+  return rows.map(toGateRecord);
 }
 
-export async function listGates(tx: Tx): Promise<GateRecord[]> {
-  const gates = await tx.gate.findMany({ orderBy: { consumer: 'asc' }, include: withRequiredJobs });
-  return gates.map(toGateRecord);
+export async function getGate(tx: Tx, consumer: string): Promise<GateRecord | null> {
+  const [gate] = await gates(tx, Prisma.sql`g.consumer = ${consumer}`);
+  return gate ?? null;
+}
+
+export function listGates(tx: Tx): Promise<GateRecord[]> {
+  return gates(tx, Prisma.sql`true`);
 }
 
 const expectationKey = (jobs: JobExpectedBy[]): string =>
@@ -168,3 +187,5 @@ export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<Define
   });
   return { gate: (await getGate(tx, cmd.consumer))!, changed: true, decisions };
 }
+
+export const defineGateOperation = inOneTransaction(defineGate);

@@ -1,6 +1,8 @@
 // A gate's GATE_READY calls: one per readiness decision while the gate has a receiver (notifyUrl), written by the
 // decision itself (nifi_ops.decide_readiness) and delivered by the dispatcher like every other call.
 import type { Tx } from '../../db/client.js';
+import { selectList } from '../../db/select-list.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { DeliveryState } from '../dispatch/deliver.js';
 import { parseDispatchStatus } from '../states.js';
 import { dateOfColumn } from './business-date.js';
@@ -14,6 +16,39 @@ export interface GateDispatchRecord extends DeliveryState {
 
 export const MAX_GATE_DISPATCHES_PAGE = 100;
 
+/** A GATE_READY row of nifi_ops.load_dispatch: its consumer, business date and version are set (ck_load_dispatch_target). */
+interface GateDispatchRow {
+  dispatchId: string;
+  consumer: string;
+  businessDate: Date;
+  readinessVersion: number;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: Date;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  ackedAt: Date | null;
+  deadAt: Date | null;
+  cancelledAt: Date | null;
+}
+
+const GATE_DISPATCH_COLUMNS = selectList<GateDispatchRow>({
+  dispatchId: true,
+  consumer: true,
+  businessDate: true,
+  readinessVersion: true,
+  status: true,
+  attemptCount: true,
+  nextAttemptAt: true,
+  lastHttpStatus: true,
+  lastError: true,
+  createdAt: true,
+  ackedAt: true,
+  deadAt: true,
+  cancelledAt: true,
+});
+
 /** A gate's latest calls, newest first; with a business date, that date's only. */
 export async function listGateDispatches(
   tx: Tx,
@@ -21,24 +56,16 @@ export async function listGateDispatches(
   businessDate: string | null,
   last: number,
 ): Promise<GateDispatchRecord[]> {
-  const rows = await tx.loadDispatch.findMany({
-    where: { dispatchType: 'GATE_READY', consumer, ...(businessDate === null ? {} : { businessDate: new Date(businessDate) }) },
-    orderBy: [{ createdAt: 'desc' }, { dispatchId: 'desc' }],
-    take: last,
-  });
-  return rows.map((d) => ({
-    dispatchId: d.dispatchId,
-    consumer: d.consumer!,
-    businessDate: dateOfColumn(d.businessDate!),
-    version: d.readinessVersion!,
-    status: parseDispatchStatus(d.status),
-    attemptCount: d.attemptCount,
-    nextAttemptAt: d.nextAttemptAt,
-    lastHttpStatus: d.lastHttpStatus,
-    lastError: d.lastError,
-    createdAt: d.createdAt,
-    ackedAt: d.ackedAt,
-    deadAt: d.deadAt,
-    cancelledAt: d.cancelledAt,
+  const rows = await tx.$queryRaw<GateDispatchRow[]>`
+    SELECT ${GATE_DISPATCH_COLUMNS} FROM nifi_ops.load_dispatch
+     WHERE dispatch_type = 'GATE_READY' AND consumer = ${consumer}
+       ${businessDate === null ? Prisma.empty : Prisma.sql`AND business_date = ${businessDate}::date`}
+     ORDER BY created_at DESC, dispatch_id DESC
+     LIMIT ${last}`;
+  return rows.map(({ businessDate, readinessVersion, status, ...d }) => ({
+    ...d,
+    businessDate: dateOfColumn(businessDate),
+    version: readinessVersion,
+    status: parseDispatchStatus(status),
   }));
 }

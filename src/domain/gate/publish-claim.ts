@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { calendarDate, dateOfColumn } from './business-date.js';
 import { evidenceOf, readiness, type Evidence } from './ledger.js';
 import { boundConsumer, GatedStepNotReady } from './run-gate.js';
@@ -57,21 +57,15 @@ export async function authorisePublishClaim(tx: Tx, claim: PublishClaim): Promis
  * the order of runIds: one statement for a page of runs.
  */
 export async function listPublishClaimEvidence(tx: Tx, runIds: readonly string[]): Promise<PublishClaimEvidence[][]> {
-  const rows = await tx.gatePublishClaimEvidence.findMany({
-    where: { runId: { in: [...runIds] } },
-    orderBy: [{ runId: 'asc' }, { jobId: 'asc' }],
-  });
+  const rows = await tx.$queryRaw<Array<Omit<PublishClaimEvidence, 'businessDate'> & { claimingRunId: string; businessDate: Date }>>`
+    SELECT run_id AS "claimingRunId", job_id AS "jobId", attempt, upstream_run_id AS "runId", consumer,
+           business_date AS "businessDate", publish_token AS "publishToken", recorded_at AS "recordedAt"
+      FROM nifi_ops.gate_publish_claim_evidence
+     WHERE run_id = ANY(${runIds}::uuid[])
+     ORDER BY run_id, job_id`;
   const byRun = new Map<string, PublishClaimEvidence[]>(runIds.map((id) => [id, []]));
-  for (const row of rows) {
-    byRun.get(row.runId)?.push({
-      jobId: row.jobId,
-      attempt: row.attempt,
-      runId: row.upstreamRunId,
-      consumer: row.consumer,
-      businessDate: dateOfColumn(row.businessDate),
-      publishToken: row.publishToken,
-      recordedAt: row.recordedAt,
-    });
+  for (const { claimingRunId, businessDate, ...evidence } of rows) {
+    byRun.get(claimingRunId)?.push({ ...evidence, businessDate: dateOfColumn(businessDate) });
   }
   return runIds.map((id) => byRun.get(id)!);
 }

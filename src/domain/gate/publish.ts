@@ -1,9 +1,10 @@
 import type { Tx } from '../../db/client.js';
-import type { GatePublication, GatePublicationEvidence } from '../../generated/prisma/client.js';
-import { DomainError } from '../errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { DomainError } from '../../contract/errors.js';
 import { dateOfColumn } from './business-date.js';
 import { evidenceOf, notReadyDetails, notReadyMessage, readiness, type Evidence } from './ledger.js';
 import { lockPublication } from './locks.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface PublishCommand {
   consumer: string;
@@ -27,26 +28,34 @@ export interface PublishResult {
   publication: PublicationRecord;
 }
 
-const withEvidence = { evidence: { orderBy: { jobId: 'asc' as const } } };
+/** A publication with its evidence (by job id), as one row. */
+interface PublicationRow {
+  consumer: string;
+  businessDate: Date;
+  output: unknown;
+  outputHash: string;
+  publishedBy: string;
+  publishedAt: Date;
+  evidence: Evidence[];
+}
 
-function toPublicationRecord(row: GatePublication & { evidence: GatePublicationEvidence[] }): PublicationRecord {
-  return {
-    consumer: row.consumer,
-    businessDate: dateOfColumn(row.businessDate),
-    output: row.output,
-    outputHash: row.outputHash,
-    publishedBy: row.publishedBy,
-    publishedAt: row.publishedAt,
-    evidence: row.evidence.map((e) => ({ jobId: e.jobId, attempt: e.attempt, runId: e.runId })),
-  };
+/** Publications of a consumer matching `where`, newest business date first, with their evidence. */
+function publications(tx: Tx, consumer: string, where: Prisma.Sql, limit: number): Promise<PublicationRecord[]> {
+  return tx.$queryRaw<PublicationRow[]>`
+    SELECT p.consumer, p.business_date AS "businessDate", p.output, p.output_hash AS "outputHash",
+           p.published_by AS "publishedBy", p.published_at AS "publishedAt",
+           COALESCE((SELECT jsonb_agg(jsonb_build_object('jobId', e.job_id, 'attempt', e.attempt, 'runId', e.run_id) ORDER BY e.job_id)
+                       FROM nifi_ops.gate_publication_evidence e
+                      WHERE e.consumer = p.consumer AND e.business_date = p.business_date), '[]') AS evidence
+      FROM nifi_ops.gate_publication p
+     WHERE p.consumer = ${consumer} AND ${where}
+     ORDER BY p.business_date DESC
+     LIMIT ${limit}`.then((rows) => rows.map((row) => ({ ...row, businessDate: dateOfColumn(row.businessDate) })));
 }
 
 async function findPublication(tx: Tx, consumer: string, businessDate: string): Promise<PublicationRecord | null> {
-  const row = await tx.gatePublication.findUnique({
-    where: { consumer_businessDate: { consumer, businessDate: new Date(businessDate) } },
-    include: withEvidence,
-  });
-  return row && toPublicationRecord(row);
+  const [publication] = await publications(tx, consumer, Prisma.sql`p.business_date = ${businessDate}::date`, 1);
+  return publication ?? null;
 }
 
 export const MAX_PUBLICATIONS_PAGE = 50;
@@ -66,18 +75,18 @@ export async function listPublications(
   tx: Tx,
   query: PublicationsQuery,
 ): Promise<{ publications: PublicationRecord[]; hasNextPage: boolean }> {
-  const dateRange = {
-    ...(query.from === null ? {} : { gte: new Date(query.from) }),
-    ...(query.to === null ? {} : { lte: new Date(query.to) }),
-    ...(query.after === null ? {} : { lt: new Date(query.after) }),
-  };
-  const rows = await tx.gatePublication.findMany({
-    where: { consumer: query.consumer, businessDate: dateRange },
-    orderBy: { businessDate: 'desc' },
-    take: query.first + 1,
-    include: withEvidence,
-  });
-  return { publications: rows.slice(0, query.first).map(toPublicationRecord), hasNextPage: rows.length > query.first };
+  const dateRange = [
+    ...(query.from === null ? [] : [Prisma.sql`p.business_date >= ${query.from}::date`]),
+    ...(query.to === null ? [] : [Prisma.sql`p.business_date <= ${query.to}::date`]),
+    ...(query.after === null ? [] : [Prisma.sql`p.business_date < ${query.after}::date`]),
+  ];
+  const rows = await publications(
+    tx,
+    query.consumer,
+    dateRange.length ? Prisma.join(dateRange, ' AND ') : Prisma.sql`true`,
+    query.first + 1,
+  );
+  return { publications: rows.slice(0, query.first), hasNextPage: rows.length > query.first };
 }
 
 export async function getPublication(tx: Tx, consumer: string, businessDate: string): Promise<PublicationRecord> {
@@ -154,3 +163,5 @@ export async function publish(tx: Tx, cmd: PublishCommand): Promise<PublishResul
                   ${evidence.map((e) => e.runId)}::text[]) AS e(job_id, attempt, run_id)`;
   return { published: true, publication: (await findPublication(tx, cmd.consumer, cmd.businessDate))! };
 }
+
+export const publishOperation = inOneTransaction(publish);

@@ -1,7 +1,8 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { canTransitionObservation, type ObservationState } from './observation-states.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface RecordObservationCommand {
   jobId: string;
@@ -116,3 +117,5 @@ export async function recordObservation(tx: Tx, cmd: RecordObservationCommand): 
      RETURNING ${COLUMNS}`;
   return { observation: toRecord(updated[0]!), changed: true };
 }
+
+export const recordObservationOperation = inOneTransaction(recordObservation);

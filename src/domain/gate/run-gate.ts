@@ -2,7 +2,7 @@
 // DEPENDENCIES_NOT_READY while the gate is not ready for the business date the run's business key names.
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError, invalidInput } from '../errors.js';
+import { DomainError, invalidInput } from '../../contract/errors.js';
 import { recordNifiEvent } from '../events/events.js';
 import { calendarDate } from './business-date.js';
 import { notReadyDetails, notReadyMessage, readiness, type Readiness } from './ledger.js';
@@ -32,7 +32,8 @@ export class GatedStepNotReady extends DomainError {
 
 /** The consumer whose gate the job is bound to, or null. */
 export async function boundConsumer(tx: Tx, jobKey: string): Promise<string | null> {
-  const gate = await tx.gate.findFirst({ where: { boundJobKey: jobKey }, select: { consumer: true } });
+  const [gate] = await tx.$queryRaw<Array<{ consumer: string }>>`
+    SELECT consumer FROM nifi_ops.gate WHERE bound_job_key = ${jobKey} LIMIT 1`;
   return gate?.consumer ?? null;
 }
 

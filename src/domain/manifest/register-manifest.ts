@@ -1,12 +1,13 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 import { manifestViolations, type ManifestPartition, type ManifestPlan } from './invariants.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface RegisterManifestCommand extends ManifestPlan {
   runId: string;
@@ -95,7 +96,7 @@ async function replayOfStoredPlan(tx: Tx, cmd: RegisterManifestCommand, runStatu
  * registerManifest (ref §3.2): the partition plan, checked atomically; the run starts extracting. An invalid
  * plan fails the run, and MANIFEST_INVALID is raised once FAILED_MANIFEST committed (ref §12.1.1).
  */
-export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand, afterCommit: AfterCommit): Promise<RegisterManifestResult> {
+async function registerManifest(tx: Tx, cmd: RegisterManifestCommand, afterCommit: AfterCommit): Promise<RegisterManifestResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.status !== 'CREATED') return replayOfStoredPlan(tx, cmd, run.status);
 
@@ -187,3 +188,5 @@ export async function registerManifest(tx: Tx, cmd: RegisterManifestCommand, aft
     validationScheduled: allEmpty,
   };
 }
+
+export const registerManifestOperation = inOneTransaction(registerManifest);

@@ -1,7 +1,7 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
-import { ALERT_KINDS, ALERT_SEVERITIES, type AlertKind, type AlertSeverity } from './alert-kinds.js';
+import { ALERT_KINDS, ALERT_SEVERITIES, type AlertKind, type AlertSeverity } from '../../config/alert-kinds.js';
 import { PROCESS_ALERTS_SQL } from '../processes/processes.js';
 import { runMovedAt, staleThresholds, type StaleThresholds } from '../runs/stale-runs.js';
 import { deadlineMessage } from '../sweeper/observation-deadlines.js';

@@ -1,7 +1,7 @@
 // What an ALERT_WEBHOOK call posts: the alert occurrence it was enqueued for (occurrences.ts), as generic JSON
 // or as a Slack-style {text}, with the occurrence's dedup key as Idempotency-Key.
 import { Prisma } from '../../generated/prisma/client.js';
-import type { AlertKind, AlertSeverity } from '../monitor/alert-kinds.js';
+import type { AlertKind, AlertSeverity } from '../../config/alert-kinds.js';
 
 /** One alert occurrence, as every webhook and the API show it. */
 export interface AlertNotification {

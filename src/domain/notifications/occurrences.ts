@@ -5,8 +5,10 @@
 // enqueues nothing, so two workers side by side never post an occurrence twice.
 import { createHash } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
-import { UNNOTIFIED_ALERT_KINDS, type AlertKind } from '../monitor/alert-kinds.js';
-import type { Alert } from '../monitor/monitor-summary.js';
+import { inOneTransaction } from '../../db/operation.js';
+import { UNNOTIFIED_ALERT_KINDS, type AlertKind } from '../../config/alert-kinds.js';
+import { readAlerts, type Alert } from '../monitor/monitor-summary.js';
+import type { StaleThresholds } from '../runs/stale-runs.js';
 
 /** How many alerts one cycle looks at, ERROR before WARN and newest first: a bounded read and statement. */
 export const NOTIFIED_ALERTS_PER_CYCLE = 500;
@@ -186,3 +188,23 @@ export async function forgetAlertOccurrences(tx: Tx, before: Date, limit: number
     SELECT count(*)::int AS forgotten FROM gone`;
   return row.forgotten;
 }
+
+export const forgetAlertOccurrencesOperation = inOneTransaction((tx, { before, limit }: { before: Date; limit: number }) =>
+  forgetAlertOccurrences(tx, before, limit),
+);
+
+/**
+ * The alerts present now (at most `limit`), each occurrence not seen before recorded and put into the outbox once
+ * per receiver; the dispatchers are woken for what was enqueued.
+ */
+export const notifyAlertsOperation = inOneTransaction(
+  async (
+    tx,
+    input: { recovery: StaleThresholds; limit: number; receivers: readonly AlertReceiverSubscription[] },
+    afterCommit,
+  ): Promise<RecordedNotifications> => {
+    const recorded = await recordAlertOccurrences(tx, await readAlerts(tx, input.recovery, input.limit), input.receivers);
+    for (const call of recorded.enqueued) afterCommit.wakeDispatcher(call.dispatchId);
+    return recorded;
+  },
+);

@@ -1,10 +1,11 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { canTransitionRun, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES, type RunStatus } from '../states.js';
 import { transitionDispatch, transitionPartition, transitionRun } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface CancelRunCommand {
   runId: string;
@@ -25,7 +26,7 @@ export interface CancelRunResult {
  * run may be cancelled and its events say it was published first. In the same transaction (deviation 6)
  * the run's unfinished partitions become ABANDONED and its undelivered dispatches CANCELLED.
  */
-export async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRunResult> {
+async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRunResult> {
   // Lock order: partition rows (ascending id), then the run row, then dispatch rows. A manifest that
   // commits between the two locks adds partitions this transaction then locks out of order; the
   // deadlock that may cause (with a claim of one of them) is retried by the transaction helper.
@@ -80,3 +81,5 @@ export async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRu
   });
   return { runStatus: 'CANCELLED', changed: true, abandonedPartitions, cancelledDispatches };
 }
+
+export const cancelRunOperation = inOneTransaction(cancelRun);

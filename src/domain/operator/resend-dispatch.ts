@@ -1,10 +1,11 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { lockRun } from '../runs/lock-run.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { parseDispatchStatus, RESENDABLE_DISPATCH_STATUSES, type DispatchStatus } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface ResendDispatchCommand {
   /** The dispatch's run; null: found from the dispatch (a GATE_READY call has none). */
@@ -35,7 +36,7 @@ interface DispatchRow {
  * fresh attempt budget; the dispatchers are woken once it committed. Given a run id, the dispatch must be that
  * run's; without one, any dispatch — a GATE_READY call's decision is named in the event instead of a run.
  */
-export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand, afterCommit: AfterCommit): Promise<ResendDispatchResult> {
+async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand, afterCommit: AfterCommit): Promise<ResendDispatchResult> {
   // the lock order: the run's row before its dispatch's
   const runId =
     cmd.runId ??
@@ -81,3 +82,5 @@ export async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand, afterCo
   afterCommit.wakeDispatcher(runId ?? cmd.dispatchId);
   return { runId, dispatchId: cmd.dispatchId, status: 'PENDING' };
 }
+
+export const resendDispatchOperation = inOneTransaction(resendDispatch);

@@ -1,9 +1,10 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export const UNKNOWN_RESOLUTIONS = ['PUBLISHED', 'FAILED_PUBLISH'] as const;
 type UnknownResolution = (typeof UNKNOWN_RESOLUTIONS)[number];
@@ -24,7 +25,7 @@ export interface ResolveUnknownResult {
  * resolveUnknown (ref §3.16): an operator, having checked the target, says how a PUBLISH_UNKNOWN ended.
  * PUBLISHED clears the publish error (target validation still has to run); FAILED_PUBLISH ends the run.
  */
-export async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promise<ResolveUnknownResult> {
+async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promise<ResolveUnknownResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.status === cmd.resolution) return { runStatus: run.status, changed: false };
   if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });
@@ -51,3 +52,5 @@ export async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promis
   );
   return { runStatus: cmd.resolution, changed: true };
 }
+
+export const resolveUnknownOperation = inOneTransaction(resolveUnknown);

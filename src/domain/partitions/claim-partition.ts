@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { AfterCommit } from '../../db/after-commit.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
+import { asStatements } from '../../db/operation.js';
 
 export interface ClaimPartitionCommand {
   runId: string;
@@ -22,7 +23,7 @@ export interface ClaimPartitionResult {
  * claimPartition (ref §3.6): PENDING/RETRY → RUNNING for one claim token; the same token again is a replay.
  * The decision is nifi_ops.claim_partition (prisma/functions/02_claim_partition.sql): one statement, one round trip.
  */
-export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand, afterCommit: AfterCommit): Promise<ClaimPartitionResult> {
+async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand, afterCommit: AfterCommit): Promise<ClaimPartitionResult> {
   const { rows } = await sql.query<{
     outcome: string;
     claimed: boolean;
@@ -46,3 +47,5 @@ export async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand, a
     attempt: row.attempt,
   };
 }
+
+export const claimPartitionOperation = asStatements(claimPartition);

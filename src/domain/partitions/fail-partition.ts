@@ -1,8 +1,9 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { parsePartitionStatus, parseRunStatus, SNAPSHOT_ERROR_CODES, type PartitionStatus, type RunStatus } from '../states.js';
 import { transitionPartition, transitionRun } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface FailPartitionCommand {
   runId: string;
@@ -27,7 +28,7 @@ function isSnapshotError(cmd: FailPartitionCommand): boolean {
 }
 
 /** failPartition (ref §3.8): the owner reports a final failure; while extracting, the run fails with it. */
-export async function failPartition(tx: Tx, cmd: FailPartitionCommand): Promise<FailPartitionResult> {
+async function failPartition(tx: Tx, cmd: FailPartitionCommand): Promise<FailPartitionResult> {
   // lock order: the partition row first, then the run row
   const [partition] = await tx.$queryRaw<Array<{ status: string; claim_token: string | null }>>`
     SELECT status, claim_token::text FROM nifi_ops.load_partition
@@ -92,3 +93,5 @@ export async function failPartition(tx: Tx, cmd: FailPartitionCommand): Promise<
   }
   return { partitionStatus: 'FAILED', runStatus, changed: true };
 }
+
+export const failPartitionOperation = inOneTransaction(failPartition);

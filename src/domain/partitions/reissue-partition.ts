@@ -1,6 +1,6 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import {
@@ -11,6 +11,7 @@ import {
   type PartitionStatus,
 } from '../states.js';
 import { transitionFiles, transitionPartition } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface ReissuePartitionCommand {
   runId: string;
@@ -95,3 +96,5 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand, aft
   afterCommit.wakeDispatcher(cmd.runId);
   return { partitionStatus: REISSUE_WAITING_PARTITION_STATUS, dispatchId: dispatch!.dispatch_id, invalidatedFiles };
 }
+
+export const reissuePartitionOperation = inOneTransaction(reissuePartition);

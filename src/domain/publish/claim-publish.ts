@@ -7,6 +7,7 @@ import { refusableByGate } from '../gate/run-gate.js';
 import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface ClaimPublishCommand {
   runId: string;
@@ -25,7 +26,7 @@ export interface ClaimPublishResult {
  * claimed caller may run the INSERT OVERWRITE. A gated job's claim waits for its gate: the refusal undoes the
  * claim and is recorded (refusableByGate).
  */
-export function claimPublish(tx: Tx, cmd: ClaimPublishCommand, afterCommit: AfterCommit): Promise<ClaimPublishResult> {
+function claimPublish(tx: Tx, cmd: ClaimPublishCommand, afterCommit: AfterCommit): Promise<ClaimPublishResult> {
   return refusableByGate(tx, afterCommit, () => claimRun(tx, cmd));
 }
 
@@ -61,3 +62,5 @@ async function claimRun(tx: Tx, cmd: ClaimPublishCommand): Promise<ClaimPublishR
   });
   return { claimed: true, runStatus: 'PUBLISHING' };
 }
+
+export const claimPublishOperation = inOneTransaction(claimPublish);

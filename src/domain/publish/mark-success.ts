@@ -4,6 +4,7 @@ import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 import { countMismatch, judgeStage, stageMetrics } from '../validation/judge-metrics.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface MarkSuccessCommand {
   runId: string;
@@ -24,7 +25,7 @@ export interface MarkSuccessResult {
  * without a STAGE_COUNT has no staging count; its extracted count, which staging was checked against
  * otherwise, is the expectation then.
  */
-export async function markSuccess(tx: Tx, cmd: MarkSuccessCommand): Promise<MarkSuccessResult> {
+async function markSuccess(tx: Tx, cmd: MarkSuccessCommand): Promise<MarkSuccessResult> {
   const run = await lockRun(tx, cmd.runId);
   const [counts] = await tx.$queryRaw<Array<{ extracted_count: bigint; staging_count: bigint | null; target_count: bigint | null }>>`
     SELECT extracted_count, staging_count, target_count FROM nifi_ops.load_run WHERE run_id = ${cmd.runId}::uuid`;
@@ -52,3 +53,5 @@ export async function markSuccess(tx: Tx, cmd: MarkSuccessCommand): Promise<Mark
   );
   return { success: true, runStatus: 'SUCCESS', reasons: [], targetCount };
 }
+
+export const markSuccessOperation = inOneTransaction(markSuccess);

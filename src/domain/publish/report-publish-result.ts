@@ -1,10 +1,11 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { EventLevel } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export const PUBLISH_OUTCOMES = ['PUBLISHED', 'FAILED_PUBLISH', 'PUBLISH_UNKNOWN'] as const;
 type PublishOutcome = (typeof PUBLISH_OUTCOMES)[number];
@@ -37,7 +38,7 @@ const OUTCOME_EVENT: Record<PublishOutcome, { level: EventLevel; name: string }>
  * reportPublishResult (ref §3.13): the publish token's owner reports how the INSERT OVERWRITE ended.
  * PUBLISH_UNKNOWN stays active (no completed_at) until an operator resolves it.
  */
-export async function reportPublishResult(tx: Tx, cmd: ReportPublishResultCommand): Promise<ReportPublishResultResult> {
+async function reportPublishResult(tx: Tx, cmd: ReportPublishResultCommand): Promise<ReportPublishResultResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.publishToken !== cmd.publishToken) throw new DomainError('PUBLISH_TOKEN_MISMATCH');
   if (run.status === cmd.outcome) return { runStatus: run.status, changed: false };
@@ -68,3 +69,5 @@ export async function reportPublishResult(tx: Tx, cmd: ReportPublishResultComman
   );
   return { runStatus: cmd.outcome, changed: true };
 }
+
+export const reportPublishResultOperation = inOneTransaction(reportPublishResult);

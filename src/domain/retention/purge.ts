@@ -3,7 +3,7 @@
 // with purged_at. Attempt ordinals, run history and the business-date gate read load_run and the gate_*
 // tables only, so they stay right; nothing here touches a gate_* table.
 import type { Db, Tx } from '../../db/client.js';
-import { inTransaction } from '../../db/transaction.js';
+import { inOneTransaction, perform } from '../../db/operation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { TERMINAL_RUN_STATUSES, type RunStatus } from '../states.js';
 
@@ -122,12 +122,14 @@ export interface PurgeSummary {
   complete: boolean;
 }
 
+const purgeNextBatchOperation = inOneTransaction(purgeNextBatch);
+
 /** Purges batch after batch, each in its own transaction, until no due run is free or the budget is spent. */
 export async function purgeLedger(db: Db, options: PurgeOptions): Promise<PurgeSummary> {
   const started = performance.now();
   const summary: PurgeSummary = { purgedRuns: [], deleted: noRows(), batches: 0, complete: false };
   while (options.budgetMs === undefined || performance.now() - started < options.budgetMs) {
-    const batch = await inTransaction(db, (tx) => purgeNextBatch(tx, options));
+    const batch = await perform(db, purgeNextBatchOperation, options);
     if (!batch) {
       summary.complete = true;
       break;
@@ -165,3 +167,5 @@ export async function previewPurge(tx: Tx, before: Date): Promise<PurgePreviewRu
     rows: Object.fromEntries(PURGED_TABLES.map((table) => [table, rows[table]])) as RowCounts,
   }));
 }
+
+export const previewPurgeOperation = inOneTransaction(previewPurge);

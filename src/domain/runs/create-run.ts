@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
-import { DomainError, invalidInput } from '../errors.js';
+import { DomainError, invalidInput } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
 import { ACTIVE_RUN_STATUSES, parseRunStatus, type RunStatus } from '../states.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface CreateRunCommand {
   jobKey: string;
@@ -79,7 +80,12 @@ async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult
 
   if (inserted.length === 0) {
     if (cmd.idempotencyKey !== null) {
-      const replay = await tx.loadRun.findFirst({ where: { idempotencyKey: cmd.idempotencyKey } });
+      const [replay] = await tx.$queryRaw<
+        Array<{ runId: string; status: string; hdfsRunPath: string | null; stageTableName: string | null; requestDigest: string | null }>
+      >`
+        SELECT run_id AS "runId", status, hdfs_run_path AS "hdfsRunPath", stage_table_name AS "stageTableName",
+               request_digest AS "requestDigest"
+          FROM nifi_ops.load_run WHERE idempotency_key = ${cmd.idempotencyKey}`;
       if (replay) {
         if (replay.requestDigest !== digest) {
           throw new DomainError('IDEMPOTENCY_KEY_REUSED', { idempotencyKey: cmd.idempotencyKey, runId: replay.runId });
@@ -116,3 +122,5 @@ async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult
   });
   return { runId, status: 'CREATED', hdfsRunPath, stageTable, created: true };
 }
+
+export const createRunOperation = inOneTransaction(createRun);

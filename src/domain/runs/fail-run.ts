@@ -1,9 +1,10 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { isAllowedRunFailure, type RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 import { lockRun } from './lock-run.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface FailRunCommand {
   runId: string;
@@ -22,7 +23,7 @@ export interface FailRunResult {
 }
 
 /** failRun (ref §3.3): a stage failure reported by NiFi, limited to the allowed status pairs. */
-export async function failRun(tx: Tx, cmd: FailRunCommand): Promise<FailRunResult> {
+async function failRun(tx: Tx, cmd: FailRunCommand): Promise<FailRunResult> {
   if (!isAllowedRunFailure(cmd.expectedStatus, cmd.failStatus)) {
     throw new DomainError('FAIL_TRANSITION_NOT_ALLOWED', { expectedStatus: cmd.expectedStatus, failStatus: cmd.failStatus });
   }
@@ -51,3 +52,5 @@ export async function failRun(tx: Tx, cmd: FailRunCommand): Promise<FailRunResul
   );
   return { runId: cmd.runId, runStatus: cmd.failStatus, changed: true };
 }
+
+export const failRunOperation = inOneTransaction(failRun);

@@ -1,6 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { parseRunStatus, type RunStatus } from '../states.js';
 
 export interface LockedRun {

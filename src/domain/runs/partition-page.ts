@@ -1,7 +1,7 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { parsePartitionStatus, type PartitionStatus } from '../states.js';
-import type { PartitionRecord } from './queries.js';
+import type { PartitionStatus } from '../states.js';
+import { partitionsById, type PartitionRecord } from './queries.js';
 
 /** Which of a run's partitions a page holds: one status, and a substring of the partition id. */
 export interface PartitionPageFilter {
@@ -64,13 +64,8 @@ export async function partitionPage(
      ORDER BY partition_id
      LIMIT ${first + 1}`;
   const page = ids.slice(0, first).map((row) => row.partition_id);
-  const rows = page.length ? await tx.loadPartition.findMany({ where: { runId, partitionId: { in: page } } }) : [];
-  const byId = new Map(rows.map((p) => [p.partitionId, p]));
   // a partition deleted between the two statements (the run purged meanwhile) is left out
-  const partitions = page.flatMap((id) => {
-    const p = byId.get(id);
-    return p ? [{ ...p, status: parsePartitionStatus(p.status) }] : [];
-  });
+  const partitions = page.length ? await partitionsById(tx, runId, page) : [];
   return { partitions, hasNextPage: ids.length > first };
 }
 

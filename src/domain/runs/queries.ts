@@ -1,7 +1,7 @@
 import type { Tx } from '../../db/client.js';
+import { selectList } from '../../db/select-list.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { LoadDispatch, LoadPartition, LoadRun, LoadValidation } from '../../generated/prisma/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import {
   ACTIVE_RUN_STATUSES,
   parseDispatchStatus,
@@ -14,27 +14,254 @@ import {
   type RunStatus,
 } from '../states.js';
 
-// Prisma types the status columns as strings; the records carry them as the unions of states.ts.
-export type RunRecord = Omit<LoadRun, 'status'> & { status: RunStatus };
-export type PartitionRecord = Omit<LoadPartition, 'status'> & { status: PartitionStatus };
+/** A row of nifi_ops.load_run as read here; the record carries its status as the union of states.ts. */
+interface RunRow {
+  runId: string;
+  jobKey: string;
+  businessKey: string;
+  status: string;
+  snapshotScn: Prisma.Decimal | null;
+  sourceCount: bigint | null;
+  sourceNullSplitCount: bigint | null;
+  sourceMinSplit: Prisma.Decimal | null;
+  sourceMaxSplit: Prisma.Decimal | null;
+  expectedPartitionCount: number | null;
+  successPartitionCount: number;
+  failedPartitionCount: number;
+  extractedCount: bigint;
+  stagingCount: bigint | null;
+  targetCount: bigint | null;
+  hdfsRunPath: string | null;
+  stageTableName: string | null;
+  publishToken: string | null;
+  publishQueryId: string | null;
+  retryOfRunId: string | null;
+  versionNo: number;
+  parameters: Prisma.JsonValue;
+  startedAt: Date;
+  heartbeatAt: Date;
+  extractCompletedAt: Date | null;
+  publishStartedAt: Date | null;
+  publishedAt: Date | null;
+  completedAt: Date | null;
+  errorStage: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  cleanedAt: Date | null;
+  purgedAt: Date | null;
+  idempotencyKey: string | null;
+  requestDigest: string | null;
+  createdBy: string | null;
+}
+
+const RUN_COLUMNS = selectList<RunRow>({
+  runId: true,
+  jobKey: true,
+  businessKey: true,
+  status: true,
+  snapshotScn: true,
+  sourceCount: true,
+  sourceNullSplitCount: true,
+  sourceMinSplit: true,
+  sourceMaxSplit: true,
+  expectedPartitionCount: true,
+  successPartitionCount: true,
+  failedPartitionCount: true,
+  extractedCount: true,
+  stagingCount: true,
+  targetCount: true,
+  hdfsRunPath: true,
+  stageTableName: true,
+  publishToken: true,
+  publishQueryId: true,
+  retryOfRunId: true,
+  versionNo: true,
+  parameters: true,
+  startedAt: true,
+  heartbeatAt: true,
+  extractCompletedAt: true,
+  publishStartedAt: true,
+  publishedAt: true,
+  completedAt: true,
+  errorStage: true,
+  errorCode: true,
+  errorMessage: true,
+  cleanedAt: true,
+  purgedAt: true,
+  idempotencyKey: true,
+  requestDigest: true,
+  createdBy: true,
+});
+
+/** A row of nifi_ops.load_partition as read here. */
+interface PartitionRow {
+  runId: string;
+  partitionId: string;
+  lowerBound: Prisma.Decimal | null;
+  upperBound: Prisma.Decimal | null;
+  upperInclusive: boolean;
+  isNullPartition: boolean;
+  status: string;
+  expectedRowCount: bigint;
+  actualRowCount: bigint | null;
+  fragmentCount: number | null;
+  fileCount: number | null;
+  byteCount: bigint | null;
+  attemptCount: number;
+  claimToken: string | null;
+  workerNode: string | null;
+  claimedBy: string | null;
+  startedAt: Date | null;
+  heartbeatAt: Date | null;
+  completedAt: Date | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  receivedChunks: number;
+  receivedRows: bigint;
+  receivedBytes: bigint;
+  reportedChunkCount: number | null;
+  chunkCountMismatches: number;
+  createdAt: Date;
+}
+
+const PARTITION_COLUMNS = selectList<PartitionRow>({
+  runId: true,
+  partitionId: true,
+  lowerBound: true,
+  upperBound: true,
+  upperInclusive: true,
+  isNullPartition: true,
+  status: true,
+  expectedRowCount: true,
+  actualRowCount: true,
+  fragmentCount: true,
+  fileCount: true,
+  byteCount: true,
+  attemptCount: true,
+  claimToken: true,
+  workerNode: true,
+  claimedBy: true,
+  startedAt: true,
+  heartbeatAt: true,
+  completedAt: true,
+  errorCode: true,
+  errorMessage: true,
+  receivedChunks: true,
+  receivedRows: true,
+  receivedBytes: true,
+  reportedChunkCount: true,
+  chunkCountMismatches: true,
+  createdAt: true,
+});
+
+/** A row of nifi_ops.load_dispatch as read here. */
+interface DispatchRow {
+  dispatchId: string;
+  runId: string | null;
+  dispatchType: string;
+  partitionId: string | null;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: Date;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  sentAt: Date | null;
+  ackedAt: Date | null;
+  deadAt: Date | null;
+  cancelledAt: Date | null;
+  consumer: string | null;
+  businessDate: Date | null;
+  readinessVersion: number | null;
+  receiver: string | null;
+  alertDedupKey: string | null;
+}
+
+const DISPATCH_COLUMNS = selectList<DispatchRow>({
+  dispatchId: true,
+  runId: true,
+  dispatchType: true,
+  partitionId: true,
+  status: true,
+  attemptCount: true,
+  nextAttemptAt: true,
+  lastHttpStatus: true,
+  lastError: true,
+  createdAt: true,
+  sentAt: true,
+  ackedAt: true,
+  deadAt: true,
+  cancelledAt: true,
+  consumer: true,
+  businessDate: true,
+  readinessVersion: true,
+  receiver: true,
+  alertDedupKey: true,
+});
+
+/** A row of nifi_ops.load_validation: one measured metric. */
+export interface MetricRecord {
+  validationId: bigint;
+  runId: string;
+  stage: string;
+  metricName: string;
+  expectedValue: string | null;
+  actualValue: string | null;
+  tolerance: string | null;
+  result: string;
+  queryVersion: string;
+  details: Prisma.JsonValue;
+  measuredAt: Date;
+}
+
+const METRIC_COLUMNS = selectList<MetricRecord>({
+  validationId: true,
+  runId: true,
+  stage: true,
+  metricName: true,
+  expectedValue: true,
+  actualValue: true,
+  tolerance: true,
+  result: true,
+  queryVersion: true,
+  details: true,
+  measuredAt: true,
+});
+
+export type RunRecord = Omit<RunRow, 'status'> & { status: RunStatus };
+export type PartitionRecord = Omit<PartitionRow, 'status'> & { status: PartitionStatus };
 /** A run's dispatch: GATE_READY calls, which have no run, are the gate's (src/domain/gate/gate-dispatches.ts). */
-export type DispatchRecord = Omit<LoadDispatch, 'status' | 'dispatchType' | 'runId'> & {
+export type DispatchRecord = Omit<DispatchRow, 'status' | 'dispatchType' | 'runId'> & {
   runId: string;
   status: DispatchStatus;
   dispatchType: DispatchType;
 };
-export type MetricRecord = LoadValidation;
 
-const runRecord = (run: LoadRun): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
-const partitionRecord = (p: LoadPartition): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
-const dispatchRecord = (d: LoadDispatch & { runId: string }): DispatchRecord => ({
+const runRecord = (run: RunRow): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
+const partitionRecord = (p: PartitionRow): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
+const dispatchRecord = (d: DispatchRow & { runId: string }): DispatchRecord => ({
   ...d,
   status: parseDispatchStatus(d.status),
   dispatchType: parseDispatchType(d.dispatchType),
 });
 
+/** Runs by id, in no particular order. */
+function runsById(tx: Tx, runIds: readonly string[]): Promise<RunRecord[]> {
+  return tx.$queryRaw<RunRow[]>`
+    SELECT ${RUN_COLUMNS} FROM nifi_ops.load_run WHERE run_id = ANY(${runIds}::uuid[])`.then((rows) => rows.map(runRecord));
+}
+
+/** Partitions of a run, by id, in partition order (src/realtime/run-progress.ts: the ones that changed). */
+export async function partitionsById(tx: Tx, runId: string, partitionIds: readonly string[]): Promise<PartitionRecord[]> {
+  const rows = await tx.$queryRaw<PartitionRow[]>`
+    SELECT ${PARTITION_COLUMNS} FROM nifi_ops.load_partition
+     WHERE run_id = ${runId}::uuid AND partition_id = ANY(${partitionIds}::text[])
+     ORDER BY partition_id`;
+  return rows.map(partitionRecord);
+}
+
 export async function getRun(tx: Tx, runId: string): Promise<RunRecord> {
-  const run = await tx.loadRun.findUnique({ where: { runId } });
+  const [run] = await tx.$queryRaw<RunRow[]>`SELECT ${RUN_COLUMNS} FROM nifi_ops.load_run WHERE run_id = ${runId}::uuid`;
   if (!run) throw new DomainError('RUN_NOT_FOUND', { runId });
   return runRecord(run);
 }
@@ -118,9 +345,24 @@ export async function listRuns(
      ORDER BY ${newestFirst ? Prisma.sql`started_at DESC, run_id DESC` : Prisma.sql`started_at, run_id`}
      LIMIT ${first + 1}`;
   const page = ids.slice(0, first).map((row) => row.run_id);
-  const runs = await tx.loadRun.findMany({ where: { runId: { in: page } } });
+  const runs = page.length ? await runsById(tx, page) : [];
   const byId = new Map(runs.map((run) => [run.runId, run]));
-  return { runs: page.flatMap((id) => (byId.has(id) ? [runRecord(byId.get(id)!)] : [])), hasNextPage: ids.length > first };
+  return { runs: page.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), hasNextPage: ids.length > first };
+}
+
+/**
+ * The runs, of these jobs (null: of every job), that are active or moved (heartbeat, completion, cleanup) since
+ * `since`, newest first: what a subscriber may have missed while the notifications were lost.
+ */
+export async function runsMovedSince(tx: Tx, jobKeys: string[] | null, since: Date, limit: number): Promise<string[]> {
+  const rows = await tx.$queryRaw<Array<{ run_id: string }>>`
+    SELECT run_id FROM nifi_ops.load_run
+     WHERE ${jobKeys ? Prisma.sql`job_key = ANY(${jobKeys}::text[])` : Prisma.sql`true`}
+       AND (status = ANY(${ACTIVE_RUN_STATUSES}::text[])
+            OR heartbeat_at >= ${since} OR completed_at >= ${since} OR cleaned_at >= ${since})
+     ORDER BY started_at DESC, run_id DESC
+     LIMIT ${limit}`;
+  return rows.map((row) => row.run_id);
 }
 
 /** Rows per read of a run's partitions. */
@@ -137,15 +379,21 @@ export async function listPartitions(tx: Tx, runId: string, status: string | nul
   const partitions: PartitionRecord[] = [];
   for (;;) {
     const last = partitions.at(-1)?.partitionId;
-    const page = await tx.loadPartition.findMany({
-      where: { runId, ...(status ? { status } : {}), ...(last !== undefined ? { partitionId: { gt: last } } : {}) },
-      orderBy: { partitionId: 'asc' },
-      take: PARTITION_PAGE,
-    });
+    const page = await tx.$queryRaw<PartitionRow[]>`
+      SELECT ${PARTITION_COLUMNS} FROM nifi_ops.load_partition
+       WHERE run_id = ${runId}::uuid
+         ${status ? Prisma.sql`AND status = ${status}` : Prisma.empty}
+         ${last !== undefined ? Prisma.sql`AND partition_id > ${last}` : Prisma.empty}
+       ORDER BY partition_id
+       LIMIT ${PARTITION_PAGE}`;
     partitions.push(...page.map(partitionRecord));
     if (page.length < PARTITION_PAGE) return partitions;
   }
 }
+
+/** One run by equality, which the subscriptions' shared reader (src/realtime/shared-reader.ts) can share. */
+const ofRuns = (runIds: readonly string[]): Prisma.Sql =>
+  runIds.length === 1 ? Prisma.sql`run_id = ${runIds[0]}::uuid` : Prisma.sql`run_id = ANY(${runIds}::uuid[])`;
 
 /**
  * Each run's partitions by status (statuses present only, in name order), in the order of runIds: one
@@ -156,30 +404,29 @@ export async function partitionCounts(
   tx: Tx,
   runIds: readonly string[],
 ): Promise<Array<Array<{ status: PartitionStatus; count: number }>>> {
-  const groups = await tx.loadPartition.groupBy({
-    by: ['runId', 'status'],
-    where: { runId: runIds.length === 1 ? runIds[0]! : { in: [...runIds] } },
-    _count: { _all: true },
-    orderBy: [{ runId: 'asc' }, { status: 'asc' }],
-  });
+  const groups = await tx.$queryRaw<Array<{ runId: string; status: string; count: number }>>`
+    SELECT run_id AS "runId", status, count(*)::int AS count FROM nifi_ops.load_partition
+     WHERE ${ofRuns(runIds)}
+     GROUP BY run_id, status
+     ORDER BY run_id, status`;
   const byRun = new Map<string, Array<{ status: PartitionStatus; count: number }>>(runIds.map((id) => [id, []]));
-  for (const g of groups) byRun.get(g.runId)?.push({ status: parsePartitionStatus(g.status), count: g._count._all });
+  for (const g of groups) byRun.get(g.runId)?.push({ status: parsePartitionStatus(g.status), count: g.count });
   return runIds.map((id) => byRun.get(id)!);
 }
 
 /** The rows each run's partitions have received in chunks so far, finished or not (0 without partitions). */
 export async function receivedRows(tx: Tx, runIds: readonly string[]): Promise<bigint[]> {
-  const sums = await tx.loadPartition.groupBy({
-    by: ['runId'],
-    where: { runId: runIds.length === 1 ? runIds[0]! : { in: [...runIds] } },
-    _sum: { receivedRows: true },
-  });
-  const byRun = new Map(sums.map((s) => [s.runId, s._sum.receivedRows ?? 0n]));
+  const sums = await tx.$queryRaw<Array<{ runId: string; receivedRows: bigint }>>`
+    SELECT run_id AS "runId", sum(received_rows)::bigint AS "receivedRows" FROM nifi_ops.load_partition
+     WHERE ${ofRuns(runIds)}
+     GROUP BY run_id`;
+  const byRun = new Map(sums.map((s) => [s.runId, s.receivedRows]));
   return runIds.map((id) => byRun.get(id) ?? 0n);
 }
 
 export async function listDispatches(tx: Tx, runId: string): Promise<DispatchRecord[]> {
-  const dispatches = await tx.loadDispatch.findMany({ where: { runId }, orderBy: [{ createdAt: 'asc' }, { dispatchId: 'asc' }] });
+  const dispatches = await tx.$queryRaw<DispatchRow[]>`
+    SELECT ${DISPATCH_COLUMNS} FROM nifi_ops.load_dispatch WHERE run_id = ${runId}::uuid ORDER BY created_at, dispatch_id`;
   return dispatches.map((d) => dispatchRecord({ ...d, runId }));
 }
 
@@ -187,7 +434,8 @@ const STAGE_ORDER = ['SOURCE', 'STAGING', 'TARGET'];
 
 /** Metrics ordered SOURCE, STAGING, TARGET, others, then by name (ref §3.20). */
 export async function listMetrics(tx: Tx, runId: string): Promise<MetricRecord[]> {
-  const rows = await tx.loadValidation.findMany({ where: { runId }, orderBy: [{ metricName: 'asc' }, { queryVersion: 'asc' }] });
+  const rows = await tx.$queryRaw<MetricRecord[]>`
+    SELECT ${METRIC_COLUMNS} FROM nifi_ops.load_validation WHERE run_id = ${runId}::uuid ORDER BY metric_name, query_version`;
   const rank = (stage: string) => (STAGE_ORDER.includes(stage) ? STAGE_ORDER.indexOf(stage) : STAGE_ORDER.length);
   return rows.sort((a, b) => rank(a.stage) - rank(b.stage));
 }

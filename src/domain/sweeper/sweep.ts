@@ -1,5 +1,6 @@
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
+import { inOneTransaction } from '../../db/operation.js';
 import { sweepEndedRuns } from './ended-runs.js';
 import { sweepObservationDeadlines } from './observation-deadlines.js';
 import { sweepRunDeadline } from './run-deadline.js';
@@ -77,3 +78,5 @@ export async function sweepOnce(tx: Tx, settings: SweeperSettings, afterCommit: 
   }
   return result;
 }
+
+export const sweepOnceOperation = inOneTransaction(sweepOnce);

@@ -4,6 +4,7 @@ import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
 import { judgeStage, stageMetrics } from './judge-metrics.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface MarkStageValidatedCommand {
   runId: string;
@@ -22,7 +23,7 @@ export interface MarkStageValidatedResult {
  * STAGING metrics pass and STAGE_COUNT, when present, equals the extracted count. A failing judgement is
  * a 200 with reasons and no state change: NiFi decides to call failRun.
  */
-export async function markStageValidated(tx: Tx, cmd: MarkStageValidatedCommand): Promise<MarkStageValidatedResult> {
+async function markStageValidated(tx: Tx, cmd: MarkStageValidatedCommand): Promise<MarkStageValidatedResult> {
   const run = await lockRun(tx, cmd.runId);
   const [counts] = await tx.$queryRaw<Array<{ extracted_count: bigint; staging_count: bigint | null }>>`
     SELECT extracted_count, staging_count FROM nifi_ops.load_run WHERE run_id = ${cmd.runId}::uuid`;
@@ -53,3 +54,5 @@ export async function markStageValidated(tx: Tx, cmd: MarkStageValidatedCommand)
   );
   return { stageValidated: true, runStatus: 'STAGING_VALIDATED', reasons: [], stagingCount: verdict.count };
 }
+
+export const markStageValidatedOperation = inOneTransaction(markStageValidated);

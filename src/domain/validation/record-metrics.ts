@@ -1,9 +1,10 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
 import type { RunStatus } from '../states.js';
 import type { JudgedStage } from './judge-metrics.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export const METRIC_RESULTS = ['PASS', 'FAIL', 'WARN'] as const;
 type MetricResult = (typeof METRIC_RESULTS)[number];
@@ -38,7 +39,7 @@ export interface RecordMetricsResult {
 }
 
 /** recordMetrics (ref §3.10): upserts NiFi's STAGING/TARGET metrics; the judging happens later, server-side. */
-export async function recordMetrics(tx: Tx, cmd: RecordMetricsCommand): Promise<RecordMetricsResult> {
+async function recordMetrics(tx: Tx, cmd: RecordMetricsCommand): Promise<RecordMetricsResult> {
   const run = await lockRun(tx, cmd.runId);
   if (run.status !== METRIC_STAGE_RUN_STATUS[cmd.stage]) {
     throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status, stage: cmd.stage });
@@ -72,3 +73,5 @@ export async function recordMetrics(tx: Tx, cmd: RecordMetricsCommand): Promise<
   }
   return { recorded: ms.length, failCount: failed.length, runStatus: run.status };
 }
+
+export const recordMetricsOperation = inOneTransaction(recordMetrics);

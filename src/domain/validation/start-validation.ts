@@ -1,10 +1,11 @@
 import type { Tx } from '../../db/client.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
 import { ACKABLE_DISPATCH_STATUSES, type RunStatus } from '../states.js';
 import { transitionDispatch, transitionRun } from '../transitions.js';
+import { inOneTransaction } from '../../db/operation.js';
 
 export interface StartValidationCommand {
   runId: string;
@@ -31,7 +32,7 @@ export interface StartValidationResult {
  * startValidation (ref §3.9): the validation flow's first call is the ACK of its VALIDATE_RUN dispatch and
  * the dedup gate — only the EXTRACTED_VALIDATED → STAGE_VALIDATING winner gets the run's context.
  */
-export async function startValidation(tx: Tx, cmd: StartValidationCommand): Promise<StartValidationResult> {
+async function startValidation(tx: Tx, cmd: StartValidationCommand): Promise<StartValidationResult> {
   const run = await lockRun(tx, cmd.runId);
   const dispatches = await tx.$queryRaw<Array<{ status: string }>>`
     SELECT status FROM nifi_ops.load_dispatch
@@ -96,3 +97,5 @@ export async function startValidation(tx: Tx, cmd: StartValidationCommand): Prom
     sourceMetrics: Object.fromEntries(metrics.map((m) => [m.metric_name, m.actual_value])),
   };
 }
+
+export const startValidationOperation = inOneTransaction(startValidation);

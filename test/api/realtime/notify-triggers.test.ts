@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { createRun, startRun } from '../../support/fixtures.js';
-import { ALERT_CHANNEL, RUN_CHANGED_CHANNEL } from '../../../src/realtime/channels.js';
+import { ALERT_CHANNEL, RUN_CHANGED_CHANNEL } from '../../../src/db/channels.js';
 
 let api: TestApi;
 let listener: pg.Client;

@@ -5,13 +5,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiMetrics } from '../../../src/server/metrics.js';
 import { createApiServer } from '../../../src/server/app.js';
-import { createLogger } from '../../../src/server/logger.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { FAIL_RUN, JOB, chunkInput, claim, createRun, report, startRun } from '../../support/fixtures.js';
 import { subscribe, type SseSubscription } from '../../support/sse.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
-import { RUN_PROGRESS_CHANNEL } from '../../../src/realtime/channels.js';
-import { createProgressNotifier } from '../../../src/realtime/progress.js';
+import { RUN_PROGRESS_CHANNEL } from '../../../src/db/channels.js';
+import { createProgressNotifier } from '../../../src/db/progress-notifier.js';
 import { REALTIME_APPLICATION_NAME, startRealtime } from '../../../src/realtime/realtime.js';
 import { until } from '../../support/until.js';
 

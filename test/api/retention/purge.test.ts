@@ -18,7 +18,7 @@ import { defineGate, observed, readinessOf, toSuccess, unique, OBSERVATIONS, PUB
 import { startTcpProxy } from '../../support/tcp-proxy.js';
 import { testWorker, workerConfig } from '../../support/worker.js';
 import { createDb, type Db } from '../../../src/db/client.js';
-import { DomainError } from '../../../src/domain/errors.js';
+import { DomainError } from '../../../src/contract/errors.js';
 import { inTransaction } from '../../../src/db/transaction.js';
 import { Prisma } from '../../../src/generated/prisma/client.js';
 import {

@@ -6,7 +6,7 @@ import { startTestApi, type TestApi } from '../../support/api.js';
 import { DEFINE_GATE, defineGate, observed, readinessOf, unique, type ExpectedByInput } from '../../support/gate-fixtures.js';
 import { subscribe } from '../../support/sse.js';
 import { inTransaction } from '../../../src/db/transaction.js';
-import { DomainError } from '../../../src/domain/errors.js';
+import { DomainError } from '../../../src/contract/errors.js';
 import { defineGate as defineGateInTx } from '../../../src/domain/gate/define-gate.js';
 import { sweepOnce } from '../../../src/domain/sweeper/sweep.js';
 

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { until } from '../../support/until.js';
-import { createLogger } from '../../../src/server/logger.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { startListener, type Listener, type ListenRoute } from '../../../src/db/listener.js';
 
 const APPLICATION_NAME = 'listener test';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../../../src/domain/errors.js';
-import { DISPATCH_CHANNEL, RUN_PROGRESS_CHANNEL } from '../../../src/realtime/channels.js';
+import { DomainError } from '../../../src/contract/errors.js';
+import { DISPATCH_CHANNEL, RUN_PROGRESS_CHANNEL } from '../../../src/db/channels.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { createDb, type Db } from '../../../src/db/client.js';
 import { isRetryableConflict } from '../../../src/db/errors.js';

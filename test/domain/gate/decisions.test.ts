@@ -3,11 +3,12 @@
 // observations and Load Control runs alike, whichever code path moved the run — and at a gate's definition.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unique } from '../../support/gate-fixtures.js';
-import { inStatement, inTransaction } from '../../../src/db/transaction.js';
-import { reportChunk } from '../../../src/domain/chunks/report-chunk.js';
+import { perform } from '../../../src/db/operation.js';
+import { inTransaction } from '../../../src/db/transaction.js';
+import { reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
 import { DECIDED_AT_DEFINITION } from '../../../src/domain/gate/decisions.js';
 import { recordObservation } from '../../../src/domain/gate/record-observation.js';
-import { failRun } from '../../../src/domain/runs/fail-run.js';
+import { failRunOperation } from '../../../src/domain/runs/fail-run.js';
 import {
   ACTOR,
   chunk,
@@ -132,17 +133,15 @@ describe('readiness decided once, for Load Control runs', () => {
     expect(await decisionsOf(t, consumer, D)).toEqual([]); // PUBLISHED is still RUNNING
     await succeeded(t, first.runId);
     const second = await createdRun(t, { jobKey, businessKey: D });
-    const failed = await inTransaction(t.db, (tx) =>
-      failRun(tx, {
-        runId: second.runId,
-        expectedStatus: 'CREATED',
-        failStatus: 'FAILED_MANIFEST',
-        errorStage: 'MANIFEST',
-        errorCode: 'E',
-        message: '',
-        actor: ACTOR,
-      }),
-    );
+    const failed = await perform(t.db, failRunOperation, {
+      runId: second.runId,
+      expectedStatus: 'CREATED',
+      failStatus: 'FAILED_MANIFEST',
+      errorStage: 'MANIFEST',
+      errorCode: 'E',
+      message: '',
+      actor: ACTOR,
+    });
     expect(failed.runStatus).toBe('FAILED_MANIFEST');
     const third = await publishedRun(t, [3, 4], { jobKey, businessKey: D });
     await succeeded(t, third.runId);
@@ -174,7 +173,7 @@ describe('readiness decided once, for Load Control runs', () => {
     const run = await startedRun(t, [3], { jobKey, businessKey: D });
     const { claimToken } = await claimed(t, run.runId, '0000');
     // two rows where three were expected: report_chunk fails the partition and the run (in SQL)
-    const failed = await inStatement(t.db, (sql, afterCommit) => reportChunk(sql, chunk(run, '0000', claimToken, 0, 1, 2), afterCommit));
+    const failed = await perform(t.db, reportChunkOperation, chunk(run, '0000', claimToken, 0, 1, 2));
     expect(failed).toMatchObject({ partitionStatus: 'FAILED', runStatus: 'FAILED_EXTRACT' });
     expect((await readinessOf(t, consumer, D)).jobs[0]).toMatchObject({ reason: 'FAILED', latest: { runId: run.runId } });
     await createdRun(t, { jobKey, businessKey: `${D}_EU` });

@@ -1,27 +1,27 @@
-// The domain tier's world: a database cloned from the migrated template and the domain functions called directly,
-// each in the transaction (or single statement) the API would run it in — no HTTP, no GraphQL. Fixtures build the
-// ledger through those functions, as the API's resolvers would, with the actor named here.
+// The domain tier's world: a database cloned from the migrated template and the domain operations performed
+// directly, each in the mode it declares (src/db/operation.ts) — no HTTP, no GraphQL. Fixtures build the ledger
+// through those operations, as the API's resolvers would, with the actor named here.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { Config } from '../../../src/config/config.js';
 import { createDb, type Db } from '../../../src/db/client.js';
-import { inStatement, inTransaction } from '../../../src/db/transaction.js';
-import { reportChunk } from '../../../src/domain/chunks/report-chunk.js';
+import { perform } from '../../../src/db/operation.js';
+import { reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
 import { currentDecisions, listDecisions, MAX_DECISIONS_PAGE } from '../../../src/domain/gate/decisions.js';
-import { type DefineGateCommand, defineGate } from '../../../src/domain/gate/define-gate.js';
+import { type DefineGateCommand, defineGateOperation } from '../../../src/domain/gate/define-gate.js';
 import { readiness } from '../../../src/domain/gate/ledger.js';
 import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
-import { recordObservation } from '../../../src/domain/gate/record-observation.js';
-import { registerManifest } from '../../../src/domain/manifest/register-manifest.js';
-import { claimPartition } from '../../../src/domain/partitions/claim-partition.js';
-import { claimPublish } from '../../../src/domain/publish/claim-publish.js';
-import { markSuccess } from '../../../src/domain/publish/mark-success.js';
-import { reportPublishResult } from '../../../src/domain/publish/report-publish-result.js';
-import { createRun, type CreateRunCommand, type CreateRunResult } from '../../../src/domain/runs/create-run.js';
-import { markStageValidated } from '../../../src/domain/validation/mark-stage-validated.js';
-import { recordMetrics } from '../../../src/domain/validation/record-metrics.js';
-import { startValidation } from '../../../src/domain/validation/start-validation.js';
+import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
+import { registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
+import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
+import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
+import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
+import { reportPublishResultOperation } from '../../../src/domain/publish/report-publish-result.js';
+import { type CreateRunCommand, type CreateRunResult, createRunOperation } from '../../../src/domain/runs/create-run.js';
+import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
+import { recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
+import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
 import { type ConfigOverrides, testConfig } from '../../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { HDFS_ROOT, JOB, partitionsFor } from '../../support/fixtures.js';
@@ -75,7 +75,7 @@ export async function createdRun(t: DomainTest, overrides: Partial<CreateRunComm
     actor: ACTOR,
     ...overrides,
   };
-  const run = await inTransaction(t.db, (tx, afterCommit) => createRun(tx, cmd, afterCommit));
+  const run = await perform(t.db, createRunOperation, cmd);
   return { ...run, businessKey: cmd.businessKey };
 }
 
@@ -84,32 +84,24 @@ export async function startedRun(t: DomainTest, counts: number[], create: Partia
   const run = await createdRun(t, create);
   const partitions = partitionsFor(counts).map((p) => ({ ...p, expectedRowCount: BigInt(p.expectedRowCount) }));
   const total = counts.reduce((a, b) => a + b, 0);
-  await inTransaction(t.db, (tx, afterCommit) =>
-    registerManifest(
-      tx,
-      {
-        runId: run.runId,
-        snapshotScn: '1234567890',
-        sourceCount: BigInt(total),
-        sourceNullSplitCount: 0n,
-        sourceMinSplit: '1',
-        sourceMaxSplit: String(1 + counts.length * 1000),
-        plannedPartitionCount: partitions.length,
-        sourceMetrics: { AMOUNT_SUM: '123.45' },
-        sourceMetricsVersion: 'v1',
-        partitions,
-        actor: ACTOR,
-      },
-      afterCommit,
-    ),
-  );
+  await perform(t.db, registerManifestOperation, {
+    runId: run.runId,
+    snapshotScn: '1234567890',
+    sourceCount: BigInt(total),
+    sourceNullSplitCount: 0n,
+    sourceMinSplit: '1',
+    sourceMaxSplit: String(1 + counts.length * 1000),
+    plannedPartitionCount: partitions.length,
+    sourceMetrics: { AMOUNT_SUM: '123.45' },
+    sourceMetricsVersion: 'v1',
+    partitions,
+    actor: ACTOR,
+  });
   return run;
 }
 
 export async function claimed(t: DomainTest, runId: string, partitionId: string, claimToken = randomUUID()) {
-  const result = await inStatement(t.db, (sql, afterCommit) =>
-    claimPartition(sql, { runId, partitionId, claimToken, workerNode: 'nifi-01', actor: ACTOR }, afterCommit),
-  );
+  const result = await perform(t.db, claimPartitionOperation, { runId, partitionId, claimToken, workerNode: 'nifi-01', actor: ACTOR });
   return { ...result, claimToken };
 }
 
@@ -147,7 +139,7 @@ export async function extractedRun(
     if (count === 0) continue;
     const partitionId = String(i).padStart(4, '0');
     const { claimToken } = await claimed(t, run.runId, partitionId);
-    await inStatement(t.db, (sql, afterCommit) => reportChunk(sql, chunk(run, partitionId, claimToken, 0, 1, count), afterCommit));
+    await perform(t.db, reportChunkOperation, chunk(run, partitionId, claimToken, 0, 1, count));
   }
   const { rows } = await t.sql.query<{ dispatch_id: string; status: string }>(
     `SELECT dispatch_id::text, r.status FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r USING (run_id)
@@ -161,21 +153,22 @@ export async function extractedRun(
 /** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
 export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
   const run = await extractedRun(t, counts, create);
-  const started = await inTransaction(t.db, (tx) =>
-    startValidation(tx, { runId: run.runId, dispatchId: run.dispatchId, node: 'nifi-01', actor: ACTOR }),
-  );
+  const started = await perform(t.db, startValidationOperation, {
+    runId: run.runId,
+    dispatchId: run.dispatchId,
+    node: 'nifi-01',
+    actor: ACTOR,
+  });
   expect(started.started).toBe(true);
   const total = String(counts.reduce((a, b) => a + b, 0));
-  await inTransaction(t.db, (tx) =>
-    recordMetrics(tx, {
-      runId: run.runId,
-      stage: 'STAGING',
-      queryVersion: 'v1',
-      metrics: [pass('STAGE_COUNT', total), pass('DUP_PK_COUNT', '0')],
-      actor: ACTOR,
-    }),
-  );
-  const validated = await inTransaction(t.db, (tx) => markStageValidated(tx, { runId: run.runId, actor: ACTOR }));
+  await perform(t.db, recordMetricsOperation, {
+    runId: run.runId,
+    stage: 'STAGING',
+    queryVersion: 'v1',
+    metrics: [pass('STAGE_COUNT', total), pass('DUP_PK_COUNT', '0')],
+    actor: ACTOR,
+  });
+  const validated = await perform(t.db, markStageValidatedOperation, { runId: run.runId, actor: ACTOR });
   expect(validated.stageValidated).toBe(true);
   return run;
 }
@@ -193,9 +186,7 @@ const pass = (metricName: string, value: string) => ({
 export async function publishingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
   const run = await stagingValidatedRun(t, counts, create);
   const publishToken = randomUUID();
-  const claim = await inTransaction(t.db, (tx, afterCommit) =>
-    claimPublish(tx, { runId: run.runId, publishToken, actor: ACTOR }, afterCommit),
-  );
+  const claim = await perform(t.db, claimPublishOperation, { runId: run.runId, publishToken, actor: ACTOR });
   expect(claim).toEqual({ claimed: true, runStatus: 'PUBLISHING' });
   return { ...run, publishToken };
 }
@@ -203,28 +194,30 @@ export async function publishingRun(t: DomainTest, counts: number[] = [3, 4], cr
 /** publishingRun, published: PUBLISHED, with the publish token that owns it. */
 export async function publishedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
   const run = await publishingRun(t, counts, create);
-  const result = await inTransaction(t.db, (tx) =>
-    reportPublishResult(tx, {
-      runId: run.runId,
-      publishToken: run.publishToken,
-      outcome: 'PUBLISHED',
-      errorCode: null,
-      message: '',
-      queryId: null,
-      details: {},
-      actor: ACTOR,
-    }),
-  );
+  const result = await perform(t.db, reportPublishResultOperation, {
+    runId: run.runId,
+    publishToken: run.publishToken,
+    outcome: 'PUBLISHED',
+    errorCode: null,
+    message: '',
+    queryId: null,
+    details: {},
+    actor: ACTOR,
+  });
   expect(result).toEqual({ runStatus: 'PUBLISHED', changed: true });
   return run;
 }
 
 /** A PUBLISHED run (of 7 rows) validated and marked SUCCESS. */
 export async function succeeded(t: DomainTest, runId: string): Promise<void> {
-  await inTransaction(t.db, (tx) =>
-    recordMetrics(tx, { runId, stage: 'TARGET', queryVersion: 'v1', metrics: [pass('TARGET_COUNT', '7')], actor: ACTOR }),
-  );
-  const result = await inTransaction(t.db, (tx) => markSuccess(tx, { runId, targetCount: 7n, actor: ACTOR }));
+  await perform(t.db, recordMetricsOperation, {
+    runId,
+    stage: 'TARGET',
+    queryVersion: 'v1',
+    metrics: [pass('TARGET_COUNT', '7')],
+    actor: ACTOR,
+  });
+  const result = await perform(t.db, markSuccessOperation, { runId, targetCount: 7n, actor: ACTOR });
   expect(result.runStatus).toBe('SUCCESS');
 }
 
@@ -232,9 +225,15 @@ export async function succeeded(t: DomainTest, runId: string): Promise<void> {
 
 /** Defines (or redefines) a gate, as an operator would. */
 export function gateDefined(t: DomainTest, consumer: string, requiredJobs: string[], more: Partial<DefineGateCommand> = {}) {
-  return inTransaction(t.db, (tx) =>
-    defineGate(tx, { consumer, requiredJobs, boundJobKey: null, notifyUrl: null, expectedBy: [], actor: 'alice-operator', ...more }),
-  );
+  return perform(t.db, defineGateOperation, {
+    consumer,
+    requiredJobs,
+    boundJobKey: null,
+    notifyUrl: null,
+    expectedBy: [],
+    actor: 'alice-operator',
+    ...more,
+  });
 }
 
 export interface Observation {
@@ -246,17 +245,15 @@ export interface Observation {
 
 /** Records an upstream attempt's observation; its run id and start are derived from job, date and attempt. */
 export function observed(t: DomainTest, { jobId, businessDate, attempt = 1, state }: Observation) {
-  return inTransaction(t.db, (tx) =>
-    recordObservation(tx, {
-      jobId,
-      businessDate,
-      attempt,
-      runId: `run-${jobId}-${businessDate}-${attempt}`,
-      state,
-      startedAt: new Date(`${businessDate}T06:00:00Z`),
-      actor: ACTOR,
-    }),
-  );
+  return perform(t.db, recordObservationOperation, {
+    jobId,
+    businessDate,
+    attempt,
+    runId: `run-${jobId}-${businessDate}-${attempt}`,
+    state,
+    startedAt: new Date(`${businessDate}T06:00:00Z`),
+    actor: ACTOR,
+  });
 }
 
 /** The recorded readiness decisions of a consumer for a date, oldest first. */

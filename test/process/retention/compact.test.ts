@@ -6,7 +6,7 @@ import { runCli } from '../../support/cli.js';
 import { createLoginRole } from '../../support/database.js';
 import { applicationGrants } from '../../../src/db/grants.js';
 import { chunkInput, claim, report, startRun, type CreatedRun } from '../../support/fixtures.js';
-import { compactedTables } from '../../../src/compact-command.js';
+import { compactedTables } from '../../../src/commands/compact.js';
 import {
   COMPACTED_TABLES,
   CompactionRefusedError,

@@ -1,6 +1,6 @@
 // The error envelope alone, through yoga.fetch on a small schema: no database, no HTTP server.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ERROR_HTTP_STATUS, type ErrorCode } from '../../../src/domain/errors.js';
+import { ERROR_HTTP_STATUS, type ErrorCode } from '../../../src/contract/errors.js';
 import { ACTORS, capturingLogger, post, smallYoga } from '../../support/small-api.js';
 import { useErrorEnvelope, useUnsupportedMediaType } from '../../../src/server/error-envelope.js';
 import { useRequestId } from '../../../src/server/request-id.js';

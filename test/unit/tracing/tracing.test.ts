@@ -2,8 +2,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Collector, STATUS, startCollector } from '../../support/otlp-collector.js';
 import { until } from '../../support/until.js';
-import { DomainError } from '../../../src/domain/errors.js';
-import { createLogger } from '../../../src/server/logger.js';
+import { DomainError } from '../../../src/contract/errors.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { activeTracer, currentTraceparent, inSpan, inTraceparent, startTracing, type Tracing } from '../../../src/tracing/tracing.js';
 
 const log = createLogger({ level: 'fatal', format: 'json' }, 'tracing-test');

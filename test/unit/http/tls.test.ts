@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestCertificates, fingerprintOf, type TestCertificates } from '../../support/certificates.js';
 import { httpsRequest } from '../../support/https-request.js';
 import { ConfigError } from '../../../src/config/config.js';
-import { createHttpServer, type HttpServer, type ServerTlsConfig } from '../../../src/server/tls.js';
+import { createHttpServer, type HttpServer, type ServerTlsConfig } from '../../../src/http/tls.js';
 
 let certs: TestCertificates;
 const servers: HttpServer[] = [];

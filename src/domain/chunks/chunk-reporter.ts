@@ -1,15 +1,15 @@
 import { type Context, SpanKind, trace } from '@opentelemetry/api';
 import { ATTR_DB_OPERATION_BATCH_SIZE } from '@opentelemetry/semantic-conventions';
-import { captureContext, inContext, inSpan } from '../tracing/tracing.js';
-import type { Db } from './client.js';
-import { inStatement } from './transaction.js';
+import { captureContext, inContext, inSpan } from '../../tracing/tracing.js';
+import type { Db } from '../../db/client.js';
+import { perform } from '../../db/operation.js';
 import {
   checkChunkReport,
-  reportChunk,
-  reportChunks,
+  reportChunkOperation,
+  reportChunksOperation,
   type ReportChunkCommand,
   type ReportChunkResult,
-} from '../domain/chunks/report-chunk.js';
+} from './report-chunk.js';
 
 export interface ChunkReporter {
   report(cmd: ReportChunkCommand): Promise<ReportChunkResult>;
@@ -50,10 +50,7 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
   let inFlight = 0;
 
   const sendAlone = (pending: Pending): Promise<void> =>
-    inContext(pending.traceContext, () => inStatement(db, (sql, afterCommit) => reportChunk(sql, pending.cmd, afterCommit))).then(
-      pending.resolve,
-      pending.reject,
-    );
+    inContext(pending.traceContext, () => perform(db, reportChunkOperation, pending.cmd)).then(pending.resolve, pending.reject);
 
   /** A batch's statement belongs to its first report's trace, linked to the others' (a group commit span). */
   const inBatchSpan = <T>(batch: Pending[], send: () => Promise<T>): Promise<T> =>
@@ -80,12 +77,10 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
     let answers: Array<ReportChunkResult | null>;
     try {
       answers = await inBatchSpan(batch, () =>
-        inStatement(db, (sql, afterCommit) =>
-          reportChunks(
-            sql,
-            batch.map((pending) => pending.cmd),
-            afterCommit,
-          ),
+        perform(
+          db,
+          reportChunksOperation,
+          batch.map((pending) => pending.cmd),
         ),
       );
     } catch {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBefore } from '../../src/purge-command.js';
+import { parseBefore } from '../../../src/commands/purge.js';
 
 const NOW = new Date('2026-12-01T12:00:00Z');
 

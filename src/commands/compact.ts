@@ -1,15 +1,18 @@
 // `load-control compact [--table T] [--dry-run]`: gives the space a purge freed back to the operating system,
 // online (src/domain/retention/compact.ts), and prints each table's size before and after.
-import type pg from 'pg';
+import pg from 'pg';
+import { ConfigError } from '../config/config.js';
 import {
   COMPACTED_TABLES,
+  CompactionRefusedError,
   compactLedger,
   estimateCompactHeap,
   isCompactedTable,
   tableSizes,
   type CompactedTable,
   type TableSizes,
-} from './domain/retention/compact.js';
+} from '../domain/retention/compact.js';
+import { asProcess, checkedOption, migrationUrl, requireCurrentSchema, type Command } from './process.js';
 
 const MB = 2 ** 20;
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
@@ -22,14 +25,14 @@ export function compactedTables(names: readonly string[]): CompactedTable[] {
   return names.length ? COMPACTED_TABLES.filter((table) => names.includes(table)) : [...COMPACTED_TABLES];
 }
 
-export interface CompactCommand {
+interface CompactCommand {
   client: pg.Client;
   tables: CompactedTable[];
   dryRun: boolean;
   print: (line: string) => void;
 }
 
-export async function runCompactCommand({ client, tables, dryRun, print }: CompactCommand): Promise<void> {
+async function runCompactCommand({ client, tables, dryRun, print }: CompactCommand): Promise<void> {
   if (dryRun) {
     for (const table of tables) {
       const sizes = await tableSizes(client, table);
@@ -57,3 +60,31 @@ export async function runCompactCommand({ client, tables, dryRun, print }: Compa
     );
   }
 }
+
+export const compact: Command = {
+  usage: `  compact [--table T]… [--dry-run]
+                        after a large purge, give the ledger tables' free space back online (as
+                        database.migrationUrl: VACUUM and REINDEX need the tables' owner); prints the
+                        sizes before and after; --dry-run prints the sizes and an estimate only`,
+  run: (invocation) =>
+    asProcess(invocation, async (context) => {
+      const { config, shutdown, options } = context;
+      const tables = checkedOption(() => compactedTables(options.table ?? []));
+      const url = await migrationUrl(context);
+      await requireCurrentSchema(context, url);
+      const client = new pg.Client({
+        connectionString: url,
+        application_name: 'load-control compact',
+        connectionTimeoutMillis: config.database.connectTimeout,
+      });
+      await client.connect();
+      shutdown.close('database', () => client.end());
+      try {
+        await runCompactCommand({ client, tables, dryRun: options['dry-run'] ?? false, print: (line) => console.log(line) });
+      } catch (error) {
+        if (error instanceof CompactionRefusedError) throw new ConfigError([error.message]);
+        throw error;
+      }
+      return 'done';
+    }),
+};

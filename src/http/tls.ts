@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import tls, { type TLSSocket } from 'node:tls';
 import { ConfigError, type Config } from '../config/config.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 
 export type ServerTlsConfig = NonNullable<Config['server']['tls']>;
 

@@ -1,8 +1,9 @@
 // `load-control purge [--before DATE] [--dry-run]`: the ledger retention of the sweeper, run to the end by hand.
-import type { Db } from './db/client.js';
-import { inTransaction } from './db/transaction.js';
-import { INSTANT_PATTERN, calendarDate } from './domain/gate/business-date.js';
-import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurge, purgeLedger, type RowCounts } from './domain/retention/purge.js';
+import { createDb, type Db } from '../db/client.js';
+import { perform } from '../db/operation.js';
+import { INSTANT_PATTERN, calendarDate } from '../domain/gate/business-date.js';
+import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurgeOperation, purgeLedger, type RowCounts } from '../domain/retention/purge.js';
+import { asProcess, checkedOption, openDatabase, requireCurrentSchema, type Command } from './process.js';
 
 /**
  * The cutoff `--before` names: a date (its midnight UTC) or a timestamp with an offset, never in the future.
@@ -22,17 +23,17 @@ export function parseBefore(text: string, now: Date): Date {
 
 const formatRows = (rows: RowCounts): string => PURGED_TABLES.map((table) => `${table}=${rows[table]}`).join(' ');
 
-export interface PurgeCommand {
+interface PurgeCommand {
   db: Db;
   before: Date;
   dryRun: boolean;
   print: (line: string) => void;
 }
 
-export async function runPurgeCommand({ db, before, dryRun, print }: PurgeCommand): Promise<void> {
+async function runPurgeCommand({ db, before, dryRun, print }: PurgeCommand): Promise<void> {
   const cutoff = before.toISOString();
   if (dryRun) {
-    const runs = await inTransaction(db, (tx) => previewPurge(tx, before));
+    const runs = await perform(db, previewPurgeOperation, before);
     const total = noRows();
     for (const run of runs) {
       for (const table of PURGED_TABLES) total[table] += run.rows[table];
@@ -54,3 +55,24 @@ export async function runPurgeCommand({ db, before, dryRun, print }: PurgeComman
     `purged ${summary.purgedRuns.length} runs ended before ${cutoff} in ${summary.batches} batches: deleted ${formatRows(summary.deleted)}`,
   );
 }
+
+export const purge: Command = {
+  usage: `  purge [--before DATE] [--dry-run]
+                        delete the details of runs that ended before DATE (default: now − retention.ledger),
+                        keeping each run's summary; --dry-run prints what would go and changes nothing`,
+  run: (invocation) =>
+    asProcess(invocation, async (context) => {
+      const { config, shutdown, options } = context;
+      const now = new Date();
+      const before =
+        options.before === undefined
+          ? new Date(now.getTime() - config.retention.ledger)
+          : checkedOption(() => parseBefore(options.before as string, now));
+      const { url } = await openDatabase(context, false);
+      await requireCurrentSchema(context, url);
+      const db = createDb(url, { poolSize: 1, timeouts: config.database });
+      shutdown.close('database', () => db.close());
+      await runPurgeCommand({ db, before, dryRun: options['dry-run'] ?? false, print: (line) => console.log(line) });
+      return 'done';
+    }),
+};

@@ -1,10 +1,10 @@
 // The operator's commands against a real API: tables, --json, what each action does, and the exit codes.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, TOKENS, type TestApi, type TokenName } from '../support/api.js';
-import { freePort, runCli } from '../support/cli.js';
-import { claim, completeRun, createRun, startRun, toPublishUnknown } from '../support/fixtures.js';
-import { EXIT_CODES, formatTable, runOperatorCommand } from '../../src/operator-commands.js';
+import { startTestApi, TOKENS, type TestApi, type TokenName } from '../../support/api.js';
+import { freePort, runCli } from '../../support/cli.js';
+import { claim, completeRun, createRun, startRun, toPublishUnknown } from '../../support/fixtures.js';
+import { EXIT_CODES, formatTable, runOperatorCommand } from '../../../src/commands/operator.js';
 
 let api: TestApi;
 beforeAll(async () => {
