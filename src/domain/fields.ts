@@ -10,10 +10,17 @@ export const jobKey = z.string().regex(/^[A-Z0-9_]{1,200}$/, 'must match ^[A-Z0-
 export const businessKey = z.string().regex(/^[0-9A-Za-z_.:-]{1,200}$/, 'must match ^[0-9A-Za-z_.:-]{1,200}$');
 export const partitionId = z.string().regex(/^([0-9]{4}|NULL)$/, 'must be four digits or NULL');
 export const tablePrefix = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,60}$/, 'must match ^[A-Za-z_][A-Za-z0-9_]{0,60}$');
-export const hdfsPath = z
-  .string()
-  .regex(/^\/[A-Za-z0-9_.=/-]{1,1499}$/, 'must be an absolute path of [A-Za-z0-9_.=/-], at most 1500 characters')
-  .refine((p) => !p.split('/').includes('..'), 'must not contain a .. segment');
+/**
+ * The one rule for an HDFS path the ledger takes (a run's root, a chunk's file, a deleted directory): absolute,
+ * of [A-Za-z0-9_.=/-], at most `max` characters. Whether it climbs out with a `..` segment is each field's own
+ * refusal (INVALID_HDFS_ROOT, HDFS_PATH_OUTSIDE_RUN, INVALID_INPUT), decided with climbsOut.
+ */
+export const hdfsPath = (max: number) =>
+  z
+    .string()
+    .regex(new RegExp(`^/[A-Za-z0-9_.=/-]{0,${max - 1}}$`), `must be an absolute path of [A-Za-z0-9_.=/-], at most ${max} characters`);
+/** A `..` segment: the path leaves the directory it starts in. */
+export const climbsOut = (path: string): boolean => path.split('/').includes('..');
 /** Free text stored in varchar(n): n characters at most. */
 export const text = (max: number) => z.string().max(max, `at most ${max} characters`);
 export const requiredText = (max: number) => z.string().min(1, 'must not be empty').max(max, `at most ${max} characters`);

@@ -63,7 +63,11 @@ const RecordCleanupPayload = builder.objectRef<RecordCleanupResult>('RecordClean
 defineMutation('recordCleanup', {
   roles: NIFI_OR_OPERATOR,
   description: 'Records that the staging table was dropped and the run path deleted; the API deletes nothing itself.',
-  input: z.object({ runId: uuid, droppedTable: f.optional(f.text(300)), deletedPath: f.optional(f.hdfsPath) }),
+  input: z.object({
+    runId: uuid,
+    droppedTable: f.optional(f.text(300)),
+    deletedPath: f.optional(f.hdfsPath(1500).refine((p) => !f.climbsOut(p), 'must not contain a .. segment')),
+  }),
   payload: RecordCleanupPayload,
   run: (cmd, ctx) => perform(ctx.services.db, recordCleanupOperation, { ...cmd, retention: ctx.services.config.cleanup }),
 });

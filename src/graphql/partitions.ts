@@ -60,11 +60,7 @@ defineMutation('reportChunk', {
     chunkIndex: f.int32(0),
     chunkCount: f.int32(1, 1_000_000),
     fragmentIdentifier: f.optional(f.text(100)),
-    hdfsPath: z
-      .string()
-      .min(1, 'must not be empty')
-      .max(1500, 'at most 1500 characters')
-      .regex(/^\/\S*$/, 'must be an absolute path without spaces'),
+    hdfsPath: f.hdfsPath(1500),
     recordCount: f.count,
     byteCount: f.optional(f.count),
   }),

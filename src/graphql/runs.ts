@@ -351,7 +351,7 @@ defineMutation('createRun', {
   input: z.object({
     jobKey: f.jobKey,
     businessKey: f.businessKey,
-    hdfsRoot: z.string().regex(/^\/[A-Za-z0-9_.=/-]{0,999}$/, 'must be an absolute path of [A-Za-z0-9_.=/-], at most 1000 characters'),
+    hdfsRoot: f.hdfsPath(1000),
     stageTablePrefix: f.tablePrefix,
     allowEmptySource: f.withDefault(z.boolean(), false),
     parameters: f.optional(f.jsonObject, {}),

@@ -32,6 +32,7 @@ import type { Logger } from '../logging/logger.js';
 import { currentTraceparent, failSpan, inSpan, LC_ATTRIBUTES } from '../tracing/tracing.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createReceiverClient } from './http-post.js';
+import { createPollLoop } from './poll-loop.js';
 
 const DISPATCHER_ACTOR = 'dispatcher';
 export const LISTEN_APPLICATION_NAME = 'load-control-dispatcher';
@@ -267,44 +268,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   let listener: Listener | undefined;
-  let loop: Promise<void> | undefined;
-  let woken = false;
-  let interrupt: (() => void) | undefined;
-
-  const wake = () => {
-    woken = true;
-    interrupt?.();
-  };
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (woken || stopping) return resolve();
-      const timer = setTimeout(resolve, ms);
-      interrupt = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      interrupt = undefined;
-    });
-
-  async function run(): Promise<void> {
-    while (!stopping) {
-      // cleared before the pass: a wake-up arriving during the pass makes the next one start at once
-      woken = false;
-      try {
-        await dispatchOnce();
-      } catch (error) {
-        log.error({ err: error }, 'dispatch_loop_error');
-      }
-      await sleep(policy.pollInterval);
-    }
-  }
+  const loop = createPollLoop({
+    pass: dispatchOnce,
+    intervalMs: policy.pollInterval,
+    onError: (error) => log.error({ err: error }, 'dispatch_loop_error'),
+  });
 
   return {
     dispatchOnce,
     start() {
-      if (loop) return;
+      if (listener) return;
       if (options.listener) {
         listener = options.listener;
       } else {
@@ -312,13 +285,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         listener = startListener({ url: config.database.url, log, applicationName: LISTEN_APPLICATION_NAME, timeouts: config.database });
       }
       // every (re)connect wakes it too: hints sent while the connection was down are lost
-      listener.route({ channels: [DISPATCH_CHANNEL], onNotification: wake, onListening: wake });
-      loop = run();
+      listener.route({ channels: [DISPATCH_CHANNEL], onNotification: loop.wake, onListening: loop.wake });
+      loop.start();
     },
     async stop() {
       stopping = true;
-      interrupt?.();
-      await loop;
+      await loop.stop();
       if (!options.listener) await listener?.close();
     },
     listening: () => listener?.connected() ?? false,

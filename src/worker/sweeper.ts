@@ -15,6 +15,7 @@ import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnceOperation, type SweepResult } from '../domain/sweeper/sweep.js';
 import type { Logger } from '../logging/logger.js';
 import type { WorkerMetrics } from './metrics.js';
+import { createPollLoop } from './poll-loop.js';
 
 const FORGOTTEN_OCCURRENCES_PER_CYCLE = 500;
 
@@ -117,46 +118,17 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     return result;
   }
 
-  let loop: Promise<void> | undefined;
-  let stopping = false;
-  let interrupt: (() => void) | undefined;
-  let cycleStarted: number | null = null;
-  let lastCycleAt: Date | null = null;
-
-  async function run(): Promise<void> {
-    while (!stopping) {
-      cycleStarted = performance.now();
-      try {
-        await cycle();
-      } catch (error) {
-        log.error({ err: error }, 'sweeper_error');
-      } finally {
-        cycleStarted = null;
-        lastCycleAt = new Date();
-      }
-      if (stopping) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, config.recovery.sweeperInterval);
-        interrupt = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      interrupt = undefined;
-    }
-  }
+  const loop = createPollLoop({
+    pass: cycle,
+    intervalMs: config.recovery.sweeperInterval,
+    onError: (error) => log.error({ err: error }, 'sweeper_error'),
+  });
 
   return {
     cycle,
-    start() {
-      loop ??= run();
-    },
-    async stop() {
-      stopping = true;
-      interrupt?.();
-      await loop;
-    },
-    cycling: () => (cycleStarted === null ? null : { forMs: Math.round(performance.now() - cycleStarted) }),
-    lastCycleAt: () => lastCycleAt,
+    start: loop.start,
+    stop: loop.stop,
+    cycling: loop.passing,
+    lastCycleAt: loop.lastPassAt,
   };
 }

@@ -3,6 +3,7 @@ import type { AfterCommit } from '../../db/after-commit.js';
 import { asStatements } from '../../db/operation.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { DomainError } from '../../contract/errors.js';
+import { climbsOut } from '../fields.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
 
 export interface ReportChunkCommand {
@@ -43,7 +44,7 @@ export function checkChunkReport(cmd: ReportChunkCommand): void {
   if (cmd.chunkIndex >= cmd.chunkCount) {
     throw new DomainError('CHUNK_INDEX_OUT_OF_RANGE', { chunkIndex: cmd.chunkIndex, chunkCount: cmd.chunkCount });
   }
-  if (cmd.hdfsPath.split('/').includes('..')) throw new DomainError('HDFS_PATH_OUTSIDE_RUN', { hdfsPath: cmd.hdfsPath });
+  if (climbsOut(cmd.hdfsPath)) throw new DomainError('HDFS_PATH_OUTSIDE_RUN', { hdfsPath: cmd.hdfsPath });
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError, invalidInput } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
+import { climbsOut } from '../fields.js';
 import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
 import { ACTIVE_RUN_STATUSES, parseRunStatus, type RunStatus } from '../states.js';
 import { inOneTransaction } from '../../db/operation.js';
@@ -58,7 +59,7 @@ export function createRun(tx: Tx, cmd: CreateRunCommand, afterCommit: AfterCommi
 }
 
 async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult> {
-  if (cmd.hdfsRoot.split('/').includes('..')) throw new DomainError('INVALID_HDFS_ROOT', { hdfsRoot: cmd.hdfsRoot });
+  if (climbsOut(cmd.hdfsRoot)) throw new DomainError('INVALID_HDFS_ROOT', { hdfsRoot: cmd.hdfsRoot });
   const runId = randomUUID();
   const hdfsRunPath = hdfsRunPathFor(cmd.hdfsRoot, cmd.jobKey, runId);
   if (hdfsRunPath.length > HDFS_RUN_PATH_MAX) {

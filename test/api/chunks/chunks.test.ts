@@ -341,6 +341,8 @@ describe('reportChunk', () => {
     ['fragmentIdentifier', { fragmentIdentifier: 'f'.repeat(101) }],
     ['hdfsPath', { hdfsPath: `/${'p'.repeat(1500)}` }],
     ['hdfsPath', { hdfsPath: 'relative.parquet' }],
+    // the one HDFS path rule (domain/fields.ts) that createRun's hdfsRoot and recordCleanup's deletedPath follow
+    ['hdfsPath', { hdfsPath: '/data/nifi/stage/part#1.parquet' }],
   ])('refuses malformed %s with 422 INVALID_INPUT and records nothing', async (_field, overrides) => {
     const run = await startRun(api, [10]);
     const p = await claim(api, run.runId, '0000');
