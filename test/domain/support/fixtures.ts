@@ -129,7 +129,7 @@ export function chunk(
 }
 
 /** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
-export async function extractedRun(
+async function extractedRun(
   t: DomainTest,
   counts: number[] = [3, 4],
   create: Partial<CreateRunCommand> = {},
@@ -151,7 +151,7 @@ export async function extractedRun(
 }
 
 /** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
-export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
   const run = await extractedRun(t, counts, create);
   const started = await perform(t.db, startValidationOperation, {
     runId: run.runId,
