@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { Config } from '../../../src/config/config.js';
 import { createDb, type Db } from '../../../src/db/client.js';
 import { perform } from '../../../src/db/operation.js';
-import { reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
+import { type ReportChunkCommand, reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
 import { currentDecisions, listDecisions, MAX_DECISIONS_PAGE } from '../../../src/domain/gate/decisions.js';
 import { type DefineGateCommand, defineGateOperation } from '../../../src/domain/gate/define-gate.js';
 import { readiness } from '../../../src/domain/gate/ledger.js';
@@ -24,7 +24,7 @@ import { recordMetricsOperation } from '../../../src/domain/validation/record-me
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
 import { type ConfigOverrides, testConfig } from '../../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
-import { HDFS_ROOT, JOB, partitionsFor } from '../../support/fixtures.js';
+import { chunkInput, HDFS_ROOT, JOB, partitionsFor } from '../../support/fixtures.js';
 
 /** The actor of every fixture: the token name the test API gives the NiFi cluster. */
 export const ACTOR = 'nifi-cluster';
@@ -105,7 +105,7 @@ export async function claimed(t: DomainTest, runId: string, partitionId: string,
   return { ...result, claimToken };
 }
 
-/** The one chunk (index chunkIndex of chunkCount) of a partition, as the NiFi kit reports it. */
+/** The one chunk (index chunkIndex of chunkCount) of a partition, as the NiFi kit reports it (chunkInput, parsed). */
 export function chunk(
   run: DomainRun,
   partitionId: string,
@@ -113,19 +113,9 @@ export function chunk(
   chunkIndex: number,
   chunkCount: number,
   recordCount: number,
-) {
-  return {
-    runId: run.runId,
-    partitionId,
-    claimToken,
-    chunkIndex,
-    chunkCount,
-    fragmentIdentifier: `frag-${partitionId}`,
-    hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${String(chunkIndex).padStart(6, '0')}.parquet`,
-    recordCount: BigInt(recordCount),
-    byteCount: BigInt(recordCount * 10),
-    actor: ACTOR,
-  };
+): ReportChunkCommand {
+  const input = chunkInput(run, partitionId, claimToken, chunkIndex, chunkCount, recordCount);
+  return { ...input, chunkIndex, chunkCount, recordCount: BigInt(input.recordCount), byteCount: BigInt(input.byteCount), actor: ACTOR };
 }
 
 /** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
