@@ -4,12 +4,7 @@ import { perform } from '../db/operation.js';
 import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
 import { countAlerts } from '../domain/monitor/monitor-summary.js';
-import {
-  NOTIFIED_ALERTS_PER_CYCLE,
-  forgetAlertOccurrencesOperation,
-  notifyAlertsOperation,
-  type RecordedNotifications,
-} from '../domain/notifications/occurrences.js';
+import { forgetAlertOccurrencesOperation, notifyAlertsOperation, type RecordedNotifications } from '../domain/notifications/occurrences.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnceOperation, type SweepResult } from '../domain/sweeper/sweep.js';
@@ -78,7 +73,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
    */
   async function notifyAlerts(): Promise<RecordedNotifications | null> {
     if (receivers.length === 0) return null;
-    const notified = await perform(db, notifyAlertsOperation, { recovery: config.recovery, limit: NOTIFIED_ALERTS_PER_CYCLE, receivers });
+    const notified = await perform(db, notifyAlertsOperation, { recovery: config.recovery, receivers });
     for (const name of notified.newReceivers) log.info({ receiver: name }, 'alert_receiver_registered');
     for (const call of notified.enqueued) {
       metrics.alertWebhooks.inc({ kind: call.kind });

@@ -194,16 +194,17 @@ export const forgetAlertOccurrencesOperation = inOneTransaction((tx, { before, l
 );
 
 /**
- * The alerts present now (at most `limit`), each occurrence not seen before recorded and put into the outbox once
- * per receiver; the dispatchers are woken for what was enqueued.
+ * The alerts present now (NOTIFIED_ALERTS_PER_CYCLE of them at most), each occurrence not seen before recorded and
+ * put into the outbox once per receiver; the dispatchers are woken for what was enqueued.
  */
 export const notifyAlertsOperation = inOneTransaction(
   async (
     tx,
-    input: { recovery: StaleThresholds; limit: number; receivers: readonly AlertReceiverSubscription[] },
+    input: { recovery: StaleThresholds; receivers: readonly AlertReceiverSubscription[] },
     afterCommit,
   ): Promise<RecordedNotifications> => {
-    const recorded = await recordAlertOccurrences(tx, await readAlerts(tx, input.recovery, input.limit), input.receivers);
+    const alerts = await readAlerts(tx, input.recovery, NOTIFIED_ALERTS_PER_CYCLE);
+    const recorded = await recordAlertOccurrences(tx, alerts, input.receivers);
     for (const call of recorded.enqueued) afterCommit.wakeDispatcher(call.dispatchId);
     return recorded;
   },
