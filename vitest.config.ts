@@ -31,10 +31,6 @@ function tier(name: string): TestProjectInlineConfiguration {
       name,
       include: [`test/${name}/**/*.test.ts`],
       globalSetup: database ? ['test/support/global-setup.ts'] : [],
-      // One module graph per worker instead of per file where nothing holds a server or a pool between files:
-      // importing Yoga and graphql-js is most of a small file's time (seven files: 14 s alone with isolation,
-      // 4.2 s without).
-      isolate: database,
     },
   };
 }
