@@ -1,27 +1,40 @@
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
 /**
- * The fast tier: server plugins alone on a small schema (test/support/small-api.ts), and the NiFi kit's check of
- * its templates and flow against the schema — no database. Their own
- * project has no global setup, so running them alone starts no PostgreSQL and makes no template database.
+ * The tiers are the folders of test/: a file's folder says what it may start, and each tier runs alone with
+ * `vitest run --project NAME` (`npm run test:NAME`). Where a new test goes is in CONTRIBUTING.md:
+ * - unit: no database, no child process that needs one — seconds;
+ * - domain: the real PostgreSQL, domain functions called directly in a transaction, no HTTP;
+ * - api: one in-process API (and an in-process worker), called over HTTP;
+ * - process: `serve` / `work` / CLI processes, faults, shutdown, upgrades, other servers;
+ * - browser: the console in Chromium.
+ * - nifi: the kit against Apache NiFi's own artifacts (its Expression Language engine, run on a JVM), no database.
+ * A new tier is a new folder of test/ plus its `test:NAME` script; support/ and fixtures/ hold no tier.
  */
-const FAST_TIER = [
-  'src/server/auth.test.ts',
-  'src/server/compressed-body.test.ts',
-  'src/server/error-envelope.test.ts',
-  'src/server/execution-lane.test.ts',
-  'src/server/graphql-endpoint.test.ts',
-  'src/server/operation-shape.test.ts',
-  'src/server/query-cost.test.ts',
-  'src/server/request-id.test.ts',
-  'src/server/storable-inputs.test.ts',
-  'test/nifi-kit.test.ts',
-  'test/nifi-engine.test.ts',
-  'test/documents.test.ts',
-];
+const NOT_TIERS = new Set(['support', 'fixtures']);
+const TIERS = readdirSync('test', { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !NOT_TIERS.has(entry.name))
+  .map((entry) => entry.name)
+  .sort();
+
+/** Tiers with no database: running them alone starts no PostgreSQL and makes no template. */
+const WITHOUT_DATABASE = new Set(['unit', 'nifi']);
+
+function tier(name: string): TestProjectInlineConfiguration {
+  const database = !WITHOUT_DATABASE.has(name);
+  return {
+    extends: true,
+    test: {
+      name,
+      include: [`test/${name}/**/*.test.ts`],
+      globalSetup: ['test/support/node-version.ts', ...(database ? ['test/support/global-setup.ts'] : [])],
+    },
+  };
+}
 
 export default defineConfig({
   resolve: {
@@ -36,20 +49,8 @@ export default defineConfig({
     // two files at a time even on two cores (vitest's default is cores − 1): most of the suite's time is spent
     // waiting on child processes, PostgreSQL and timers, not on CPU
     maxWorkers: 2,
+    // every tier in one report: .ci/run reads it
     reporters: ['default', ['json', { outputFile: 'test-artifacts/vitest.json' }]],
-    projects: [
-      // one module graph per worker instead of per file: importing Yoga and graphql-js is most of a file's time
-      // (seven files: 14 s alone with isolation, 4.2 s without); each file builds its own Yoga instance
-      { extends: true, test: { name: 'fast', include: FAST_TIER, isolate: false } },
-      {
-        extends: true,
-        test: {
-          name: 'database',
-          globalSetup: ['test/support/global-setup.ts'],
-          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'spec/**/*.test.ts'],
-          exclude: FAST_TIER,
-        },
-      },
-    ],
+    projects: TIERS.map(tier),
   },
 });

@@ -211,7 +211,7 @@ async function main(): Promise<void> {
       .join('\n');
     const header = [
       `-- The ledger as commit ${RELEASE_2EFCF01.slice(0, 7)} left it, made by \`${COMMAND}\` (its migrate, serve and work,`,
-      '-- driven through its GraphQL API). Do not edit: run the command again. Read by test/upgrade.test.ts.',
+      '-- driven through its GraphQL API). Do not edit: run the command again. Read by test/api/upgrade.test.ts.',
       '',
     ].join('\n');
     await mkdir(join(output, '..'), { recursive: true });

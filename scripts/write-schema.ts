@@ -1,4 +1,4 @@
-// Writes schema/schema.graphql from the code; test/schema.test.ts fails when the committed file is stale.
+// Writes schema/schema.graphql from the code; test/unit/schema.test.ts fails when the committed file is stale.
 import { writeFileSync } from 'node:fs';
 import { printSchemaSdl } from '../src/graphql/schema.js';
 

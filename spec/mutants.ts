@@ -37,7 +37,7 @@ export const MUTANTS: Mutant[] = [
     UPDATE nifi_ops.load_run
        SET success_partition_count = totals.success_partition_count, extracted_count = totals.extracted_count
      WHERE run_id = p_run_id;`,
-    tests: ['test/races.test.ts'],
+    tests: ['test/process/races.test.ts'],
     testNamePattern: 'last chunks of every partition',
   },
   {
@@ -46,7 +46,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: `IF run_row.status <> 'EXTRACTING' OR part.status <> 'RUNNING' OR new_received < p_chunk_count THEN`,
     replace: `IF run_row.status <> 'EXTRACTING' OR new_received < p_chunk_count THEN`,
-    tests: ['test/races.test.ts'],
+    tests: ['test/process/races.test.ts'],
     testNamePattern: 'replayed chunk of a SUCCESS partition',
   },
   {
@@ -55,7 +55,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: `run_completed := totals.status = 'EXTRACTING' AND totals.success_partition_count = totals.expected_partition_count`,
     replace: `run_completed := totals.status = 'EXTRACTING' AND totals.success_partition_count > totals.expected_partition_count`,
-    tests: ['src/domain/chunks/chunks.test.ts'],
+    tests: ['test/api/chunks/chunks.test.ts'],
   },
   {
     id: 'start-validation-second-winner',
@@ -65,7 +65,7 @@ export const MUTANTS: Mutant[] = [
       to: 'STAGE_VALIDATING',`,
     replace: `      from: ['EXTRACTED_VALIDATED', 'STAGE_VALIDATING'],
       to: 'STAGE_VALIDATING',`,
-    tests: ['src/domain/validation/validation.test.ts'],
+    tests: ['test/api/validation/validation.test.ts'],
   },
   {
     id: 'partition-success-ignores-rows',
@@ -73,7 +73,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: `                         AND p.received_rows + p_record_count = p.expected_row_count`,
     replace: ``,
-    tests: ['src/domain/chunks/chunks.test.ts', 'src/domain/runs/received-rows.test.ts'],
+    tests: ['test/api/chunks/chunks.test.ts', 'test/api/runs/received-rows.test.ts'],
   },
   {
     id: 'late-report-token-ignored',
@@ -81,7 +81,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: ` AND p.partition_id = p_partition_id AND p.claim_token = p_claim_token`,
     replace: ` AND p.partition_id = p_partition_id`,
-    tests: ['src/domain/partitions/reissue-partition.test.ts', 'src/domain/chunks/chunks.test.ts'],
+    tests: ['test/api/partitions/reissue-partition.test.ts', 'test/api/chunks/chunks.test.ts'],
   },
   {
     id: 'batch-first-of-run-null',
@@ -89,7 +89,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: `lag(u.run_id) OVER w IS DISTINCT FROM u.run_id AS first_of_run`,
     replace: `lag(u.run_id) OVER w <> u.run_id AS first_of_run`,
-    tests: ['src/db/chunk-reporter.test.ts'],
+    tests: ['test/domain/chunks/chunk-reporter.test.ts'],
   },
   {
     id: 'claim-without-partition-lock',
@@ -97,7 +97,7 @@ export const MUTANTS: Mutant[] = [
     file: CLAIM_SQL,
     find: `     WHERE run_id = p_run_id AND partition_id = p_partition_id FOR UPDATE;`,
     replace: `     WHERE run_id = p_run_id AND partition_id = p_partition_id;`,
-    tests: ['test/races.test.ts'],
+    tests: ['test/process/races.test.ts'],
     testNamePattern: 'claims of one partition',
   },
   {
@@ -106,7 +106,8 @@ export const MUTANTS: Mutant[] = [
     file: CLAIM_SQL,
     find: `    IF current_run_status <> 'EXTRACTING' THEN`,
     replace: `    IF current_run_status IS NULL THEN`,
-    tests: ['src/domain/operator/operator.test.ts', 'src/domain/runs/runs.test.ts'],
+    tests: ['test/api/chunks/chunks.test.ts'],
+    testNamePattern: 'once the run is not extracting',
   },
   {
     id: 'publish-claim-any-token',
@@ -114,7 +115,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/publish/claim-publish.ts',
     find: `return { claimed: run.publishToken === cmd.publishToken, runStatus: run.status };`,
     replace: `return { claimed: true, runStatus: run.status };`,
-    tests: ['src/domain/publish/publish.test.ts'],
+    tests: ['test/api/publish/publish.test.ts'],
   },
   {
     id: 'publish-result-token-unchecked',
@@ -122,7 +123,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/publish/report-publish-result.ts',
     find: `  if (run.publishToken !== cmd.publishToken) throw new DomainError('PUBLISH_TOKEN_MISMATCH');`,
     replace: ``,
-    tests: ['src/domain/publish/publish.test.ts'],
+    tests: ['test/api/publish/publish.test.ts'],
   },
   {
     id: 'stale-publish-failed',
@@ -130,7 +131,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/sweeper/stale-publishing.ts',
     find: `      to: 'PUBLISH_UNKNOWN',`,
     replace: `      to: 'FAILED_PUBLISH',`,
-    tests: ['src/domain/sweeper/sweeper.test.ts'],
+    tests: ['test/api/sweeper/sweeper.test.ts'],
   },
   {
     id: 'stale-partition-test-widened',
@@ -138,7 +139,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/sweeper/stale-partitions.ts',
     find: `(p.status = 'RUNNING' AND p.heartbeat_at < clock_timestamp() - make_interval(secs => \${staleSeconds}::float8))`,
     replace: `(p.status = 'RUNNING' AND p.heartbeat_at < clock_timestamp())`,
-    tests: ['src/domain/sweeper/sweeper.test.ts'],
+    tests: ['test/api/sweeper/sweeper.test.ts'],
   },
   {
     id: 'transition-blind-update',
@@ -147,7 +148,7 @@ export const MUTANTS: Mutant[] = [
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is source code holding a template literal
     find: 'const status = Prisma.sql`t.status = ANY(${[...move.from]}::text[])`;',
     replace: 'const status = Prisma.sql`true`;',
-    tests: ['src/domain/operator/operator.test.ts', 'src/domain/publish/publish.test.ts'],
+    tests: ['test/api/operator/operator.test.ts', 'test/api/publish/publish.test.ts'],
   },
   {
     id: 'cancel-guard-widened',
@@ -155,7 +156,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/operator/cancel-run.ts',
     find: `  if (!canTransitionRun(run.status, 'CANCELLED')) throw`,
     replace: `  if (run.status === 'PUBLISH_UNKNOWN') throw`,
-    tests: ['src/domain/operator/operator.test.ts'],
+    tests: ['test/api/operator/operator.test.ts'],
   },
   {
     id: 'resolve-unknown-guard-dropped',
@@ -163,7 +164,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/operator/resolve-unknown.ts',
     find: `  if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });`,
     replace: ``,
-    tests: ['src/domain/operator/operator.test.ts'],
+    tests: ['test/api/operator/operator.test.ts'],
   },
   {
     id: 'resend-run-less-dispatch',
@@ -171,7 +172,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/operator/resend-dispatch.ts',
     find: `AND run_id IS NOT DISTINCT FROM \${runId}::uuid FOR UPDATE`,
     replace: `AND run_id = \${runId}::uuid FOR UPDATE`,
-    tests: ['src/domain/operator/operator.test.ts', 'src/domain/notifications/notifications.test.ts'],
+    tests: ['test/api/operator/operator.test.ts', 'test/api/notifications/notifications.test.ts'],
   },
   {
     id: 'lease-ignores-due-time',
@@ -179,7 +180,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/dispatch/lease.ts',
     find: `       WHERE d.status = 'PENDING' AND d.next_attempt_at <= (SELECT clock_timestamp())`,
     replace: `       WHERE d.status = 'PENDING'`,
-    tests: ['src/worker/dispatcher.test.ts'],
+    tests: ['test/api/worker/dispatcher.test.ts'],
   },
 ];
 

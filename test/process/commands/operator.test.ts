@@ -1,0 +1,156 @@
+// The operator's commands against a real API: tables, --json, what each action does, and the exit codes.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, TOKENS, type TestApi, type TokenName } from '../../support/api.js';
+import { freePort, runCli } from '../../support/cli.js';
+import { claim, completeRun, createRun, startRun, toPublishUnknown } from '../../support/fixtures.js';
+import { EXIT_CODES, formatTable, runOperatorCommand } from '../../../src/commands/operator.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => api?.close());
+
+async function operator(argv: string[], token: TokenName | null = 'operator', env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runOperatorCommand(argv, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: { LC_URL: api.url, ...(token ? { LC_TOKEN: TOKENS[token] } : {}), ...env },
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('load-control runs', () => {
+  it('lists runs newest first as a table, or as JSON, filtered by status, job, start and count', async () => {
+    const older = await startRun(api, [1]);
+    const newer = await createRun(api);
+    const table = await operator(['runs', '--limit', '2'], 'viewer');
+    expect(table.code).toBe(EXIT_CODES.done);
+    const lines = table.out.split('\n');
+    expect(lines[0]).toMatch(/^runId\s+jobKey\s+businessKey\s+status\s+partitions\s+startedAt\s+completedAt\s+errorCode$/);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual([newer.runId, older.runId]);
+    expect(lines[2]).toMatch(/EXTRACTING\s+0\/0\/1\s/);
+
+    const json = await operator(['runs', '--status', 'CREATED', '--json'], 'viewer');
+    const runs = (JSON.parse(json.out) as { runs: Array<{ runId: string; status: string }> }).runs;
+    expect(runs.map((r) => r.runId)).toContain(newer.runId);
+    expect(new Set(runs.map((r) => r.status))).toEqual(new Set(['CREATED']));
+
+    const future = await operator(['runs', '--since', '2999-01-01', '--json'], 'viewer');
+    expect(JSON.parse(future.out)).toEqual({ runs: [] });
+    const sinceOlder = await operator(['runs', '--since', new Date(Date.now() - 60_000).toISOString(), '--json'], 'viewer');
+    expect((JSON.parse(sinceOlder.out).runs as Array<{ runId: string }>).map((r) => r.runId)).toEqual(
+      expect.arrayContaining([newer.runId, older.runId]),
+    );
+    const otherJob = await operator(['runs', '--job', 'NO_SUCH_JOB', '--json'], 'viewer');
+    expect(JSON.parse(otherJob.out)).toEqual({ runs: [] });
+  });
+});
+
+describe('load-control run and alerts', () => {
+  it('shows one run with its partitions, dispatches and events, and the alerts that need a person', async () => {
+    const unknown = await toPublishUnknown(api, 'HS2_TIMEOUT');
+    const shown = await operator(['run', unknown.runId], 'viewer');
+    expect(shown.code).toBe(EXIT_CODES.done);
+    expect(shown.out).toMatch(new RegExp(`^runId\\s+${unknown.runId}$`, 'm'));
+    expect(shown.out).toMatch(/^status\s+PUBLISH_UNKNOWN$/m);
+    expect(shown.out).toMatch(new RegExp(`^publishToken\\s+${unknown.publishToken}$`, 'm'));
+    expect(shown.out).toContain('\npartitions\nstatus   count\nSUCCESS  2');
+    expect(shown.out).toMatch(/VALIDATE_RUN\s+-\s+ACKED/);
+    expect(shown.out).toMatch(/PUBLISH_UNKNOWN\s+-\s+nifi-cluster\s+no answer from HiveServer2/);
+
+    const alerts = await operator(['alerts'], 'viewer');
+    expect(alerts.out).toMatch(new RegExp(`ERROR\\s+PUBLISH_UNKNOWN\\s+\\S+\\s+${unknown.businessKey}\\s+${unknown.runId}`));
+
+    const missing = await operator(['run', randomUUID()], 'viewer');
+    expect([missing.code, missing.err]).toEqual([EXIT_CODES.notFound, expect.stringMatching(/^error: RUN_NOT_FOUND \(HTTP 404\)/)]);
+    const malformed = await operator(['run', 'not-a-uuid'], 'viewer');
+    expect([malformed.code, malformed.err]).toEqual([EXIT_CODES.refused, expect.stringMatching(/^error: INVALID_INPUT \(HTTP 422\)/)]);
+  });
+});
+
+describe('the operator actions', () => {
+  it('resolve a PUBLISH_UNKNOWN run, and say so when it was already resolved; a viewer may not', async () => {
+    const run = await toPublishUnknown(api);
+    const asViewer = await operator(['resolve', run.runId, '--as', 'PUBLISHED', '--reason', 'checked the target by hand'], 'viewer');
+    expect([asViewer.code, asViewer.err]).toEqual([EXIT_CODES.notAllowed, expect.stringMatching(/^error: FORBIDDEN \(HTTP 403\)/)]);
+    const resolved = await operator(['resolve', run.runId, '--as', 'PUBLISHED', '--reason', 'checked the target by hand']);
+    expect([resolved.code, resolved.out]).toEqual([EXIT_CODES.done, 'PUBLISHED']);
+    const again = await operator(['resolve', run.runId, '--as', 'PUBLISHED', '--reason', 'checked the target by hand']);
+    expect([again.code, again.out]).toEqual([EXIT_CODES.done, 'PUBLISHED (unchanged: it was already so)']);
+    const { rows } = await api.sql.query(
+      `SELECT actor, message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'PUBLISH_UNKNOWN_RESOLVED'`,
+      [run.runId],
+    );
+    expect(rows).toEqual([{ actor: 'alice-operator', message: 'checked the target by hand' }]);
+  });
+
+  it('resend a DEAD dispatch, cancel a run, reissue a partition; what the ledger refuses exits 4 with its code', async () => {
+    const extracted = await completeRun(api);
+    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'DEAD', dead_at = clock_timestamp() WHERE dispatch_id = $1`, [
+      extracted.dispatchId,
+    ]);
+    const resent = await operator(['resend', extracted.runId, extracted.dispatchId]);
+    expect([resent.code, resent.out]).toEqual([EXIT_CODES.done, `dispatch ${extracted.dispatchId}: PENDING`]);
+
+    const running = await startRun(api, [5, 5]);
+    await claim(api, running.runId, '0000');
+    const reissued = await operator(['reissue', running.runId, '0000', '--reason', 'worker node lost']);
+    expect(reissued.code).toBe(EXIT_CODES.done);
+    expect(reissued.out).toMatch(/^partition 0000: RETRY, dispatch [0-9a-f-]{36}$/);
+
+    const cancelled = await operator(['cancel', running.runId, '--reason', 'loaded twice by mistake']);
+    expect([cancelled.code, cancelled.out]).toEqual([EXIT_CODES.done, 'CANCELLED']);
+    const late = await operator(['reissue', running.runId, '0001', '--reason', 'too late now']);
+    expect([late.code, late.err]).toEqual([EXIT_CODES.refused, expect.stringMatching(/^error: RUN_STATUS_MISMATCH \(HTTP 409\)/)]);
+    expect(late.err).toContain('details: {"runStatus":"CANCELLED"}');
+  });
+});
+
+describe('usage', () => {
+  it('refuses wrong arguments with exit 2 and the usage, before any request', async () => {
+    const cases: Array<[string[], TokenName | null, RegExp]> = [
+      [['runs'], null, /a token is needed: --token or LC_TOKEN/],
+      [['resolve', randomUUID(), '--as', 'MAYBE', '--reason', 'because'], 'operator', /--as: PUBLISHED or FAILED_PUBLISH/],
+      [['cancel', randomUUID()], 'operator', /--reason: why/],
+      [['resend', randomUUID()], 'operator', /expects <runId> <dispatchId>/],
+      [['alerts', 'extra'], 'viewer', /takes no arguments/],
+      [['runs', '--since', 'yesterday'], 'viewer', /--since: "yesterday" is not a date/],
+      [['runs', '--limit', '0'], 'viewer', /--limit: must be an integer from 1 to 10000/],
+      [['runs', '--bogus'], 'viewer', /Unknown option '--bogus'/],
+      [['runs', '--url', 'ftp://x'], 'viewer', /--url: "ftp:\/\/x" is not an http\(s\) URL/],
+    ];
+    for (const [argv, token, message] of cases) {
+      const answer = await operator(argv, token);
+      expect([answer.code, answer.err], argv.join(' ')).toEqual([EXIT_CODES.usage, expect.stringMatching(message)]);
+      expect(answer.err).toContain('exit codes: 0 done');
+    }
+  });
+
+  it('exits 6 when nothing answers at the URL', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const answer = await operator(['alerts', '--url', closed], 'viewer');
+    expect([answer.code, answer.err]).toEqual([EXIT_CODES.unavailable, expect.stringContaining(`error: no answer from ${closed}`)]);
+  });
+
+  it('formats cells, missing ones as -', () => {
+    expect(
+      formatTable(
+        [
+          { a: 'x', b: null },
+          { a: 'longer', b: 2 },
+        ],
+        ['a', 'b'],
+      ),
+    ).toEqual(['a       b', 'x       -', 'longer  2']);
+  });
+
+  it('runs as `load-control <command>`, with LC_URL and LC_TOKEN, and exits with its code', async () => {
+    const refused = runCli(['cancel', randomUUID(), '--reason', 'no such run here'], { LC_URL: api.url, LC_TOKEN: TOKENS.operator });
+    expect(await refused.exited).toBe(EXIT_CODES.notFound);
+    expect(refused.output()).toMatch(/error: RUN_NOT_FOUND \(HTTP 404\)/);
+  });
+});
