@@ -90,7 +90,7 @@ const PASSING_REFUSALS = new Set(['SERVICE_UNAVAILABLE', 'INTERNAL']);
 /** Wait before the nth re-open: 250 ms doubling to a 2.5 s cap, each with jitter (half to all of it). */
 const backoff = (attempt: number) => Math.min(250 * 2 ** attempt, 2500) * (0.5 + Math.random() / 2);
 
-export interface SubscriptionSink<T> {
+interface SubscriptionSink<T> {
   next(data: T): void;
   /** The server refused the operation for good (an unknown field after an upgrade, a run that does not exist). */
   refused(error: ApiError): void;
