@@ -3,13 +3,14 @@ import type { Db } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
-import { countAlerts, readAlerts } from '../domain/monitor/monitor-summary.js';
+import { alertThresholds, countAlerts, readAlerts } from '../domain/monitor/monitor-summary.js';
 import {
   NOTIFIED_ALERTS_PER_CYCLE,
   forgetAlertOccurrences,
   recordAlertOccurrences,
   type RecordedNotifications,
 } from '../domain/notifications/occurrences.js';
+import { countStalls } from '../domain/monitor/stalls.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnce, type SweepResult } from '../domain/sweeper/sweep.js';
@@ -49,7 +50,11 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     const counts = await countBacklog(db.pool);
     for (const [status, n] of Object.entries(counts.dispatches)) metrics.backlog.set({ status }, n);
     for (const [status, n] of Object.entries(counts.runs)) metrics.activeRuns.set({ status }, n);
-    for (const { kind, severity, count } of await countAlerts(db.prisma, config.recovery)) metrics.alerts.set({ kind, severity }, count);
+    for (const { kind, severity, count } of await countAlerts(db.prisma, alertThresholds(config)))
+      metrics.alerts.set({ kind, severity }, count);
+    const stalls = await countStalls(db.prisma, config.monitor.stallAfter);
+    metrics.stalledRuns.set(stalls.runs);
+    metrics.stalledPartitions.set(stalls.partitions);
   }
 
   /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */
@@ -78,7 +83,11 @@ export function createSweeper(options: SweeperOptions): Sweeper {
   async function notifyAlerts(): Promise<RecordedNotifications | null> {
     if (receivers.length === 0) return null;
     const notified = await inTransaction(db, async (tx, afterCommit) => {
-      const recorded = await recordAlertOccurrences(tx, await readAlerts(tx, config.recovery, NOTIFIED_ALERTS_PER_CYCLE), receivers);
+      const recorded = await recordAlertOccurrences(
+        tx,
+        await readAlerts(tx, alertThresholds(config), NOTIFIED_ALERTS_PER_CYCLE),
+        receivers,
+      );
       for (const call of recorded.enqueued) afterCommit.wakeDispatcher(call.dispatchId);
       return recorded;
     });

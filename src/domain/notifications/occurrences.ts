@@ -43,6 +43,9 @@ function occurrenceIdentity(alert: Alert, movedOn: Date | null): string[] {
       return [alert.kind, alert.runId ?? ''];
     case 'DEPENDENCIES_NOT_READY':
       return [alert.kind, alert.jobKey ?? '', alert.businessKey ?? '', iso(movedOn)];
+    // silent since its longest silent partition last reported: a report ends it, silence again is a new one
+    case 'STALLED_RUN':
+      return [alert.kind, alert.runId ?? '', iso(alert.at)];
     // the partition's conflicts in the recent window: one occurrence
     case 'CHUNK_CONFLICT':
       return [alert.kind, alert.runId ?? '', alert.partitionId ?? ''];

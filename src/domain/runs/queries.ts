@@ -26,7 +26,7 @@ export type DispatchRecord = Omit<LoadDispatch, 'status' | 'dispatchType' | 'run
 export type MetricRecord = LoadValidation;
 
 const runRecord = (run: LoadRun): RunRecord => ({ ...run, status: parseRunStatus(run.status) });
-const partitionRecord = (p: LoadPartition): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
+export const partitionRecord = (p: LoadPartition): PartitionRecord => ({ ...p, status: parsePartitionStatus(p.status) });
 const dispatchRecord = (d: LoadDispatch & { runId: string }): DispatchRecord => ({
   ...d,
   status: parseDispatchStatus(d.status),

@@ -37,7 +37,7 @@ describe('stale runs', () => {
 
     const summary = await monitorSummary(api.db.prisma, {
       alertLimit: 100,
-      recovery,
+      recovery: { ...recovery, stallAfter: api.config.monitor.stallAfter },
       retention: api.config.cleanup,
       maxBatch: api.config.cleanup.maxBatch,
     });
