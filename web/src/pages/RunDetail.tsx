@@ -22,6 +22,7 @@ import { PartitionGrid } from '../components/PartitionGrid';
 import { PartitionSummary } from '../components/PartitionSummary';
 import { NextStepPanel, PublishUnknownPanel } from '../components/PublishPanel';
 import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
+import { StalledPartitions, stallOf } from '../components/StalledPartitions';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
 import { useNow, useRunProgress } from '../hooks';
 import { Link } from '../router';
@@ -169,6 +170,7 @@ export function RunDetail({ runId }: { runId: string }) {
     );
 
   const partition = run.partitions ? (run.partitions.find((p) => p.partitionId === selected) ?? null) : picked;
+  const stall = stallOf(run, now);
   const resendable = (d: Dispatch) => (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
   const events = [...run.events].reverse();
 
@@ -209,8 +211,12 @@ export function RunDetail({ runId }: { runId: string }) {
       <section className="card" aria-labelledby="stages-title">
         <h2 id="stages-title">Stages</h2>
         <StageTimeline run={run} now={now} />
-        {(run.status === 'EXTRACTING' || run.extractCompletedAt) && <ExtractionProgress run={run} now={now} />}
+        {(run.status === 'EXTRACTING' || run.extractCompletedAt) && <ExtractionProgress run={run} now={now} stall={stall} />}
       </section>
+
+      {stall && stall.partitions.length > 0 && (
+        <StalledPartitions stall={stall} now={now} onReissue={(partitionId) => setAction({ kind: 'reissue', partitionId })} />
+      )}
 
       <section className="card" aria-labelledby="summary-title">
         <h2 id="summary-title">Summary</h2>
