@@ -5,12 +5,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import { chunkInput, claim, report, startRun } from '../support/fixtures.js';
-import { accessibilityViolations, ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
-
-const SIZES = [
-  { name: 'desktop', width: 1280, height: 800 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
+import { accessibilityViolations, ensureConsoleBuilt, openSignedInBrowser, SIZES, type Browser } from './browser.js';
 
 let api: TestApi;
 let browser: Browser;
@@ -18,8 +13,7 @@ let browser: Browser;
 beforeAll(async () => {
   ensureConsoleBuilt();
   api = await startTestApi({ monitor: { stallAfter: 10 * 60_000 } }, { realtime: true });
-  browser = await openBrowser();
-  await browser.context.addInitScript((token) => localStorage.setItem('lc.token', token), TOKENS.operator);
+  browser = await openSignedInBrowser(TOKENS.operator);
 }, 180_000);
 
 afterAll(async () => {

@@ -7,12 +7,8 @@ import { startTestApiProcess, type TestApiProcess } from '../support/api-process
 import { TOKENS } from '../support/api.js';
 import { chunkInput, claim, JOB, report, startRun } from '../support/fixtures.js';
 import { gateWithJobs } from '../support/gate-fixtures.js';
-import { accessibilityViolations, ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
+import { accessibilityViolations, ensureConsoleBuilt, openSignedInBrowser, SIZES, type Browser, type Size } from './browser.js';
 
-const SIZES = [
-  { name: 'desktop', width: 1280, height: 800 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
 /** The bar: live again within this long of /readyz answering 200. */
 const LIVE_AGAIN_MS = 5_000;
 
@@ -22,8 +18,7 @@ let browser: Browser;
 beforeAll(async () => {
   ensureConsoleBuilt();
   api = await startTestApiProcess();
-  browser = await openBrowser();
-  await browser.context.addInitScript((token) => localStorage.setItem('lc.token', token), TOKENS.operator);
+  browser = await openSignedInBrowser(TOKENS.operator);
 }, 180_000);
 
 afterAll(async () => {
@@ -39,14 +34,14 @@ afterEach(async () => {
   for (const page of opened.splice(0)) if (!page.isClosed()) await page.close();
 });
 
-async function newTab(size: (typeof SIZES)[number]): Promise<Page> {
+async function newTab(size: Size): Promise<Page> {
   const page = await browser.context.newPage();
   opened.push(page);
   await page.setViewportSize({ width: size.width, height: size.height });
   return page;
 }
 
-async function openTab(path: string, size: (typeof SIZES)[number]): Promise<Page> {
+async function openTab(path: string, size: Size): Promise<Page> {
   const page = await newTab(size);
   await page.goto(`${api.url}${path}`);
   await page.locator('[data-live="live"]').first().waitFor({ timeout: 30_000 });
