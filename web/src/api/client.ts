@@ -84,7 +84,7 @@ function reportingEnd(response: Response, onEnd: () => void): Response {
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
-/** Refusals of a subscription that the same request may get past later: it is asked again after a re-open. */
+/** Refusals of a subscription that the same request may get past later: it is asked again after a backoff. */
 const PASSING_REFUSALS = new Set(['SERVICE_UNAVAILABLE', 'INTERNAL']);
 
 /** Wait before the nth re-open: 250 ms doubling to a 2.5 s cap, each with jitter (half to all of it). */
@@ -193,7 +193,10 @@ export function createSubscriptions(token: string, events: StreamEvents): Subscr
           if (mine()) lost();
         },
         complete() {
-          if (mine() && (!refusal || PASSING_REFUSALS.has(refusal.code))) lost();
+          if (!mine()) return;
+          // a refusal that may pass (the database busy) is this subscription's alone: only it is made again
+          if (!refusal) lost();
+          else if (PASSING_REFUSALS.has(refusal.code)) setTimeout(() => mine() && carry(entry), backoff(2));
         },
       });
     };
