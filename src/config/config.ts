@@ -360,6 +360,13 @@ const configSchema = z
         ledger: duration(90 * DAY),
       }).prefault({}),
       alerts: section({ webhooks: webhooksSchema }).prefault({}),
+      monitor: section({
+        /**
+         * An extracting run whose partitions stop reporting is flagged (STALLED_RUN, lc_stalled_*, the console)
+         * after this, well before the sweeper acts at recovery.stale.
+         */
+        stallAfter: duration(10 * MINUTE),
+      }).prefault({}),
       logging: section({
         level: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info'),
         format: choice(['json', 'pretty'], 'json'),
@@ -395,6 +402,16 @@ const configSchema = z
       }
     },
     whenValid(['recovery', 'stale'], ['recovery', 'extractQueryTimeout']),
+  )
+  .superRefine(
+    (config, ctx) => {
+      const { stale } = config.recovery;
+      if (config.monitor.stallAfter >= stale) {
+        const message = `must be shorter than recovery.stale (${formatDuration(stale)}): a stall is flagged before the sweeper acts`;
+        ctx.addIssue({ code: 'custom', path: ['monitor', 'stallAfter'], message });
+      }
+    },
+    whenValid(['monitor', 'stallAfter'], ['recovery', 'stale']),
   )
   .superRefine(
     (config, ctx) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import * as f from '../domain/fields.js';
 import type { DispatchStatus, RunStatus } from '../domain/states.js';
 import { ALERT_KINDS, ALERT_SEVERITIES } from '../config/alert-kinds.js';
-import { monitorSummary, type Alert, type MonitorSummary, type StatusCount } from '../domain/monitor/monitor-summary.js';
+import { alertThresholds, monitorSummary, type Alert, type MonitorSummary, type StatusCount } from '../domain/monitor/monitor-summary.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
 import { argsOf } from './inputs.js';
@@ -91,7 +91,7 @@ builder.queryField('monitorSummary', (t) =>
       const { config } = ctx.services;
       return monitorSummary(ctx.services.db.prisma, {
         alertLimit: f.parseCommand(monitorSummaryArgs, args, null).alertLimit,
-        recovery: config.recovery,
+        recovery: alertThresholds(config),
         retention: config.cleanup,
         maxBatch: config.cleanup.maxBatch,
       });

@@ -29,6 +29,7 @@ import {
   type RunRecord,
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
+import { runStall, STALL_PARTITIONS_SHOWN, type RunStall } from '../domain/monitor/stalls.js';
 import { allowedRunActions, PARTITION_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
@@ -154,6 +155,23 @@ export const StatusCount = builder.objectRef<{ status: string; count: number }>(
   fields: (t) => ({ status: t.exposeString('status'), count: t.exposeInt('count') }),
 });
 
+const RunStallRef = builder.objectRef<RunStall>('RunStall').implement({
+  description:
+    'What it takes to tell whether an extracting run stalled, as time passes without a report: monitor.stallAfter, when the ' +
+    'run last moved, and its quietest RUNNING partitions. A partition is stalled once its heartbeat is older than ' +
+    'stallAfterSeconds; the run, once one is or it has not moved for that long (the STALLED_RUN alert).',
+  fields: (t) => ({
+    stallAfterSeconds: t.int({ resolve: (s) => Math.round(s.stallAfterMs / 1000) }),
+    lastProgressAt: t.field({ type: 'DateTime', resolve: (s) => s.lastProgressAt }),
+    quietestPartitions: t.field({
+      type: [PartitionRef],
+      description: `The run's RUNNING partitions, the oldest heartbeat first, at most ${STALL_PARTITIONS_SHOWN}.`,
+      complexity: { field: 1, multiplier: STALL_PARTITIONS_SHOWN },
+      resolve: (s) => s.quietest,
+    }),
+  }),
+});
+
 export const RunRef = builder.objectRef<RunRecord>('Run').implement({
   fields: (t) => ({
     runId: t.field({ type: 'UUID', resolve: (r) => r.runId }),
@@ -241,6 +259,12 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
         const filter = { status: parsed.status ?? null, search: parsed.search || null };
         return { runId: r.runId, filter, ...(await partitionPage(reader(ctx), r.runId, filter, parsed.first, after)) };
       },
+    }),
+    stall: t.field({
+      type: RunStallRef,
+      nullable: true,
+      description: 'For an EXTRACTING run, what tells whether it stalled (RunStall); null in every other status.',
+      resolve: (r, _a, ctx) => (r.status === 'EXTRACTING' ? runStall(reader(ctx), r.runId, ctx.services.config.monitor.stallAfter) : null),
     }),
     partitions: t.field({
       type: [PartitionRef],

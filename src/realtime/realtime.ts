@@ -3,7 +3,7 @@ import type { Config } from '../config/config.js';
 import { createDb, type Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
 import { readiness } from '../domain/gate/ledger.js';
-import { monitorSummary } from '../domain/monitor/monitor-summary.js';
+import { alertThresholds, monitorSummary } from '../domain/monitor/monitor-summary.js';
 import { ALERT_CHANNEL, READINESS_CHANGED_CHANNEL, RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL } from '../db/channels.js';
 import { MAX_ALERT_LIMIT, MonitorFeed } from './monitor-feed.js';
 import { ReadinessFeed } from './readiness-feed.js';
@@ -69,7 +69,7 @@ export function startRealtime(options: RealtimeOptions): Realtime {
     read: () =>
       monitorSummary(db.prisma, {
         alertLimit: MAX_ALERT_LIMIT,
-        recovery: config.recovery,
+        recovery: alertThresholds(config),
         retention: config.cleanup,
         maxBatch: config.cleanup.maxBatch,
       }),

@@ -6,6 +6,8 @@ export interface WorkerMetrics {
   backlog: Gauge<'status'>;
   activeRuns: Gauge<'status'>;
   alerts: Gauge<'kind' | 'severity'>;
+  stalledRuns: Gauge;
+  stalledPartitions: Gauge;
   sweeperActions: Counter<'rule'>;
   alertWebhooks: Counter<'kind'>;
   purgedRuns: Counter;
@@ -36,6 +38,16 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
       name: 'lc_alerts',
       help: "The monitor summary's alerts by kind and severity (every kind, zeros included): what the alert rules watch",
       labelNames: ['kind', 'severity'],
+      registers: [registry],
+    }),
+    stalledRuns: new Gauge({
+      name: 'lc_stalled_runs',
+      help: 'Extracting runs stalled for monitor.stallAfter (silent RUNNING partitions, or no movement at all): the STALLED_RUN alerts',
+      registers: [registry],
+    }),
+    stalledPartitions: new Gauge({
+      name: 'lc_stalled_partitions',
+      help: 'RUNNING partitions of extracting runs without a heartbeat for monitor.stallAfter',
       registers: [registry],
     }),
     sweeperActions: new Counter({

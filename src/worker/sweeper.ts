@@ -3,7 +3,8 @@ import type { Db } from '../db/client.js';
 import { perform } from '../db/operation.js';
 import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
-import { countAlerts } from '../domain/monitor/monitor-summary.js';
+import { alertThresholds, countAlerts } from '../domain/monitor/monitor-summary.js';
+import { countStalls } from '../domain/monitor/stalls.js';
 import { forgetAlertOccurrencesOperation, notifyAlertsOperation, type RecordedNotifications } from '../domain/notifications/occurrences.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
@@ -45,7 +46,11 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     const counts = await countBacklog(db.pool);
     for (const [status, n] of Object.entries(counts.dispatches)) metrics.backlog.set({ status }, n);
     for (const [status, n] of Object.entries(counts.runs)) metrics.activeRuns.set({ status }, n);
-    for (const { kind, severity, count } of await countAlerts(db.prisma, config.recovery)) metrics.alerts.set({ kind, severity }, count);
+    for (const { kind, severity, count } of await countAlerts(db.prisma, alertThresholds(config)))
+      metrics.alerts.set({ kind, severity }, count);
+    const stalls = await countStalls(db.prisma, config.monitor.stallAfter);
+    metrics.stalledRuns.set(stalls.runs);
+    metrics.stalledPartitions.set(stalls.partitions);
   }
 
   /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */
@@ -73,7 +78,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
    */
   async function notifyAlerts(): Promise<RecordedNotifications | null> {
     if (receivers.length === 0) return null;
-    const notified = await perform(db, notifyAlertsOperation, { recovery: config.recovery, receivers });
+    const notified = await perform(db, notifyAlertsOperation, { thresholds: alertThresholds(config), receivers });
     for (const name of notified.newReceivers) log.info({ receiver: name }, 'alert_receiver_registered');
     for (const call of notified.enqueued) {
       metrics.alertWebhooks.inc({ kind: call.kind });

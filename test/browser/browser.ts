@@ -53,6 +53,13 @@ export function ensureConsoleBuilt(): void {
   );
 }
 
+/** The two viewports every console page is tried at. */
+export const SIZES = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
+export type Size = (typeof SIZES)[number];
+
 export interface Browser {
   context: BrowserContext;
   page: Page;
@@ -82,6 +89,13 @@ export async function openBrowser(): Promise<Browser> {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** A browser whose every tab is signed in with `token`, as after "keep me signed in". */
+export async function openSignedInBrowser(token: string): Promise<Browser> {
+  const browser = await openBrowser();
+  await browser.context.addInitScript((value) => localStorage.setItem('lc.token', value), token);
+  return browser;
 }
 
 /**

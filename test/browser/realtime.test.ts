@@ -9,12 +9,7 @@ import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
 import { chunkInput, claim, createRun, report, startRun } from '../support/fixtures.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/until.js';
-import { ensureConsoleBuilt, openBrowser, type Browser } from './browser.js';
-
-const SIZES = [
-  { name: 'desktop', width: 1280, height: 800 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
+import { ensureConsoleBuilt, openSignedInBrowser, SIZES, type Browser, type Size } from './browser.js';
 
 let proxy: TcpProxy;
 let api: TestApi;
@@ -29,9 +24,8 @@ beforeAll(async () => {
     { database: { connectTimeout: 2000, acquireTimeout: 4000, statementTimeout: 8000 } },
     { realtime: true, databasePort: proxy.port },
   );
-  browser = await openBrowser();
   // every tab of this context is signed in as the operator ("keep me signed in")
-  await browser.context.addInitScript((token) => localStorage.setItem('lc.token', token), TOKENS.operator);
+  browser = await openSignedInBrowser(TOKENS.operator);
 }, 180_000);
 
 afterAll(async () => {
@@ -62,7 +56,7 @@ afterEach(async () => {
   for (const page of opened.splice(0)) if (!page.isClosed()) await page.close();
 });
 
-async function openTab(path: string, size: (typeof SIZES)[number]) {
+async function openTab(path: string, size: Size) {
   const page = await browser.context.newPage();
   opened.push(page);
   await page.setViewportSize({ width: size.width, height: size.height });

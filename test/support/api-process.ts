@@ -11,8 +11,11 @@ import { createTestDatabase, type TestDatabase } from './database.js';
 export interface TestApiProcess extends TestApi {
   /** The current API process's pid. */
   pid(): number;
-  /** Kills the API process (SIGKILL) and starts a new one on the same database and port. */
-  restart(): Promise<void>;
+  /**
+   * Stops the API process (SIGKILL unless another signal is given: SIGTERM waits for its graceful exit), waits
+   * `downMs`, and starts a new one on the same database and port; resolves once /readyz answers 200, with when.
+   */
+  restart(options?: { signal?: NodeJS.Signals; downMs?: number }): Promise<{ readyAt: number }>;
 }
 
 export interface ApiProcessOptions {
@@ -37,11 +40,11 @@ export async function startTestApiProcess(options: ApiProcessOptions = {}): Prom
     await waitUntilReady(url, child);
     return child;
   };
-  const kill = (process: ChildProcess) =>
+  const kill = (process: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') =>
     new Promise<void>((resolve) => {
       if (process.exitCode !== null || process.signalCode !== null) return resolve();
       process.once('exit', () => resolve());
-      process.kill('SIGKILL');
+      process.kill(signal);
     });
   let child = await start();
   const db = createDb(database.url, { poolSize: 2 });
@@ -57,9 +60,11 @@ export async function startTestApiProcess(options: ApiProcessOptions = {}): Prom
     realtime: undefined,
     gql: graphqlCaller(url),
     pid: () => child.pid!,
-    async restart() {
-      await kill(child);
+    async restart({ signal, downMs = 0 } = {}) {
+      await kill(child, signal);
+      await new Promise((resolve) => setTimeout(resolve, downMs));
       child = await start();
+      return { readyAt: Date.now() };
     },
     async close() {
       await kill(child);

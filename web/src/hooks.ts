@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { ResultOf } from 'gql.tada';
-import { ApiError } from './api/client';
+import type { ApiError } from './api/client';
 import { RUN_PROGRESS } from './api/live';
 import { documentText } from '../../documents/graphql.js';
 import { type Liveness, useLiveness, useSession } from './session';
@@ -60,6 +60,7 @@ export function useSubscription<T>(
 ): LiveState {
   const session = useSession();
   const liveness = useLiveness();
+  /** Refused for good: the stream under it heals, this subscription does not. */
   const [ended, setEnded] = useState(false);
   const latest = useRef(handlers);
   useLayoutEffect(() => {
@@ -77,20 +78,13 @@ export function useSubscription<T>(
     const dispose = session.subscriptions.subscribe<T>(
       { query, variables: JSON.parse(key) },
       {
-        next(result) {
+        next(data) {
+          if (active) latest.current.onData(data);
+        },
+        refused(error) {
           if (!active) return;
-          const first = result.errors?.[0] as
-            | { message: string; extensions?: { code?: string; details?: Record<string, unknown> } }
-            | undefined;
-          if (first)
-            latest.current.onError?.(new ApiError(first.extensions?.code ?? 'ERROR', first.message, 200, first.extensions?.details));
-          else if (result.data) latest.current.onData(result.data);
-        },
-        error() {
-          if (active) setEnded(true);
-        },
-        complete() {
-          if (active) setEnded(true);
+          latest.current.onError?.(error);
+          setEnded(true);
         },
       },
     );

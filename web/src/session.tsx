@@ -1,6 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import type { Client } from 'graphql-sse';
-import { ApiError, type Connection, createSubscriptions, request } from './api/client';
+import { ApiError, type Connection, createSubscriptions, request, type Subscriptions } from './api/client';
 import { REALTIME_STATUS } from './api/live';
 import { documentText } from '../../documents/graphql.js';
 
@@ -8,7 +7,7 @@ const KEY = 'lc.token';
 
 export interface Session {
   request<T>(query: string, variables?: Record<string, unknown>): Promise<T>;
-  subscriptions: Client<true>;
+  subscriptions: Subscriptions;
   signOut(reason?: string): void;
 }
 
@@ -56,7 +55,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   // made and disposed by an effect, so a client is never disposed while still in use (StrictMode re-runs effects)
-  const [subscriptions, setSubscriptions] = useState<Client<true> | null>(null);
+  const [subscriptions, setSubscriptions] = useState<Subscriptions | null>(null);
   const [connection, setConnection] = useState<Connection>({ status: 'connecting', since: Date.now(), reopened: 0 });
   const [server, setServer] = useState<{ live: boolean; since: number; recovered: number } | null>(null);
   useEffect(() => {
@@ -70,8 +69,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     const dispose = client.subscribe<{ realtimeStatus: { live: boolean; since: string } }>(
       { query: documentText(REALTIME_STATUS) },
       {
-        next: ({ data }) => {
-          if (!data?.realtimeStatus) return;
+        next: (data) => {
+          if (!data.realtimeStatus) return;
           const { live, since } = data.realtimeStatus;
           setServer((old) => ({
             live,
@@ -79,8 +78,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
             recovered: (old?.recovered ?? 0) + (live && old && !old.live ? 1 : 0),
           }));
         },
-        error: () => undefined,
-        complete: () => undefined,
+        // the page's own subscriptions show a refusal (and offer the reload)
+        refused: () => undefined,
       },
     );
     return () => {

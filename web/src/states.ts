@@ -46,6 +46,8 @@ export function tone(status: string): 'neutral' | 'busy' | 'wait' | 'good' | 'ba
     case 'STALE':
     case 'OBSERVATION_MISSING':
     case 'OBSERVATION_LATE':
+    case 'STALLED_RUN':
+    case 'STALLED':
       return 'warn';
     case 'CANCELLED':
     case 'ABANDONED':

@@ -1,3 +1,4 @@
+import type { Config } from '../../config/config.js';
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { cleanupDue, type Retention } from '../cleanup/retention.js';
@@ -5,6 +6,7 @@ import { ALERT_KINDS, ALERT_SEVERITIES, type AlertKind, type AlertSeverity } fro
 import { PROCESS_ALERTS_SQL } from '../processes/processes.js';
 import { runMovedAt, staleThresholds, type StaleThresholds } from '../runs/stale-runs.js';
 import { deadlineMessage } from '../sweeper/observation-deadlines.js';
+import { stalledRunAlerts } from './stalls.js';
 import {
   ACTIVE_RUN_STATUSES,
   BACKLOG_DISPATCH_STATUSES,
@@ -25,9 +27,17 @@ function runStaleThresholds(recovery: StaleThresholds): Array<[RunStatus, number
   return staleThresholds(recovery).filter(([status]) => status !== 'PUBLISH_UNKNOWN');
 }
 
+/** The thresholds alerts are judged by: the stale runs' (recovery.*) and the stalled runs' (monitor.stallAfter), in ms. */
+export type AlertThresholds = StaleThresholds & { stallAfter: number };
+
+export const alertThresholds = (config: Pick<Config, 'recovery' | 'monitor'>): AlertThresholds => ({
+  ...config.recovery,
+  stallAfter: config.monitor.stallAfter,
+});
+
 export interface MonitorSummaryQuery {
   alertLimit: number;
-  recovery: StaleThresholds;
+  recovery: AlertThresholds;
   retention: Retention;
   maxBatch: number;
 }
@@ -106,7 +116,7 @@ export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promis
  * over the recent window and show the latest event per subject, and disappear once the subject moved on
  * (cleaned, or the refused step happened since). listAlerts orders them, ERROR before WARN, newest first.
  */
-function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
+function alertsCte(recovery: AlertThresholds, window: string): Prisma.Sql {
   const thresholds = runStaleThresholds(recovery);
   return Prisma.sql`
     WITH thresholds AS (
@@ -171,6 +181,8 @@ function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
          WHERE e.event_name = 'CHUNK_CONFLICT' AND e.event_time >= clock_timestamp() - ${window}::interval
          ORDER BY e.run_id, e.partition_id, e.event_time DESC) conflicts
       UNION ALL
+      ${stalledRunAlerts(recovery.stallAfter)}
+      UNION ALL
       ${Prisma.raw(PROCESS_ALERTS_SQL)}
       UNION ALL
       -- an expected-by deadline the sweeper found passed (observation-deadlines.ts), until the job's latest
@@ -187,7 +199,7 @@ function alertsCte(recovery: StaleThresholds, window: string): Prisma.Sql {
 }
 
 /** The alerts present now, at most `limit`, ERROR before WARN and newest first: what the webhooks are sent for. */
-export function readAlerts(tx: Tx, recovery: StaleThresholds, limit: number): Promise<Alert[]> {
+export function readAlerts(tx: Tx, recovery: AlertThresholds, limit: number): Promise<Alert[]> {
   return listAlerts(tx, { alertLimit: limit, recovery }, `${RECENT_WINDOW_HOURS} hours`);
 }
 
@@ -206,7 +218,7 @@ async function listAlerts(tx: Tx, query: Pick<MonitorSummaryQuery, 'alertLimit' 
 /** How many alerts of each kind and severity there are now (lc_alerts): every kind, zeros included. */
 export async function countAlerts(
   tx: Tx,
-  recovery: StaleThresholds,
+  recovery: AlertThresholds,
 ): Promise<Array<{ kind: AlertKind; severity: AlertSeverity; count: number }>> {
   const rows = await tx.$queryRaw<Array<{ kind: AlertKind; severity: AlertSeverity; count: number }>>`
     ${alertsCte(recovery, `${RECENT_WINDOW_HOURS} hours`)}

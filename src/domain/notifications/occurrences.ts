@@ -7,8 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Tx } from '../../db/client.js';
 import { inOneTransaction } from '../../db/operation.js';
 import { UNNOTIFIED_ALERT_KINDS, type AlertKind } from '../../config/alert-kinds.js';
-import { readAlerts, type Alert } from '../monitor/monitor-summary.js';
-import type { StaleThresholds } from '../runs/stale-runs.js';
+import { readAlerts, type Alert, type AlertThresholds } from '../monitor/monitor-summary.js';
 
 /** How many alerts one cycle looks at, ERROR before WARN and newest first: a bounded read and statement. */
 export const NOTIFIED_ALERTS_PER_CYCLE = 500;
@@ -45,6 +44,9 @@ function occurrenceIdentity(alert: Alert, movedOn: Date | null): string[] {
       return [alert.kind, alert.runId ?? ''];
     case 'DEPENDENCIES_NOT_READY':
       return [alert.kind, alert.jobKey ?? '', alert.businessKey ?? '', iso(movedOn)];
+    // silent since its longest silent partition last reported: a report ends it, silence again is a new one
+    case 'STALLED_RUN':
+      return [alert.kind, alert.runId ?? '', iso(alert.at)];
     // the partition's conflicts in the recent window: one occurrence
     case 'CHUNK_CONFLICT':
       return [alert.kind, alert.runId ?? '', alert.partitionId ?? ''];
@@ -200,10 +202,10 @@ export const forgetAlertOccurrencesOperation = inOneTransaction((tx, { before, l
 export const notifyAlertsOperation = inOneTransaction(
   async (
     tx,
-    input: { recovery: StaleThresholds; receivers: readonly AlertReceiverSubscription[] },
+    input: { thresholds: AlertThresholds; receivers: readonly AlertReceiverSubscription[] },
     afterCommit,
   ): Promise<RecordedNotifications> => {
-    const alerts = await readAlerts(tx, input.recovery, NOTIFIED_ALERTS_PER_CYCLE);
+    const alerts = await readAlerts(tx, input.thresholds, NOTIFIED_ALERTS_PER_CYCLE);
     const recorded = await recordAlertOccurrences(tx, alerts, input.receivers);
     for (const call of recorded.enqueued) afterCommit.wakeDispatcher(call.dispatchId);
     return recorded;

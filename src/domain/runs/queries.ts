@@ -439,3 +439,13 @@ export async function listMetrics(tx: Tx, runId: string): Promise<MetricRecord[]
   const rank = (stage: string) => (STAGE_ORDER.includes(stage) ? STAGE_ORDER.indexOf(stage) : STAGE_ORDER.length);
   return rows.sort((a, b) => rank(a.stage) - rank(b.stage));
 }
+
+/** A run's RUNNING partitions, the longest silent (oldest heartbeat) first. */
+export async function quietestRunningPartitions(tx: Tx, runId: string, limit: number): Promise<PartitionRecord[]> {
+  const rows = await tx.$queryRaw<PartitionRow[]>`
+    SELECT ${PARTITION_COLUMNS} FROM nifi_ops.load_partition
+     WHERE run_id = ${runId}::uuid AND status = 'RUNNING'
+     ORDER BY heartbeat_at, partition_id
+     LIMIT ${limit}::integer`;
+  return rows.map(partitionRecord);
+}

@@ -12,7 +12,7 @@ import { createDispatcher } from '../../../src/worker/dispatcher.js';
 import { createWorkerMetrics } from '../../../src/worker/metrics.js';
 import { createSweeper } from '../../../src/worker/sweeper.js';
 import { inTransaction } from '../../../src/db/transaction.js';
-import { readAlerts } from '../../../src/domain/monitor/monitor-summary.js';
+import { alertThresholds, readAlerts } from '../../../src/domain/monitor/monitor-summary.js';
 import {
   NOTIFIED_ALERTS_PER_CYCLE,
   forgetAlertOccurrences,
@@ -252,7 +252,7 @@ describe('alert webhooks', () => {
         details: expect.objectContaining({ type: 'ALERT_WEBHOOK', receiver: 'ops-generic', dedupKey: call.alert_dedup_key }),
       },
     ]);
-    const alerts = await readAlerts(api.db.prisma, api.config.recovery, 500);
+    const alerts = await readAlerts(api.db.prisma, alertThresholds(api.config), 500);
     expect(alerts.filter((a) => a.dispatchId === call.dispatch_id)).toEqual([
       expect.objectContaining({ kind: 'DISPATCH_DEAD', message: 'ALERT_WEBHOOK to ops-generic: max attempts reached: broken' }),
     ]);
@@ -358,7 +358,7 @@ describe('alert webhooks', () => {
     expect(first.map((c) => c.receiver)).toEqual(['ops-generic']);
     // the refused step happened: the alert clears
     await createRun(api, { jobKey, businessKey });
-    const alerts = await readAlerts(api.db.prisma, api.config.recovery, NOTIFIED_ALERTS_PER_CYCLE);
+    const alerts = await readAlerts(api.db.prisma, alertThresholds(api.config), NOTIFIED_ALERTS_PER_CYCLE);
     expect(alerts.filter((a) => a.kind === 'DEPENDENCIES_NOT_READY' && a.jobKey === jobKey)).toEqual([]);
     await worker.sweeper.cycle();
     expect(await gatedCalls()).toHaveLength(1);
@@ -379,7 +379,7 @@ describe('alert webhooks', () => {
       `UPDATE nifi_ops.load_dispatch SET next_attempt_at = clock_timestamp() - interval '2 minutes' WHERE dispatch_id = $1`,
       [run.dispatchId],
     );
-    const alerts = await readAlerts(api.db.prisma, api.config.recovery, NOTIFIED_ALERTS_PER_CYCLE);
+    const alerts = await readAlerts(api.db.prisma, alertThresholds(api.config), NOTIFIED_ALERTS_PER_CYCLE);
     expect(alerts.map((a) => a.kind)).toContain('NO_DISPATCHER');
     await worker.sweeper.cycle();
     const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.alert_occurrence WHERE kind = 'NO_DISPATCHER'`);
@@ -429,7 +429,7 @@ describe('alert webhooks', () => {
         const results = await Promise.all(
           pools.map((db) =>
             inTransaction(db, async (tx) => {
-              const alerts = await readAlerts(tx, api.config.recovery, NOTIFIED_ALERTS_PER_CYCLE);
+              const alerts = await readAlerts(tx, alertThresholds(api.config), NOTIFIED_ALERTS_PER_CYCLE);
               expect(alerts.some((a) => a.runId === runId)).toBe(true);
               if (++seen === 2) bothSeen();
               await barrier;

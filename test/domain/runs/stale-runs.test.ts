@@ -33,7 +33,7 @@ describe('stale runs', () => {
 
     const summary = await monitorSummary(t.db.prisma, {
       alertLimit: 100,
-      recovery,
+      recovery: { ...recovery, stallAfter: t.config.monitor.stallAfter },
       retention: t.config.cleanup,
       maxBatch: t.config.cleanup.maxBatch,
     });

@@ -72,6 +72,7 @@ describe('loadConfig defaults', () => {
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
       retention: { ledger: 90 * DAY },
       alerts: { webhooks: [] },
+      monitor: { stallAfter: 600_000 },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
       tracing: { endpoint: null, serviceName: 'load-control', sampleRatio: 1, headers: {} },
     });
@@ -247,6 +248,11 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
       'stale not above extractQueryTimeout',
       'recovery:\n  stale: PT30M\n',
       'config: recovery.stale: must exceed recovery.extractQueryTimeout (PT1H)',
+    ],
+    [
+      "a stall threshold not below the sweeper's",
+      'monitor:\n  stallAfter: PT2H\n',
+      'config: monitor.stallAfter: must be shorter than recovery.stale (PT1H30M): a stall is flagged before the sweeper acts',
     ],
     ['a port out of range', 'server:\n  port: 70000\n', 'config: server.port: must be an integer between 1 and 65535'],
     ['a fractional count', 'dispatch:\n  batch: 1.5\n', 'config: dispatch.batch: must be an integer >= 1'],

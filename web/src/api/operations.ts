@@ -25,6 +25,7 @@ const RUN_DETAIL = graphql(
     createdBy snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt
     publishToken publishQueryId cleanedAt purgedAt receivedRows
     partitionCounts { status count }
+    stall { stallAfterSeconds lastProgressAt quietestPartitions { ...PartitionFields } }
     partitions @include(if: $withPartitions) { ...PartitionFields }
     dispatches { dispatchId dispatchType partitionId status attemptCount createdAt sentAt nextAttemptAt ackedAt deadAt cancelledAt
       lastHttpStatus lastError }

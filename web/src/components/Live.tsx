@@ -26,7 +26,11 @@ export const useAnnounce = () => useContext(AnnounceContext);
 
 const time = (ms: number) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-/** Whether what the page shows is being kept up to date, and since when it is not. */
+/**
+ * Whether what the page shows is being kept up to date, and since when it is not. A lost stream heals by itself
+ * ("Reconnecting since …"); a subscription the server refused for good does not, and a reload (which also fetches the
+ * console that matches an upgraded API) is offered.
+ */
 export function LiveIndicator({ state }: { state: LiveState }) {
   const since = time(sinceOf(useLiveness()));
   const label =
@@ -40,9 +44,16 @@ export function LiveIndicator({ state }: { state: LiveState }) {
             ? `Stale since ${since}`
             : 'Live updates stopped';
   return (
-    <span className={`live live-${state}`} role="status" data-live={state}>
-      <span aria-hidden="true" className="dot" />
-      {label}
+    <span className="live-wrap">
+      <span className={`live live-${state}`} role="status" data-live={state}>
+        <span aria-hidden="true" className="dot" />
+        {label}
+      </span>
+      {state === 'failed' && (
+        <button type="button" className="link" onClick={() => window.location.reload()}>
+          Reload
+        </button>
+      )}
     </span>
   );
 }

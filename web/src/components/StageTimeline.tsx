@@ -2,6 +2,8 @@ import { useRef } from 'react';
 import type { RunDetail } from '../api/operations';
 import { count, elapsed, formatTime } from '../format';
 import { isActive } from '../states';
+import { Badge } from './Badge';
+import type { Stall } from './StalledPartitions';
 
 interface Stage {
   name: string;
@@ -68,14 +70,34 @@ interface Sample {
   rows: number;
 }
 
+/** The rate is rows received over this much wall-clock time, up to now: nothing arriving brings it to 0. */
 const WINDOW_MS = 60_000;
+/** Watched for less than this, with rows arriving, the page shows the average since the start instead. */
+const MIN_SPAN_MS = 5_000;
+
+const clock = (ms: number) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+
+/**
+ * Rows per second over the last WINDOW_MS of wall-clock time, from the counts this page saw and when: the rows at the
+ * window's start are those of the last sample before it. Watched for less than that, the span watched; for less than
+ * MIN_SPAN_MS, the average since the start, or 0 when the run has not moved for a whole window.
+ */
+function recentRate(samples: Sample[], now: number, startedAt: number, lastProgressAt: number | null): number | null {
+  const latest = samples[samples.length - 1]!;
+  const base = samples.findLast((s) => s.at <= now - WINDOW_MS);
+  if (base) return (latest.rows - base.rows) / (WINDOW_MS / 1000);
+  const first = samples[0]!;
+  if (now - first.at >= MIN_SPAN_MS) return (latest.rows - first.rows) / ((now - first.at) / 1000);
+  if (lastProgressAt !== null && now - lastProgressAt > WINDOW_MS) return 0;
+  return now > startedAt && latest.rows > 0 ? latest.rows / ((now - startedAt) / 1000) : null;
+}
 
 /**
  * Extraction progress: rows received (receivedRows: chunks count as they arrive, not only when a partition finishes)
- * against the source count, the rate over the last minute this page watched (the average since the start until then) and the
- * time left at that rate.
+ * against the source count, the rate over the last minute (recentRate) and the time left at that rate — none for a
+ * stalled run, which says since when nothing moved instead.
  */
-export function ExtractionProgress({ run, now }: { run: RunDetail; now: number }) {
+export function ExtractionProgress({ run, now, stall }: { run: RunDetail; now: number; stall: Stall | null }) {
   const samples = useRef<Sample[]>([]);
   const partitions = run.partitions ?? null;
   const rows = Number(run.receivedRows);
@@ -87,17 +109,15 @@ export function ExtractionProgress({ run, now }: { run: RunDetail; now: number }
         : null;
   const list = samples.current;
   if (list.length === 0 || list[list.length - 1]!.rows !== rows) list.push({ at: now, rows });
-  while (list.length > 2 && list[0]!.at < now - WINDOW_MS) list.shift();
+  // one sample before the window is kept: the rows at the window's start
+  while (list.length > 1 && list[1]!.at <= now - WINDOW_MS) list.shift();
 
-  const first = list[0]!;
-  const last = list[list.length - 1]!;
-  const span = (last.at - first.at) / 1000;
-  const sinceStart = (now - new Date(run.startedAt).getTime()) / 1000;
-  const rate =
-    span >= 3 && last.rows > first.rows ? (last.rows - first.rows) / span : sinceStart > 0 && rows > 0 ? rows / sinceStart : null;
   const extracting = run.status === 'EXTRACTING';
+  const lastProgressAt = stall?.lastProgressAt ?? null;
+  const rate = recentRate(list, now, new Date(run.startedAt).getTime(), lastProgressAt);
   const remaining = total !== null ? Math.max(total - rows, 0) : null;
-  const eta = extracting && rate && remaining !== null ? remaining / rate : null;
+  const eta = extracting && !stall?.stalled && rate && remaining !== null ? remaining / rate : null;
+  const quiet = extracting && lastProgressAt !== null && now - lastProgressAt > WINDOW_MS;
   const expected = run.expectedPartitionCount;
   const done = run.successPartitionCount + run.failedPartitionCount;
   const percent = total ? Math.min(100, Math.floor((rows / total) * 100)) : expected ? Math.floor((done / expected) * 100) : 0;
@@ -111,7 +131,14 @@ export function ExtractionProgress({ run, now }: { run: RunDetail; now: number }
         <strong>{percent}%</strong> · {count(rows)} of {total === null ? '?' : count(total)} rows · partitions {done} of {expected ?? '?'}
         {extracting && rate !== null && <> · {count(Math.round(rate))} rows/s</>}
         {eta !== null && <> · about {elapsed(new Date(0).toISOString(), new Date(eta * 1000).toISOString())} left</>}
+        {quiet && lastProgressAt !== null && <> · no progress since {clock(lastProgressAt)}</>}
       </p>
+      {stall?.stalled && (
+        <p className="notice stall-notice" data-testid="stalled">
+          <Badge status="STALLED" /> Nothing has moved for more than {Math.round(stall.stallAfterMs / 60_000)} min
+          {stall.partitions.length > 0 && <> on {stall.partitions.length} RUNNING partition(s)</>}: no time left is estimated.
+        </p>
+      )}
     </div>
   );
 }

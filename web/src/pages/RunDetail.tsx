@@ -12,6 +12,7 @@ import { PartitionSummary } from '../components/PartitionSummary';
 import { NextStepPanel, PublishUnknownPanel } from '../components/PublishPanel';
 import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
 import { type Column, Table } from '../components/Table';
+import { StalledPartitions, stallOf } from '../components/StalledPartitions';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
 import { useNow, useRunProgress } from '../hooks';
 import { Link } from '../router';
@@ -188,6 +189,7 @@ export function RunDetail({ runId }: { runId: string }) {
 
   const partition = run.partitions ? (run.partitions.find((p) => p.partitionId === selected) ?? null) : picked;
   const allows = (action: Run['allowedActions'][number]) => run.allowedActions.includes(action);
+  const stall = stallOf(run, now);
   const resendable = (d: Dispatch) => allows('RESEND_DISPATCH') && (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
   const events = [...run.events].reverse();
 
@@ -228,8 +230,12 @@ export function RunDetail({ runId }: { runId: string }) {
       <section className="card" aria-labelledby="stages-title">
         <h2 id="stages-title">Stages</h2>
         <StageTimeline run={run} now={now} />
-        {(run.status === 'EXTRACTING' || run.extractCompletedAt) && <ExtractionProgress run={run} now={now} />}
+        {(run.status === 'EXTRACTING' || run.extractCompletedAt) && <ExtractionProgress run={run} now={now} stall={stall} />}
       </section>
+
+      {stall && stall.partitions.length > 0 && (
+        <StalledPartitions stall={stall} now={now} onReissue={(partitionId) => setAction({ kind: 'reissue', partitionId })} />
+      )}
 
       <section className="card" aria-labelledby="summary-title">
         <h2 id="summary-title">Summary</h2>
