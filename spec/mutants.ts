@@ -162,7 +162,7 @@ export const MUTANTS: Mutant[] = [
     id: 'resolve-unknown-guard-dropped',
     bug: 'resolveUnknown no longer refuses a run that is not PUBLISH_UNKNOWN',
     file: 'src/domain/operator/resolve-unknown.ts',
-    find: `  if (run.status !== 'PUBLISH_UNKNOWN') throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });`,
+    find: `  if (run.status !== RESOLVABLE_RUN_STATUS) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });`,
     replace: ``,
     tests: ['test/api/operator/operator.test.ts'],
   },
