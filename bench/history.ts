@@ -25,7 +25,7 @@ import { PURGE_BATCH_ROWS, PURGED_TABLES, purgeLedger, type PurgeSummary } from 
 import { createLogger } from '../src/logging/logger.js';
 import { createWorkerMetrics } from '../src/worker/metrics.js';
 import { createSweeper } from '../src/worker/sweeper.js';
-import { documentText } from '../documents/graphql.js';
+import { documentText } from '../schema/documents/graphql.js';
 import {
   MONITOR_SUMMARY as MONITOR_SUMMARY_DOCUMENT,
   READINESS as READINESS_DOCUMENT,

@@ -7,7 +7,7 @@
 // BENCH_DOCUMENTS=<substring> measures only the documents whose name contains it)
 import { request } from 'undici';
 import { hashToken } from '../src/auth/tokens.js';
-import { documentText } from '../documents/graphql.js';
+import { documentText } from '../schema/documents/graphql.js';
 import * as consoleOperations from '../web/src/api/operations.js';
 import {
   BENCH_TOKEN,

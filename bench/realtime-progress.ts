@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashToken } from '../src/auth/tokens.js';
-import type { Document } from '../documents/graphql.js';
+import type { Document } from '../schema/documents/graphql.js';
 import {
   benchDatabase,
   CLAIM_PARTITION,

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { hashToken } from '../src/auth/tokens.js';
-import type { Document } from '../documents/graphql.js';
+import type { Document } from '../schema/documents/graphql.js';
 import {
   benchDatabase,
   CLAIM_PARTITION,

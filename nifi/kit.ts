@@ -197,10 +197,10 @@ export function splitAnswer(call: KitCall, answer: string): Array<Record<string,
   return Array.isArray(items) ? items.map((item) => readSets(call, item)) : [];
 }
 
-export const KIT_DOCUMENTS_FILE = new URL('../documents/nifi.ts', import.meta.url);
+export const KIT_DOCUMENTS_FILE = new URL('../schema/documents/nifi.ts', import.meta.url);
 
 /**
- * documents/nifi.ts (`npm run nifi:flow` writes it, the kit's test compares): every call's request.graphql as a
+ * schema/documents/nifi.ts (`npm run nifi:flow` writes it, the kit's test compares): every call's request.graphql as a
  * typed document, so the clients that make the kit's calls send the kit's own text.
  */
 export function kitDocumentsModule(): string {

@@ -1,6 +1,6 @@
 // npm run nifi:flow — writes the flow files (nifi/load-control-flow.json and, for NiFi 2.7.0 and later,
 // nifi/load-control-flow-2.7.json) from nifi/load-control-flow.ts and the request templates under nifi/requests, and
-// documents/nifi.ts from the same templates. The kit's test fails while a committed file differs from what this writes.
+// schema/documents/nifi.ts from the same templates. The kit's test fails while a committed file differs from what this writes.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KIT_DOCUMENTS_FILE, kitDocumentsModule } from '../nifi/kit.js';

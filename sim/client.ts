@@ -4,7 +4,7 @@
 // times; the fault layer loses committed responses and sends requests twice at once. Every answer is counted, so
 // the run ends with what the clients saw.
 import { gqlPost } from '../bench/support.js';
-import { type Document, documentText } from '../documents/graphql.js';
+import { type Document, documentText } from '../schema/documents/graphql.js';
 import { evaluateProperties } from '../nifi/expression-language.js';
 import { answerAttributes, kitCall, renderBody, splitAnswer, type KitCall } from '../nifi/kit.js';
 import { apiFailure } from '../nifi/load-control-flow.js';

@@ -5,7 +5,7 @@
 // publishers are flows through the kit's gate group: recordObservation, readiness, publish.
 import { randomUUID } from 'node:crypto';
 import type { FlowFile } from './client.js';
-import { DEFINE_GATE } from '../documents/operator.js';
+import { DEFINE_GATE } from '../schema/documents/operator.js';
 import { sleep, type World } from './world.js';
 
 export const GATED_JOB = 'SIM_GATED';

@@ -1,6 +1,6 @@
-// The simulator's own observations. The simulated operator's mutations are documents/operator.ts's; what the NiFi
+// The simulator's own observations. The simulated operator's mutations are schema/documents/operator.ts's; what the NiFi
 // flows send is the kit's (nifi/requests), rendered by SimClient.nifi.
-import { graphql } from '../documents/graphql.js';
+import { graphql } from '../schema/documents/graphql.js';
 
 export const RUN_STATUS = graphql(`query RunStatus($runId: UUID!) { run(runId: $runId) { status } }`);
 export const MONITOR_ALERTS = graphql(

@@ -3,7 +3,7 @@
 // FAILED_PUBLISH. DISPATCH_DEAD: resend. A run stale in CREATED or STAGE_VALIDATING with no flow working on
 // it (its flow's answer was lost): cancel, so that the next trigger starts a new run for the key.
 import { randomUUID } from 'node:crypto';
-import { CANCEL_RUN, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../documents/operator.js';
+import { CANCEL_RUN, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../schema/documents/operator.js';
 import { MONITOR_ALERTS } from './operations.js';
 import { targetValidationFlow } from './validate.js';
 import { sleep, type World } from './world.js';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { getNamedType, isInputObjectType, isNonNullType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSchema } from '../../src/graphql/schema.js';
-import { documentText } from '../../documents/graphql.js';
+import { documentText } from '../../schema/documents/graphql.js';
 import * as consoleOperations from '../../web/src/api/operations.js';
 import { announceBody, expectUnauthenticatedAnswer } from '../support/announce-body.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';

@@ -40,7 +40,7 @@ function newestSource(dir: string): number {
 /** Builds web/dist when it is missing or older than the console's sources (its own and the shared documents). */
 export function ensureConsoleBuilt(): void {
   const index = join(WEB, 'dist', 'index.html');
-  if (existsSync(index) && statSync(index).mtimeMs >= Math.max(newestSource(WEB), newestSource(join(ROOT, 'documents')))) return;
+  if (existsSync(index) && statSync(index).mtimeMs >= Math.max(newestSource(WEB), newestSource(join(ROOT, 'schema/documents')))) return;
   execFileSync(
     process.execPath,
     [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(WEB, 'vite.config.ts'), '--logLevel', 'warn'],

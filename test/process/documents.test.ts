@@ -1,4 +1,4 @@
-// The GraphQL documents against the schema: documents/graphql-env.d.ts (gql.tada's introspection, what types the
+// The GraphQL documents against the schema: schema/documents/graphql-env.d.ts (gql.tada's introspection, what types the
 // documents) must be the one schema/schema.graphql gives, and every document must validate against the schema.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, Kind, type DocumentNode, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { graphql } from '../../documents/graphql.js';
-import { NIFI_REQUESTS } from '../../documents/nifi.js';
-import * as operator from '../../documents/operator.js';
+import { graphql } from '../../schema/documents/graphql.js';
+import { NIFI_REQUESTS } from '../../schema/documents/nifi.js';
+import * as operator from '../../schema/documents/operator.js';
 import * as live from '../../web/src/api/live.js';
 import * as console_ from '../../web/src/api/operations.js';
 
@@ -23,7 +23,7 @@ const documents = [
   ...Object.entries(live),
 ].filter((entry): entry is [string, DocumentNode] => typeof entry[1] === 'object' && (entry[1] as DocumentNode).kind === Kind.DOCUMENT);
 
-describe("the documents of the API's clients (documents/, the console's web/src/api)", () => {
+describe("the documents of the API's clients (schema/documents/, the console's web/src/api)", () => {
   it('are typed from the current schema (run `npm run schema` after changing the API)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lc-tada-'));
     try {
@@ -36,7 +36,7 @@ describe("the documents of the API's clients (documents/, the console's web/src/
           stdio: 'pipe',
         },
       );
-      expect(readFileSync(join(ROOT, 'documents/graphql-env.d.ts'), 'utf8')).toBe(readFileSync(output, 'utf8'));
+      expect(readFileSync(join(ROOT, 'schema/documents/graphql-env.d.ts'), 'utf8')).toBe(readFileSync(output, 'utf8'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

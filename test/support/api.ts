@@ -1,6 +1,6 @@
 // A real API server on loopback, on a fresh database cloned from the migrated template.
 import pg from 'pg';
-import { type Document, documentText } from '../../documents/graphql.js';
+import { type Document, documentText } from '../../schema/documents/graphql.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createDb, type Db } from '../../src/db/client.js';

@@ -1,15 +1,15 @@
 // Fixtures built through the public operations (ref §10 helpers, re-expressed for GraphQL).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { documentText } from '../../documents/graphql.js';
-import { NIFI_REQUESTS } from '../../documents/nifi.js';
-import * as operator from '../../documents/operator.js';
+import { documentText } from '../../schema/documents/graphql.js';
+import { NIFI_REQUESTS } from '../../schema/documents/nifi.js';
+import * as operator from '../../schema/documents/operator.js';
 import type { TestApi } from './api.js';
 
 export const JOB = 'ORACLE_INSP_DTL_DAILY';
 export const HDFS_ROOT = '/data/nifi/stage';
 
-// The NiFi calls as the kit sends them and the operator's mutations, as text: one document each, in documents/.
+// The NiFi calls as the kit sends them and the operator's mutations, as text: one document each, in schema/documents/.
 const kit = (id: keyof typeof NIFI_REQUESTS): string => documentText(NIFI_REQUESTS[id]);
 export const CREATE_RUN = kit('PG-10/createRun');
 export const REGISTER_MANIFEST = kit('PG-10/registerManifest');

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApi, TokenName } from './api.js';
-import { documentText } from '../../documents/graphql.js';
-import * as operator from '../../documents/operator.js';
+import { documentText } from '../../schema/documents/graphql.js';
+import * as operator from '../../schema/documents/operator.js';
 import { MARK_SUCCESS, metric, recordMetrics } from './fixtures.js';
 
 export const RECORD_OBSERVATION = `mutation($input: RecordObservationInput!) {

@@ -1,8 +1,8 @@
 // A run's steps as NiFi and an operator take them, through GraphQL only and without vitest, so that
 // scripts/make-upgrade-fixture.ts can drive an old commit's API and test/upgrade.test.ts the new one alike.
 import { randomUUID } from 'node:crypto';
-import { documentText } from '../../documents/graphql.js';
-import * as operator from '../../documents/operator.js';
+import { documentText } from '../../schema/documents/graphql.js';
+import * as operator from '../../schema/documents/operator.js';
 import type { TestApi, TokenName } from './api.js';
 import {
   CLAIM,

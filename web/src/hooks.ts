@@ -2,7 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { ResultOf } from 'gql.tada';
 import type { ApiError } from './api/client';
 import { RUN_PROGRESS } from './api/live';
-import { documentText } from '../../documents/graphql.js';
+import { documentText } from '../../schema/documents/graphql.js';
 import { type Liveness, useLiveness, useSession } from './session';
 
 /** What a stream's data is worth now: kept up to date, not yet, no longer (stale since), or given up. */

@@ -1,7 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { ApiError, type Connection, createSubscriptions, request, type Subscriptions } from './api/client';
 import { REALTIME_STATUS } from './api/live';
-import { documentText } from '../../documents/graphql.js';
+import { documentText } from '../../schema/documents/graphql.js';
 
 const KEY = 'lc.token';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CANCEL_RUN as CANCEL, RESEND_DISPATCH as RESEND, RESOLVE_UNKNOWN as RESOLVE } from '../../../documents/operator.js';
+import { CANCEL_RUN as CANCEL, RESEND_DISPATCH as RESEND, RESOLVE_UNKNOWN as RESOLVE } from '../../../schema/documents/operator.js';
 import { startTestApi, type TestApi, type TokenName } from '../../support/api.js';
 import {
   CLAIM,

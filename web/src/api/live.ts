@@ -1,5 +1,5 @@
 // The console's subscriptions of the realtime layer: the server's status, and a run's progress as deltas.
-import { graphql } from '../../../documents/graphql.js';
+import { graphql } from '../../../schema/documents/graphql.js';
 
 export const REALTIME_STATUS = graphql(`subscription RealtimeStatus { realtimeStatus { live since } }`);
 

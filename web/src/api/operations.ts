@@ -1,7 +1,7 @@
 // The console's queries and subscriptions (names as in the API contract), typed from schema/schema.graphql by gql.tada
-// (documents/graphql.ts); its actions are the operator's mutations of documents/operator.ts.
+// (schema/documents/graphql.ts); its actions are the operator's mutations of schema/documents/operator.ts.
 import type { ResultOf } from 'gql.tada';
-import { graphql } from '../../../documents/graphql.js';
+import { graphql } from '../../../schema/documents/graphql.js';
 
 const RUN_ROW = graphql(`
   fragment RunRow on Run {

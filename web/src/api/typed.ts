@@ -5,7 +5,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { describeError } from './client';
 import { type LiveState, useSubscription } from '../hooks';
 import { useSession } from '../session';
-import { type Document, documentText } from '../../../documents/graphql.js';
+import { type Document, documentText } from '../../../schema/documents/graphql.js';
 
 interface Api {
   request<D extends Document>(document: D, variables?: VariablesOf<D>): Promise<ResultOf<D>>;

@@ -9,7 +9,7 @@ import {
   type ProcessInstance,
   type StatusCount,
 } from '../api/operations';
-import { RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../documents/operator.js';
+import { RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../schema/documents/operator.js';
 import { useApi, useLive, useQuery } from '../api/typed';
 import { ConfirmDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';

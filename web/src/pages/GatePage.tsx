@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { describeError } from '../api/client';
-import { RESEND_DISPATCH } from '../../../documents/operator.js';
+import { RESEND_DISPATCH } from '../../../schema/documents/operator.js';
 import { GATE, PUBLICATIONS } from '../api/operations';
 import type { Attempt, AuditedPublication, GateDispatch } from '../api/operations';
 import { useApi, useQuery } from '../api/typed';

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, describeError } from '../api/client';
 import { RUN, RUN_CHANGED, RUNS, type Dispatch, type Partition, type RunDetail as Run } from '../api/operations';
-import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../documents/operator.js';
+import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../schema/documents/operator.js';
 import { useApi, useLive, useQuery } from '../api/typed';
 import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';

@@ -1,6 +1,6 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { describeError, request } from '../api/client';
-import { documentText } from '../../../documents/graphql.js';
+import { documentText } from '../../../schema/documents/graphql.js';
 import { ME } from '../api/operations';
 import { useSessionState } from '../session';
 

@@ -1,7 +1,7 @@
 // The API's GraphQL documents are written once, here, and typed from schema/schema.graphql by gql.tada:
-// documents/graphql-env.d.ts is the schema's introspection (`npm run schema` writes it; test/documents.test.ts
+// schema/documents/graphql-env.d.ts is the schema's introspection (`npm run schema` writes it; test/process/documents.test.ts
 // fails when it is stale or a document does not validate against the schema). The console, the simulator, the
-// benchmarks and the tests import them; the NiFi kit's calls (documents/nifi.ts) are written from nifi/requests.
+// benchmarks and the tests import them; the NiFi kit's calls (schema/documents/nifi.ts) are written from nifi/requests.
 import { print } from '@0no-co/graphql.web';
 import { initGraphQLTada, type TadaDocumentNode } from 'gql.tada';
 import type { introspection } from './graphql-env.d.ts';
