@@ -1,7 +1,7 @@
 import { type Context, SpanKind, trace } from '@opentelemetry/api';
 import { ATTR_DB_OPERATION_BATCH_SIZE } from '@opentelemetry/semantic-conventions';
 import { captureContext, inContext, inSpan } from '../tracing/tracing.js';
-import type { Db } from './client.js';
+import { answerBound, type Db } from './client.js';
 import { databaseUnavailable, inStatement, isUnavailableAnswer } from './transaction.js';
 import {
   checkChunkReport,
@@ -22,10 +22,7 @@ export interface ChunkReporterOptions {
   maxBatch?: number;
   /** Told the size of every batch sent, for metrics. */
   onBatch?: (size: number) => void;
-  /**
-   * How long a report waits for its answer before it is answered 503: by default the bound of every request,
-   * database.acquireTimeout + database.statementTimeout.
-   */
+  /** How long a report waits for its answer before it is answered 503: by default the bound of every request (answerBound). */
   answerWithin?: number;
 }
 
@@ -61,7 +58,7 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
   // of one run's partitions mostly wait for each other's row locks, and the queue is split between them
   const maxInFlight = options.maxInFlight ?? 1;
   const maxBatch = options.maxBatch ?? 64;
-  const answerWithin = options.answerWithin ?? db.timeouts.acquireTimeout + db.timeouts.statementTimeout;
+  const answerWithin = options.answerWithin ?? answerBound(db.timeouts);
   const queue: Pending[] = [];
   let inFlight = 0;
 
