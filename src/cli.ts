@@ -6,7 +6,7 @@ import pg from 'pg';
 import { Registry } from 'prom-client';
 import { formatTokenEntry, generateToken, tokenConfigEntry } from './auth/tokens.js';
 import { ConfigError, describeConfig, loadConfig, type Config, type Role } from './config/config.js';
-import { createDb, type Db } from './db/client.js';
+import { behindTransactionPooler, createDb, type Db } from './db/client.js';
 import { PROCESS_LISTENER_NAME, startListener, type Listener } from './db/listener.js';
 import { EmbeddedPostgresMissingError, startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { checkDatabase } from './db/health.js';
@@ -92,9 +92,20 @@ async function openDatabase(
   return { url: embedded.url, embedded: true };
 }
 
-/** Where schema changes connect: database.migrationUrl, else database.url (migrate and grants need only one). */
+/**
+ * Where schema changes connect: database.migrationUrl, else database.directUrl, else database.url (migrate and
+ * grants need only one).
+ */
 async function migrationUrl(config: Config, log: Logger, shutdown: Shutdown): Promise<string> {
-  return config.database.migrationUrl ?? (await openDatabase(config, log, false, shutdown)).url;
+  return config.database.migrationUrl ?? config.database.directUrl ?? (await openDatabase(config, log, false, shutdown)).url;
+}
+
+/**
+ * Where what needs a session of its own connects — LISTEN, session advisory locks, `work`'s loops, the schema
+ * check: database.directUrl when database.url leads to a transaction pooler, else database.url.
+ */
+function sessionUrl(config: Config, url: string): string {
+  return config.database.directUrl ?? url;
 }
 
 /** The application runs no DDL: a database that lacks this release's schema is refused, naming what is missing. */
@@ -233,21 +244,27 @@ async function main(argv: string[]): Promise<void> {
       case 'start': {
         await traceProcess(config, log, command, shutdown);
         const { url, embedded } = await openDatabase(config, log, command === 'start', shutdown);
-        if (command === 'start') await migrate(embedded ? url : (config.database.migrationUrl ?? url), { log: (m) => log.info(m) });
-        else await requireCurrentSchema(url, config, log);
+        const direct = sessionUrl(config, url);
+        if (command === 'start') await migrate(embedded ? url : (config.database.migrationUrl ?? direct), { log: (m) => log.info(m) });
+        else await requireCurrentSchema(direct, config, log);
         let effective = config;
         let devTokens: ReturnType<typeof developmentTokens> = [];
         if (embedded && config.auth.tokens.length === 0) {
           devTokens = developmentTokens();
           effective = { ...config, auth: { tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
         }
-        const db = createDb(url, { poolSize: effective.database.poolSize, timeouts: effective.database, onNotifyError: notifyFailed(log) });
+        const db = createDb(url, {
+          poolSize: effective.database.poolSize,
+          timeouts: effective.database,
+          onNotifyError: notifyFailed(log),
+          transactionPooler: behindTransactionPooler(effective),
+        });
         shutdown.close('database', () => db.close());
         log.info({ config: describeConfig(effective) }, 'config');
         const metrics = createApiMetrics();
         const readinessChecks: Array<() => boolean> = [];
         // one LISTEN connection for the whole process: realtime's channels and, with `start`, the dispatcher's
-        const listener = startListener({ url, log, applicationName: PROCESS_LISTENER_NAME, timeouts: effective.database });
+        const listener = startListener({ url: direct, log, applicationName: PROCESS_LISTENER_NAME, timeouts: effective.database });
         shutdown.close('listen', () => listener.close());
         const worker = command === 'start' ? startWorker({ config: effective, db, log, registry: metrics.registry, listener }) : null;
         if (worker) {
@@ -286,7 +303,8 @@ async function main(argv: string[]): Promise<void> {
           throw new ConfigError(['--metrics-port: must be a port number (0 picks a free one)']);
         }
         await traceProcess(config, log, command, shutdown);
-        const { url } = await openDatabase(config, log, false, shutdown);
+        // the worker's loops hold sessions (LISTEN, leases, long sweeps): never through a transaction pooler
+        const url = sessionUrl(config, (await openDatabase(config, log, false, shutdown)).url);
         await requireCurrentSchema(url, config, log);
         const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database, onNotifyError: notifyFailed(log) });
         shutdown.close('database', () => db.close());
@@ -327,7 +345,7 @@ async function main(argv: string[]): Promise<void> {
         } catch (error) {
           throw new ConfigError([(error as Error).message]);
         }
-        const { url } = await openDatabase(config, log, false, shutdown);
+        const url = sessionUrl(config, (await openDatabase(config, log, false, shutdown)).url);
         await requireCurrentSchema(url, config, log);
         const db = createDb(url, { poolSize: 1, timeouts: config.database });
         shutdown.close('database', () => db.close());
