@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
-import { createDb, type Db } from '../db/client.js';
+import { behindTransactionPooler, createDb, type Db } from '../db/client.js';
 import { EmbeddedPostgresMissingError, startEmbeddedPostgres } from '../db/embedded.js';
 import type { Listener } from '../db/listener.js';
 import { migrate, readSchemaStatus } from '../db/migrate.js';
@@ -106,9 +106,21 @@ export async function openDatabase(
   return { url: embedded.url, embedded: true };
 }
 
-/** Where schema changes connect: database.migrationUrl, else database.url (migrate and grants need only one). */
+/**
+ * Where schema changes connect: database.migrationUrl, else database.directUrl, else database.url (migrate and
+ * grants need only one).
+ */
 export async function migrationUrl(context: CommandContext): Promise<string> {
-  return context.config.database.migrationUrl ?? (await openDatabase(context, false)).url;
+  const { database } = context.config;
+  return database.migrationUrl ?? database.directUrl ?? (await openDatabase(context, false)).url;
+}
+
+/**
+ * Where what needs a session of its own connects — LISTEN, session advisory locks, `work`'s loops, the schema
+ * check: database.directUrl when database.url leads to a transaction pooler, else database.url.
+ */
+export function sessionUrl(config: Config, url: string): string {
+  return config.database.directUrl ?? url;
 }
 
 /** The application runs no DDL: a database that lacks this release's schema is refused, naming what is missing. */
@@ -135,19 +147,27 @@ export async function requireCurrentSchema({ config, log }: CommandContext, url:
  */
 export async function openServiceDatabase(
   context: CommandContext,
-  { start }: { start: boolean },
-): Promise<{ db: Db; url: string; embedded: boolean }> {
+  { start, sessions }: { start: boolean; sessions: boolean },
+): Promise<{ db: Db; url: string; directUrl: string; embedded: boolean }> {
   const { config, log, shutdown } = context;
   const tracing = await startTracing(config.tracing, { role: context.name, log });
   if (tracing) shutdown.close('tracing', () => tracing.shutdown());
-  const { url, embedded } = await openDatabase(context, start);
-  if (start) await migrate(embedded ? url : (config.database.migrationUrl ?? url), { log: (m) => log.info(m) });
-  else await requireCurrentSchema(context, url);
+  const opened = await openDatabase(context, start);
+  const directUrl = sessionUrl(config, opened.url);
+  // the worker's loops hold sessions (LISTEN, leases, long sweeps): never through a transaction pooler
+  const url = sessions ? directUrl : opened.url;
+  if (start) await migrate(opened.embedded ? url : (config.database.migrationUrl ?? directUrl), { log: (m) => log.info(m) });
+  else await requireCurrentSchema(context, directUrl);
   // a wake-up or progress NOTIFY that failed after its commit: the answer stands, the next poll catches up
   const onNotifyError = (error: unknown) => log.debug({ err: error }, 'notify_failed');
-  const db = createDb(url, { poolSize: config.database.poolSize, timeouts: config.database, onNotifyError });
+  const db = createDb(url, {
+    poolSize: config.database.poolSize,
+    timeouts: config.database,
+    onNotifyError,
+    transactionPooler: !sessions && behindTransactionPooler(config),
+  });
   shutdown.close('database', () => db.close());
-  return { db, url, embedded };
+  return { db, url, directUrl, embedded: opened.embedded };
 }
 
 /** The dispatcher and sweeper of `start` and `work`: drained on shutdown, their NiFi certificates re-read on SIGHUP. */

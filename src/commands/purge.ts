@@ -3,7 +3,7 @@ import { createDb, type Db } from '../db/client.js';
 import { perform } from '../db/operation.js';
 import { INSTANT_PATTERN, calendarDate } from '../domain/gate/business-date.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurgeOperation, purgeLedger, type RowCounts } from '../domain/retention/purge.js';
-import { asProcess, checkedOption, openDatabase, requireCurrentSchema, type Command } from './process.js';
+import { asProcess, checkedOption, openDatabase, requireCurrentSchema, sessionUrl, type Command } from './process.js';
 
 /**
  * The cutoff `--before` names: a date (its midnight UTC) or a timestamp with an offset, never in the future.
@@ -68,7 +68,7 @@ export const purge: Command = {
         options.before === undefined
           ? new Date(now.getTime() - config.retention.ledger)
           : checkedOption(() => parseBefore(options.before as string, now));
-      const { url } = await openDatabase(context, false);
+      const url = sessionUrl(config, (await openDatabase(context, false)).url);
       await requireCurrentSchema(context, url);
       const db = createDb(url, { poolSize: 1, timeouts: config.database });
       shutdown.close('database', () => db.close());

@@ -37,7 +37,7 @@ function developmentTokens(): Array<{ name: string; roles: Role[]; token: string
 
 async function runApi(context: CommandContext, { start }: { start: boolean }): Promise<'running'> {
   const { log, shutdown } = context;
-  const { db, url, embedded } = await openServiceDatabase(context, { start });
+  const { db, url, directUrl, embedded } = await openServiceDatabase(context, { start, sessions: false });
   let config = context.config;
   let devTokens: ReturnType<typeof developmentTokens> = [];
   if (embedded && config.auth.tokens.length === 0) {
@@ -48,7 +48,7 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
   const metrics = createApiMetrics();
   const readinessChecks: Array<() => boolean> = [];
   // one LISTEN connection for the whole process: realtime's channels and, with `start`, the dispatcher's
-  const listener = startListener({ url, log, applicationName: PROCESS_LISTENER_NAME, timeouts: config.database });
+  const listener = startListener({ url: directUrl, log, applicationName: PROCESS_LISTENER_NAME, timeouts: config.database });
   shutdown.close('listen', () => listener.close());
   const worker = start ? startWorkerLoops(context, { config, db, registry: metrics.registry, listener }) : null;
   if (worker) readinessChecks.push(worker.listening);

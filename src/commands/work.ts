@@ -21,7 +21,7 @@ export const work: Command = {
       if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
         throw new ConfigError(['--metrics-port: must be a port number (0 picks a free one)']);
       }
-      const { db } = await openServiceDatabase(context, { start: false });
+      const { db } = await openServiceDatabase(context, { start: false, sessions: true });
       const registry = new Registry();
       collectProcessMetrics(registry);
       observeRunLockWaits(registry);

@@ -317,8 +317,14 @@ const configSchema = z
       }).prefault({}),
       database: section({
         url: url(['postgres:', 'postgresql:']),
-        /** Used by `load-control migrate` (DDL rights); defaults to url. */
+        /** Used by `load-control migrate` (DDL rights); defaults to directUrl, then url. */
         migrationUrl: url(['postgres:', 'postgresql:']),
+        /**
+         * The PostgreSQL server itself, when url leads to PgBouncer in transaction pooling mode: LISTEN, `work`,
+         * migrate, compact and purge (session advisory locks) connect here, and serve's request path sends its
+         * settings with each transaction and no named statements through url. Unset: everything uses url.
+         */
+        directUrl: url(['postgres:', 'postgresql:']),
         poolSize: integer(10, 1),
         txAttempts: integer(5, 1),
         connectTimeout: duration(DATABASE_TIMEOUT_DEFAULTS.connectTimeout, { timer: true }),
@@ -480,7 +486,12 @@ export function describeConfig(config: Config): Record<string, unknown> {
   const copy = structuredClone(config);
   return {
     ...copy,
-    database: { ...copy.database, url: redactUrl(copy.database.url), migrationUrl: redactUrl(copy.database.migrationUrl) },
+    database: {
+      ...copy.database,
+      url: redactUrl(copy.database.url),
+      migrationUrl: redactUrl(copy.database.migrationUrl),
+      directUrl: redactUrl(copy.database.directUrl),
+    },
     nifi: { ...copy.nifi, receiverUrl: redactUrl(copy.nifi.receiverUrl) },
     tracing: {
       ...copy.tracing,

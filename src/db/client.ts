@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseTimeouts } from '../config/config.js';
+import { type Config, DATABASE_TIMEOUT_DEFAULTS, type DatabaseTimeouts } from '../config/config.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { createCommitNotices, type CommitNotices } from './after-commit.js';
 import { endStatementSpan, inCallersContext, startStatementSpan } from './statement-spans.js';
@@ -31,29 +31,64 @@ export interface Db {
  */
 const READ_GRACE_MS = 1000;
 
+/**
+ * When a request that waits for the database in more than one place is answered 503 anyway: a report queued
+ * behind a stuck batch of the group commit, a request queued for an execution thread. A request waits for a
+ * connection within acquireTimeout, then for its statement within statementTimeout (plus the read grace when
+ * the server does not answer at all).
+ */
+export function answerBound(timeouts: DatabaseTimeouts): number {
+  return timeouts.acquireTimeout + timeouts.statementTimeout;
+}
+
+/**
+ * The server settings every session of ours has: the statement timeout, a transaction left open by a client
+ * that vanished not holding its locks for long, and no JIT — the ledger's statements are short and indexed; JIT
+ * compiles only when the planner's estimate is large, and with a year of history behind it a misestimate turned
+ * a 2 ms statement into a 3 s one (bench/history).
+ */
+function sessionSettings(timeouts: DatabaseTimeouts) {
+  return { statement_timeout: timeouts.statementTimeout, idle_in_transaction_session_timeout: timeouts.statementTimeout * 2, jit: 'off' };
+}
+
 /** The pg client options that bound a connection's time: connecting, each statement, an idle transaction. */
 export function boundedConnection(timeouts: DatabaseTimeouts): pg.ClientConfig {
+  const { jit, ...timeoutSettings } = sessionSettings(timeouts);
+  return {
+    ...readBounds(timeouts),
+    ...timeoutSettings,
+    options: `-c jit=${jit}`,
+  };
+}
+
+/** The client side of the bounds, which a transaction pooler lets through. */
+function readBounds(timeouts: DatabaseTimeouts): pg.ClientConfig {
   return {
     connectionTimeoutMillis: timeouts.connectTimeout,
-    statement_timeout: timeouts.statementTimeout,
     query_timeout: timeouts.statementTimeout + READ_GRACE_MS,
-    // a transaction left open by a client that vanished must not hold its locks for long
-    idle_in_transaction_session_timeout: timeouts.statementTimeout * 2,
     // a peer that vanished without closing (a failover, a cut network) is noticed between statements too
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    // The ledger's statements are short and indexed; JIT compiles only when the planner's estimate is large,
-    // and with a year of history behind it a misestimate turned a 2 ms statement into a 3 s one (bench/history)
-    options: '-c jit=off',
   };
+}
+
+/**
+ * Through a transaction pooler (PgBouncer, pool_mode = transaction) each transaction may get another server
+ * connection, and PgBouncer refuses the startup parameters that carry the session settings: they come with
+ * every transaction instead, in one round trip with its BEGIN.
+ */
+function beginWithSettings(timeouts: DatabaseTimeouts): string {
+  const settings = Object.entries(sessionSettings(timeouts)).map(([name, value]) => `SET LOCAL ${name} = '${value}'`);
+  return ['BEGIN', ...settings].join('; ');
 }
 
 /**
  * A connection whose statement went unanswered past its read timeout is destroyed: pg would otherwise keep
  * it, with every later statement queued behind the lost one, and hand it out again.
  */
-function clientClass(timeouts: DatabaseTimeouts): typeof pg.Client {
-  const bounds = boundedConnection(timeouts);
+function clientClass(timeouts: DatabaseTimeouts, pooled: boolean): typeof pg.Client {
+  const bounds = pooled ? readBounds(timeouts) : boundedConnection(timeouts);
+  const begin = beginWithSettings(timeouts);
   return class BoundedClient extends pg.Client {
     constructor(config?: pg.ClientConfig) {
       super({ ...config, ...bounds });
@@ -63,6 +98,7 @@ function clientClass(timeouts: DatabaseTimeouts): typeof pg.Client {
 
     // pg's query() has many overloads: the callback, when there is one, is the last argument
     query(...args: unknown[]): never {
+      if (pooled) args[0] = forPooler(args[0], begin);
       const span = startStatementSpan(this, args[0]);
       const last = args.length - 1;
       const callback = args[last];
@@ -97,6 +133,22 @@ function clientClass(timeouts: DatabaseTimeouts): typeof pg.Client {
   };
 }
 
+/**
+ * A statement as a transaction pooler needs it: unnamed (a statement prepared on one server connection is not
+ * there on the next), and a transaction's BEGIN with the session settings.
+ */
+function forPooler(statement: unknown, begin: string): unknown {
+  const text = typeof statement === 'string' ? statement : (statement as { text?: unknown } | null)?.text;
+  if (typeof text === 'string' && text.trim().toUpperCase() === 'BEGIN') {
+    return typeof statement === 'string' ? begin : { ...(statement as object), text: begin };
+  }
+  if (typeof statement === 'object' && statement !== null && 'name' in statement && !('submit' in statement)) {
+    const { name: _prepared, ...unnamed } = statement as { name?: string };
+    return unnamed;
+  }
+  return statement;
+}
+
 type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
 
 /** pg's pool, handing each waiting caller its connection in that caller's trace context (inCallersContext). */
@@ -110,8 +162,43 @@ class Pool extends pg.Pool {
   }
 }
 
+/**
+ * The pool in front of a transaction pooler: a statement sent on the pool (an implicit transaction of its own)
+ * is sent in a transaction of its own, so that it has the session settings too (BoundedClient's BEGIN).
+ */
+class PooledPool extends Pool {
+  // pg's query() has many overloads; ours (and Prisma's adapter) use the promise forms only
+  override query(...args: unknown[]): never {
+    if (typeof args.at(-1) === 'function') throw new Error('a pool in front of a transaction pooler takes no query callbacks');
+    return this.inOwnTransaction(args) as never;
+  }
+
+  private async inOwnTransaction(args: unknown[]): Promise<unknown> {
+    const client = await this.connect();
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      const result = await (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackFailed: unknown) => {
+        broken = rollbackFailed;
+      });
+      throw error;
+    } finally {
+      client.release(broken as Error | undefined);
+    }
+  }
+}
+
 function isReadTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Query read timeout';
+}
+
+/** database.directUrl names the server itself: database.url leads to a transaction pooler (PgBouncer). */
+export function behindTransactionPooler(config: Config): boolean {
+  return config.database.directUrl !== null;
 }
 
 // NUMERIC and BIGINT arrive as strings from pg; the domain converts them where it needs numbers.
@@ -123,14 +210,17 @@ export function createDb(
     onNotifyError?: (error: unknown) => void;
     /** What pg_stat_activity shows for this pool's connections. */
     applicationName?: string;
+    /** `url` leads to a transaction pooler (database.directUrl is set): settings per transaction, no named statements. */
+    transactionPooler?: boolean;
   } = {},
 ): Db {
   const timeouts = options.timeouts ?? DATABASE_TIMEOUT_DEFAULTS;
-  const pool = new Pool({
+  const pooled = options.transactionPooler ?? false;
+  const pool = new (pooled ? PooledPool : Pool)({
     connectionString: url,
     application_name: options.applicationName,
     max: options.poolSize ?? 10,
-    Client: clientClass(timeouts),
+    Client: clientClass(timeouts, pooled),
     // waiting for a free connection (or a new one: connectTimeout bounds that part) ends after acquireTimeout
     connectionTimeoutMillis: timeouts.acquireTimeout,
   });

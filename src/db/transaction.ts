@@ -13,6 +13,16 @@ export interface RetryOptions {
 
 const DEFAULT_RETRY: RetryOptions = { attempts: 5, baseDelayMs: 20 };
 
+/** The 503 of a request the database did not serve in time, or could not serve at all. */
+export function databaseUnavailable(): DomainError {
+  return new DomainError('SERVICE_UNAVAILABLE', { reason: 'database unavailable' }, 'database unavailable, retry later');
+}
+
+/** Whether this is the 503 of databaseUnavailable: sending the same statements again now would meet the same database. */
+export function isUnavailableAnswer(error: unknown): boolean {
+  return error instanceof DomainError && error.code === 'SERVICE_UNAVAILABLE' && error.details?.reason === 'database unavailable';
+}
+
 async function withRetries<T>(options: RetryOptions, run: () => Promise<T>): Promise<T> {
   const base = options.baseDelayMs ?? 20;
   for (let attempt = 1; ; attempt++) {
@@ -27,9 +37,7 @@ async function withRetries<T>(options: RetryOptions, run: () => Promise<T>): Pro
         }
         throw new DomainError('SERVICE_UNAVAILABLE', { reason: 'contention', attempts: attempt }, 'contention persisted, retry later');
       }
-      if (isDatabaseUnavailable(error)) {
-        throw new DomainError('SERVICE_UNAVAILABLE', { reason: 'database unavailable' }, 'database unavailable, retry later');
-      }
+      if (isDatabaseUnavailable(error)) throw databaseUnavailable();
       throw error;
     }
   }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
-import { createDb, type Db } from '../db/client.js';
+import { behindTransactionPooler, createDb, type Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
 import { readiness } from '../domain/gate/ledger.js';
 import { alertThresholds, monitorSummary } from '../domain/monitor/monitor-summary.js';
@@ -60,7 +60,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export function startRealtime(options: RealtimeOptions): Realtime {
   const { config } = options;
-  const db = createDb(options.url, { poolSize: options.poolSize ?? 4, timeouts: config.database });
+  const db = createDb(options.url, {
+    poolSize: options.poolSize ?? 4,
+    timeouts: config.database,
+    transactionPooler: behindTransactionPooler(config),
+  });
   const log = options.log.child({ component: 'realtime' });
   const runs = new RunFeed(db.prisma, log);
   // its reads are its own (deltas), never shared with runChanged's subscribers through the shared reader
@@ -78,7 +82,13 @@ export function startRealtime(options: RealtimeOptions): Realtime {
   });
   const readinessFeed = new ReadinessFeed((consumer, businessDate) => readiness(db.prisma, consumer, businessDate), log);
   const listener =
-    options.listener ?? startListener({ url: options.url, log, applicationName: REALTIME_APPLICATION_NAME, timeouts: config.database });
+    options.listener ??
+    startListener({
+      url: config.database.directUrl ?? options.url,
+      log,
+      applicationName: REALTIME_APPLICATION_NAME,
+      timeouts: config.database,
+    });
   const status = new StatusFeed(listener.connected());
   listener.route({
     channels: [RUN_CHANGED_CHANNEL, RUN_PROGRESS_CHANNEL, ALERT_CHANNEL],

@@ -3,7 +3,7 @@
 // thread): a request's spans here are children of its server span on the main thread, whose traceparent comes
 // with the request.
 import { BroadcastChannel, threadId, workerData } from 'node:worker_threads';
-import { createDb } from '../db/client.js';
+import { behindTransactionPooler, createDb } from '../db/client.js';
 import { inTraceparent, startTracing } from '../tracing/tracing.js';
 import type { LaneMessage, LaneRequest, LaneResponse, LaneThreadData } from './execution-lane.js';
 import { createGraphQLServer } from './graphql-server.js';
@@ -21,6 +21,7 @@ const db = createDb(databaseUrl, {
   poolSize: config.database.poolSize,
   timeouts: config.database,
   applicationName: `load-control execution thread ${threadId}`,
+  transactionPooler: behindTransactionPooler(config),
 });
 const metrics = createApiMetrics({ processMetrics: false });
 const yoga = createGraphQLServer({ config, db, log, metrics, realtime: null });
@@ -41,7 +42,11 @@ channel.onmessage = async (event) => {
 };
 void tracingStarted.then(() => channel.postMessage({ type: 'ready', thread: threadId } satisfies LaneMessage));
 
+/** What a request taken up after its answerBy gets: nothing, since the main thread answered it 503 already. */
+const ANSWERED_ALREADY: LaneResponse = { status: 503, headers: [], body: new Uint8Array() };
+
 export default async function execute(request: LaneRequest): Promise<LaneResponse> {
+  if (request.answerBy !== undefined && Date.now() > request.answerBy) return ANSWERED_ALREADY;
   const response = await inTraceparent(request.traceparent, () =>
     yoga.fetch(
       `http://execution-thread${request.url}`,

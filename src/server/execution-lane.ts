@@ -8,6 +8,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { getOperationAST, parse } from 'graphql';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/config.js';
+import { answerBound } from '../db/client.js';
 import type { Actor } from '../graphql/builder.js';
 import type { Logger } from '../logging/logger.js';
 import { DOCUMENT_LIMITS } from './operation-shape.js';
@@ -22,6 +23,11 @@ export interface LaneRequest {
   actor: Actor;
   /** The request's server span on the main thread, the parent of the thread's spans (when traced). */
   traceparent?: string;
+  /**
+   * When (Date.now()) the request has been answered 503 already, by execute(), if it has not been answered: a
+   * thread that takes it up only after that does not run it.
+   */
+  answerBy?: number;
 }
 
 export interface LaneResponse {
@@ -49,6 +55,7 @@ export type LaneMessage =
 /** A thread's registry as prom-client's getMetricsAsJSON() gives it, without its functions (they do not cross threads). */
 type ThreadMetrics = object[];
 
+/** The lane could not answer: its queue is full, or the request waited past the bound of every request. */
 export class LaneOverloadedError extends Error {
   override name = 'LaneOverloadedError';
 }
@@ -179,12 +186,22 @@ export function startExecutionLane(options: LaneOptions): ExecutionLane {
     async execute(request) {
       // the body's memory moves to the thread; the HTTP layer hands over a body that owns its whole buffer
       const transferList = request.body ? [request.body.buffer as ArrayBuffer] : [];
+      // a thread's requests wait for its database pool, and those queued behind them for the thread: the bound
+      // of every request holds for the queued ones too (those running end within it by their own timeouts)
+      const bound = answerBound(config.database);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new LaneOverloadedError('no answer from the database in time')), bound);
+      });
       try {
-        return await pool.run(request, { transferList });
+        return await Promise.race([pool.run({ ...request, answerBy: Date.now() + bound }, { transferList }), late]);
       } catch (error) {
+        if (error instanceof LaneOverloadedError) throw error;
         if (pool.queueSize >= maxQueue) throw new LaneOverloadedError('every execution thread is busy and the queue is full');
         log.error({ err: error }, 'execution_thread_request_failed');
         throw error;
+      } finally {
+        clearTimeout(timer);
       }
     },
     ready: () => pool.threads.length === threads && pool.threads.every((thread) => readyThreads.has(thread.threadId)),

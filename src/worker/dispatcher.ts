@@ -281,8 +281,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (options.listener) {
         listener = options.listener;
       } else {
-        if (!config.database.url) throw new Error('config: database.url: required for the LISTEN connection');
-        listener = startListener({ url: config.database.url, log, applicationName: LISTEN_APPLICATION_NAME, timeouts: config.database });
+        const url = config.database.directUrl ?? config.database.url;
+        if (!url) throw new Error('config: database.url: required for the LISTEN connection');
+        listener = startListener({ url, log, applicationName: LISTEN_APPLICATION_NAME, timeouts: config.database });
       }
       // every (re)connect wakes it too: hints sent while the connection was down are lost
       listener.route({ channels: [DISPATCH_CHANNEL], onNotification: loop.wake, onListening: loop.wake });

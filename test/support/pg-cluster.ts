@@ -3,7 +3,7 @@
 // primary, a streaming standby of it (pg_basebackup -R), promotion, and pg_rewind to make the old primary a standby
 // of the new one — what test/failover.test.ts fails over between.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { appendFile, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,12 @@ export interface PgCluster {
   stop(mode: 'fast' | 'immediate'): Promise<void>;
   /** Ends recovery (pg_ctl promote) and waits until the cluster takes writes. */
   promote(): Promise<void>;
+  /**
+   * SIGSTOP to the postmaster and every process of it, or SIGCONT: a server that stops answering without closing
+   * anything (a hung machine, a full disk), and wakes up again.
+   */
+  freeze(): void;
+  thaw(): void;
 }
 
 export interface PgClusters {
@@ -50,6 +56,26 @@ function serverUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
   return { uid: id('-u'), gid: id('-g') };
+}
+
+/** The postmaster of a running data directory and its children (backends, checkpointer, walwriter, …). */
+function serverProcesses(dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      // /proc/PID/stat: "pid (comm) state ppid …", comm may hold spaces and parentheses
+      const stat = (() => {
+        try {
+          return readFileSync(`/proc/${pid}/stat`, 'utf8');
+        } catch {
+          return '';
+        }
+      })();
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+    })
+    .map(Number);
+  return [postmaster, ...children];
 }
 
 export async function createPgClusters(): Promise<PgClusters> {
@@ -103,6 +129,13 @@ export async function createPgClusters(): Promise<PgClusters> {
       },
       async promote() {
         await tool('pg_ctl', ['promote', '-w', '-t', '60', '-D', dataDir]);
+      },
+      freeze() {
+        // the postmaster first, so that it forks nothing new while its children stop
+        for (const pid of serverProcesses(dataDir)) process.kill(pid, 'SIGSTOP');
+      },
+      thaw() {
+        for (const pid of serverProcesses(dataDir).reverse()) process.kill(pid, 'SIGCONT');
       },
     };
     clusters.push({ cluster: self, running: () => running });

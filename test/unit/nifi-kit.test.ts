@@ -244,9 +244,10 @@ describe('the flow generator (nifi/flow-model.ts)', () => {
 
 describe("the kit's typed documents (schema/documents/nifi.ts)", () => {
   it('are what `npm run nifi:flow` writes from nifi/requests', () => {
-    expect(readFileSync(KIT_DOCUMENTS_FILE, 'utf8') === kitDocumentsModule(), 'run npm run nifi:flow and commit schema/documents/nifi.ts').toBe(
-      true,
-    );
+    expect(
+      readFileSync(KIT_DOCUMENTS_FILE, 'utf8') === kitDocumentsModule(),
+      'run npm run nifi:flow and commit schema/documents/nifi.ts',
+    ).toBe(true);
   });
 });
 

@@ -1,8 +1,9 @@
 import { type Context, SpanKind, trace } from '@opentelemetry/api';
 import { ATTR_DB_OPERATION_BATCH_SIZE } from '@opentelemetry/semantic-conventions';
 import { captureContext, inContext, inSpan } from '../../tracing/tracing.js';
-import type { Db } from '../../db/client.js';
+import { answerBound, type Db } from '../../db/client.js';
 import { perform } from '../../db/operation.js';
+import { databaseUnavailable, isUnavailableAnswer } from '../../db/transaction.js';
 import {
   checkChunkReport,
   reportChunkOperation,
@@ -22,6 +23,8 @@ export interface ChunkReporterOptions {
   maxBatch?: number;
   /** Told the size of every batch sent, for metrics. */
   onBatch?: (size: number) => void;
+  /** How long a report waits for its answer before it is answered 503: by default the bound of every request (answerBound). */
+  answerWithin?: number;
 }
 
 interface Pending {
@@ -30,6 +33,8 @@ interface Pending {
   traceContext: Context | undefined;
   resolve: (result: ReportChunkResult) => void;
   reject: (error: unknown) => void;
+  /** Answered already: in time, or 503 at its deadline. */
+  answered: () => boolean;
 }
 
 /**
@@ -38,7 +43,15 @@ interface Pending {
  * slot sends all of them (up to maxBatch) as one statement, reportChunks. The reports that statement did not
  * take come back DEFERRED and are sent alone after the batch committed. When the batch fails as a whole
  * (a chunk's path taken by another chunk, say, undoes every report in it), each report is sent alone, in
- * arrival order, and gets its own answer.
+ * arrival order, and gets its own answer; when it failed because the database is unavailable, each gets that
+ * 503 at once.
+ *
+ * Every report is answered within answerWithin (the bound of every request), whatever its batch does: a report
+ * still waiting for a slot at its deadline is answered 503 and never sent. One whose statement was sent but not
+ * answered by then is answered 503 too, although that statement may still commit (a frozen server that wakes up
+ * runs what it had received): NiFi sends it again, and the same chunk again is recorded once (report_chunk's
+ * upsert on run, partition and chunk index; the partition's counters move only for a new chunk), which is what
+ * any lost answer relies on as well.
  */
 export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}): ChunkReporter {
   // one: with 32 clients on two cores, a second batch in flight lowered throughput (median of 3 rounds,
@@ -46,6 +59,7 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
   // of one run's partitions mostly wait for each other's row locks, and the queue is split between them
   const maxInFlight = options.maxInFlight ?? 1;
   const maxBatch = options.maxBatch ?? 64;
+  const answerWithin = options.answerWithin ?? answerBound(db.timeouts);
   const queue: Pending[] = [];
   let inFlight = 0;
 
@@ -83,9 +97,14 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
           batch.map((pending) => pending.cmd),
         ),
       );
-    } catch {
-      // in arrival order, so that of two reports claiming one HDFS path the earlier one is recorded
-      for (const pending of batch) await sendAlone(pending);
+    } catch (error) {
+      if (isUnavailableAnswer(error)) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
+      // in arrival order, so that of two reports claiming one HDFS path the earlier one is recorded; one already
+      // answered 503 is not sent (the failed batch recorded none of its reports)
+      for (const pending of batch) if (!pending.answered()) await sendAlone(pending);
       return;
     }
     const deferred: Pending[] = [];
@@ -99,7 +118,8 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
 
   const pump = (): void => {
     while (inFlight < maxInFlight && queue.length > 0) {
-      const batch = queue.splice(0, maxBatch);
+      const batch = queue.splice(0, maxBatch).filter((pending) => !pending.answered());
+      if (batch.length === 0) continue;
       inFlight++;
       // a promise already settled ignores the reject: only reports left unanswered by a fault of ours get it
       void sendBatch(batch)
@@ -117,7 +137,17 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
     async report(cmd) {
       checkChunkReport(cmd);
       return new Promise<ReportChunkResult>((resolve, reject) => {
-        queue.push({ cmd, traceContext: captureContext(), resolve, reject });
+        let answered = false;
+        const answer =
+          <A>(settle: (a: A) => void) =>
+          (a: A) => {
+            if (answered) return;
+            answered = true;
+            clearTimeout(deadline);
+            settle(a);
+          };
+        const deadline = setTimeout(answer(reject), answerWithin, databaseUnavailable());
+        queue.push({ cmd, traceContext: captureContext(), resolve: answer(resolve), reject: answer(reject), answered: () => answered });
         pump();
       });
     },

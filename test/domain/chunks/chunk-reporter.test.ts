@@ -9,6 +9,7 @@ import { createChunkReporter, type ChunkReporter } from '../../../src/domain/chu
 import { createDb, type Db } from '../../../src/db/client.js';
 import { inStatement } from '../../../src/db/transaction.js';
 import { chunk, claimed, type DomainTest, startDomainTest, startedRun } from '../support/fixtures.js';
+import { DATABASE_TIMEOUT_DEFAULTS } from '../../../src/config/config.js';
 
 let t: DomainTest;
 const pools: Db[] = [];
@@ -21,14 +22,28 @@ afterAll(async () => {
 });
 
 const REPETITIONS = 10;
+/** What pg_stat_activity shows for the reporters' connections. */
+const REPORTER_APPLICATION = 'chunk-reporter-test';
 
 /** A reporter on its own pool, as another API process would have; one batch in flight, so reports queue. */
-function reporter(options: { maxInFlight?: number } = {}): { reporter: ChunkReporter; batches: number[]; close(): Promise<void> } {
-  const db = createDb(t.database.url, { poolSize: 4 });
+function reporter(options: { maxInFlight?: number; answerWithin?: number; statementTimeout?: number } = {}): {
+  reporter: ChunkReporter;
+  batches: number[];
+  close(): Promise<void>;
+} {
+  const timeouts = {
+    ...DATABASE_TIMEOUT_DEFAULTS,
+    statementTimeout: options.statementTimeout ?? DATABASE_TIMEOUT_DEFAULTS.statementTimeout,
+  };
+  const db = createDb(t.database.url, { poolSize: 4, timeouts, applicationName: REPORTER_APPLICATION });
   pools.push(db);
   const batches: number[] = [];
   return {
-    reporter: createChunkReporter(db, { maxInFlight: options.maxInFlight ?? 1, onBatch: (size) => batches.push(size) }),
+    reporter: createChunkReporter(db, {
+      maxInFlight: options.maxInFlight ?? 1,
+      answerWithin: options.answerWithin,
+      onBatch: (size) => batches.push(size),
+    }),
     batches,
     close: () => db.close().then(() => void pools.splice(pools.indexOf(db), 1)),
   };
@@ -80,11 +95,34 @@ async function ledger(runId: string) {
   return { partitions: partitions.rows, files: files.rows, events: events.rows, run: run.rows[0] };
 }
 
+/** A transaction holding the lock of a run's partition 0000, as a slow concurrent writer would. */
+async function lockPartition(runId: string) {
+  const holder = await t.sql.connect();
+  await holder.query('BEGIN');
+  await holder.query(`SELECT 1 FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0000' FOR UPDATE`, [runId]);
+  return holder;
+}
+
+const WAITING_ON_LOCK = `FROM pg_stat_activity WHERE application_name = '${REPORTER_APPLICATION}' AND wait_event_type = 'Lock'`;
+
+/** Waits until this many reporter statements wait for a lock; answers how many do. */
+async function waitingOnLock(n: number): Promise<number> {
+  return until(`${n} reporter statement(s) to wait for the lock`, async () => {
+    const { rows } = await t.sql.query(`SELECT count(*)::int AS n ${WAITING_ON_LOCK}`);
+    return rows[0].n === n ? n : null;
+  });
+}
+
+/** Ends the connections of the reporter statements waiting for a lock, as a failing server would. */
+async function terminateWaiting(): Promise<void> {
+  await t.sql.query(`SELECT pg_terminate_backend(pid) ${WAITING_ON_LOCK}`);
+}
+
 const settled = (promises: Array<Promise<ReportChunkResult>>) =>
   Promise.all(
     promises.map((p) =>
       p.then(
-        (result) => ({ result }),
+        (result): { result?: ReportChunkResult; error?: unknown } => ({ result }),
         (error: unknown) => ({ error }),
       ),
     ),
@@ -267,6 +305,62 @@ describe('chunk reporter (group commit)', () => {
     } finally {
       other.release();
     }
+  });
+
+  it('answers the reports waiting behind a stuck batch 503 at their deadline and never sends them; sent again, each counts once', async () => {
+    const { reporter: r, batches } = reporter({ answerWithin: 300 });
+    const { run, reports } = await claimedRun(1, 3);
+    const [first, second, third] = reports as [ReportChunkCommand, ReportChunkCommand, ReportChunkCommand];
+    const holder = await lockPartition(run.runId);
+    let answers: Awaited<ReturnType<typeof settled>>;
+    try {
+      const stuck = r.report(first);
+      await waitingOnLock(1);
+      // the only slot is busy: these two wait for it
+      answers = await settled([stuck, r.report(second), r.report(third)]);
+      // answered while the lock is still held: the first one's statement is still waiting for it
+      expect(await waitingOnLock(1)).toBe(1);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    for (const answer of answers) expect((answer.error as DomainError)?.code).toBe('SERVICE_UNAVAILABLE');
+    // the first report's statement, sent before its deadline, commits once the lock is gone
+    await until('the first report to be committed', async () => (await ledger(run.runId)).files.length === 1);
+    const again = [];
+    for (const cmd of reports) again.push(await r.report(cmd));
+    expect(again.map((a) => a.receivedChunks)).toEqual([1, 2, 3]);
+    // the two that waited were never sent: one batch before the lock was released, then the reports sent again
+    expect(batches).toEqual([1, 1, 1, 1]);
+    const after = await ledger(run.runId);
+    expect(after.files.map((f) => f.chunk_index)).toEqual([0, 1, 2]);
+    expect(after.partitions).toMatchObject([{ status: 'SUCCESS', received_chunks: 3, actual_row_count: 15, file_count: 3 }]);
+    expect(after.run).toMatchObject({ status: 'EXTRACTED_VALIDATED', validations: 1 });
+  });
+
+  it('answers every report of a batch that lost its connection 503 at once, instead of sending each alone again', async () => {
+    // a statement timeout longer than the test: only the lost connections end these statements
+    const { reporter: r, batches } = reporter({ statementTimeout: 120_000 });
+    const { run, reports } = await claimedRun(1, 3);
+    const [first, ...rest] = reports as [ReportChunkCommand, ...ReportChunkCommand[]];
+    const holder = await lockPartition(run.runId);
+    try {
+      const alone = settled([r.report(first)]);
+      await waitingOnLock(1);
+      const batch = settled(rest.map((cmd) => r.report(cmd)));
+      await terminateWaiting();
+      expect(((await alone)[0]!.error as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+      await waitingOnLock(1);
+      expect(batches).toEqual([1, 2]);
+      await terminateWaiting();
+      // answered with the lock still held: sent alone again, they would wait for it
+      const answers = await batch;
+      expect(answers.map((a) => (a.error as DomainError)?.code)).toEqual(['SERVICE_UNAVAILABLE', 'SERVICE_UNAVAILABLE']);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    expect((await ledger(run.runId)).files).toEqual([]);
   });
 
   it('refuses a chunk index out of range before it is queued', async () => {

@@ -42,6 +42,7 @@ describe('loadConfig defaults', () => {
       database: {
         url: null,
         migrationUrl: null,
+        directUrl: null,
         poolSize: 10,
         txAttempts: 5,
         connectTimeout: 2_000,
@@ -113,6 +114,7 @@ logging:
     expect(config.database).toEqual({
       url: 'postgres://lc:secret@db.example:5432/lc',
       migrationUrl: null,
+      directUrl: null,
       poolSize: 4,
       txAttempts: 5,
       connectTimeout: 2_000,
@@ -292,6 +294,11 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
     ['a non-positive NiFi timeout', 'nifi:\n  timeoutSeconds: 0\n', 'config: nifi.timeoutSeconds: must be greater than zero'],
     ['a non-HTTP receiver URL', 'nifi:\n  receiverUrl: ftp://nifi/\n', 'config: nifi.receiverUrl: must be a http or https URL'],
     ['a non-PostgreSQL database URL', 'database:\n  url: mysql://db/x\n', 'config: database.url: must be a postgres or postgresql URL'],
+    [
+      'a direct URL that is not PostgreSQL',
+      'database:\n  directUrl: http://pgbouncer:6432/lc\n',
+      'config: database.directUrl: must be a postgres or postgresql URL',
+    ],
     [
       'an unknown log level',
       'logging:\n  level: verbose\n',
@@ -507,6 +514,7 @@ describe('describeConfig', () => {
   const config = loadConfig({
     env: {
       DATABASE_URL: 'postgres://lc:s3cret@db.example:5432/lc?sslmode=require',
+      LC_DATABASE__DIRECT_URL: 'postgres://lc:direct-s3cret@pg-primary.example:5432/lc',
       LC_NIFI__RECEIVER_URL: 'https://pg05:pw@nifi.example/receive',
       LC_AUTH__TOKENS: JSON.stringify([{ name: 'nifi-prod', sha256: DIGEST, roles: ['nifi'] }]),
       LC_TRACING__ENDPOINT: 'https://otel:collectorpw@collector.example/v1/traces',
@@ -518,6 +526,7 @@ describe('describeConfig', () => {
     const described = describeConfig(config);
     const text = JSON.stringify(described);
     expect(text).not.toContain('s3cret');
+    expect(described.database).toMatchObject({ directUrl: 'postgres://lc:***@pg-primary.example:5432/lc' });
     expect(text).not.toContain(':pw@');
     expect(text).not.toContain(DIGEST);
     expect(text).not.toContain('collectorpw');
@@ -574,6 +583,7 @@ server:
   corsOrigins: [https://console.example:8443]
 database:
   migrationUrl: postgres://owner@db.example/lc
+  directUrl: postgresql://lc@pg-primary.example:5432/lc
   connectTimeout: 1
   acquireTimeout: PT2S
   statementTimeout: PT4S
@@ -590,6 +600,7 @@ nifi:
     expect(config.server.corsOrigins).toEqual(['https://console.example:8443']);
     expect(config.database).toMatchObject({
       migrationUrl: 'postgres://owner@db.example/lc',
+      directUrl: 'postgresql://lc@pg-primary.example:5432/lc',
       connectTimeout: 1000,
       acquireTimeout: 2000,
       statementTimeout: 4000,
