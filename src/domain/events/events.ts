@@ -86,23 +86,8 @@ export interface EventRow {
   actor: string | null;
 }
 
-/** The columns of nifi_ops.load_event an event row is made of. */
-interface EventColumns {
-  eventId: string;
-  eventTime: Date;
-  eventLevel: string;
-  eventName: string;
-  partitionId: string | null;
-  chunkIndex: number | null;
-  processGroup: string | null;
-  processorName: string | null;
-  nodeId: string | null;
-  errorClass: string | null;
-  errorCode: string | null;
-  message: string | null;
-  details: unknown;
-  actor: string | null;
-}
+/** The columns of nifi_ops.load_event an event row is made of: the row's, but for the level and name. */
+type EventColumns = Omit<EventRow, 'level' | 'name'> & { eventLevel: string; eventName: string };
 
 const EVENT_FIELDS: FieldsOf<EventColumns> = {
   eventId: true,

@@ -17,21 +17,13 @@ export interface GateDispatchRecord extends DeliveryState {
 export const MAX_GATE_DISPATCHES_PAGE = 100;
 
 /** A GATE_READY row of nifi_ops.load_dispatch: its consumer, business date and version are set (ck_load_dispatch_target). */
-interface GateDispatchRow {
-  dispatchId: string;
+/** A GATE_READY call as stored: its delivery (status still as text) and what it is about. */
+type GateDispatchRow = Omit<DeliveryState, 'status'> & {
+  status: string;
   consumer: string;
   businessDate: Date;
   readinessVersion: number;
-  status: string;
-  attemptCount: number;
-  nextAttemptAt: Date;
-  lastHttpStatus: number | null;
-  lastError: string | null;
-  createdAt: Date;
-  ackedAt: Date | null;
-  deadAt: Date | null;
-  cancelledAt: Date | null;
-}
+};
 
 const GATE_DISPATCH_COLUMNS = selectList<GateDispatchRow>({
   dispatchId: true,
