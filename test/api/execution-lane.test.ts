@@ -116,7 +116,8 @@ describe('a full queue', () => {
       const held = small.gql(query, {}, { token: 'viewer' });
       await until('the first query to hold the thread', async () => {
         const waiting = await small.sql.query(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'load-control execution thread%' AND wait_event_type = 'Lock'",
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name LIKE 'load-control execution thread%' AND wait_event_type = 'Lock'`,
         );
         return waiting.rows[0].n === 1;
       });
