@@ -209,10 +209,14 @@ async function stallLoad(gql: Gql, stopped: () => boolean) {
       });
       const claims = claimAll(gql, claimed.runId, PRESSURE_ROWS.length);
       const manifests = Promise.all(created.map((runId) => call(gql, REGISTER_MANIFEST, { input: manifestInput(runId, PRESSURE_ROWS) })));
+      // a createRun sent while the database is silent, whatever phase the flows are in
+      const creation = call(gql, CREATE_RUN, {
+        input: { jobKey: JOB, businessKey: `BK_STALL_CREATED_${randomUUID().slice(0, 8)}`, hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_' },
+      });
       const reads = (async () => {
         while (!stopped()) await runState(gql, reported.runId);
       })();
-      const [, claimTokens] = await Promise.all([Promise.all(reporters), claims, manifests, reads]);
+      const [, claimTokens] = await Promise.all([Promise.all(reporters), claims, manifests, reads, creation]);
       return { claimTokens };
     },
   };
