@@ -1,8 +1,8 @@
 // Typed requests and subscriptions: the session sends query text; these take gql.tada documents, so a page's
 // variables and results are checked against the schema.
 import type { ResultOf, VariablesOf } from 'gql.tada';
-import { useCallback, useEffect, useMemo, useState } from 'react';
-import { describeError } from './client';
+import { type Dispatch, type SetStateAction, useCallback, useEffect, useMemo, useState } from 'react';
+import { ApiError, describeError } from './client';
 import { type LiveState, useSubscription } from '../hooks';
 import { useSession } from '../session';
 import { type Document, documentText } from '../../../schema/documents/graphql.js';
@@ -37,10 +37,14 @@ export interface QueryState<D extends Document> {
   data: ResultOf<D> | null;
   /** Why the last read failed, as a person should read it; null once one succeeds. */
   error: string | null;
+  /** The contract's code of that failure (RUN_NOT_FOUND, …), when the server answered one. */
+  errorCode: string | null;
+  /** The answer held (data or error) is to the read asked for now: not to earlier variables, nor before a reload. */
+  current: boolean;
   /** Reads again (after an action, or when events may have been missed). */
   reload(): void;
-  /** Replaces the answer held (a subscription's newer one). */
-  setData(data: ResultOf<D>): void;
+  /** Replaces the answer held, or changes it (with a subscription's newer part). */
+  setData: Dispatch<SetStateAction<ResultOf<D> | null>>;
 }
 
 /**
@@ -50,9 +54,12 @@ export interface QueryState<D extends Document> {
 export function useQuery<D extends Document>(document: D, variables: VariablesOf<D> | null, after?: unknown): QueryState<D> {
   const api = useApi();
   const [data, setData] = useState<ResultOf<D> | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<{ text: string; code: string | null } | null>(null);
   const [reads, setReads] = useState(0);
+  /** Which read the answer held is to. */
+  const [answered, setAnswered] = useState<string | null>(null);
   const key = variables === null ? null : JSON.stringify(variables);
+  const asked = JSON.stringify([key, after ?? null, reads]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the variables are compared by their text; `after` and `reads` ask for a new read
   useEffect(() => {
     if (key === null) return;
@@ -63,12 +70,17 @@ export function useQuery<D extends Document>(document: D, variables: VariablesOf
         if (!current) return;
         setData(answer);
         setError(null);
+        setAnswered(asked);
       })
-      .catch((e) => current && setError(describeError(e)));
+      .catch((e) => {
+        if (!current) return;
+        setError({ text: describeError(e), code: e instanceof ApiError ? e.code : null });
+        setAnswered(asked);
+      });
     return () => {
       current = false;
     };
   }, [api, document, key, after, reads]);
   const reload = useCallback(() => setReads((n) => n + 1), []);
-  return { data, error, reload, setData };
+  return { data, error: error?.text ?? null, errorCode: error?.code ?? null, current: answered === asked, reload, setData };
 }

@@ -1,7 +1,6 @@
 import { useEffect, useId, useState } from 'react';
-import { describeError } from '../api/client';
 import { PARTITION_PAGE, type Partition, type RunDetail } from '../api/operations';
-import { useApi } from '../api/typed';
+import { useQuery } from '../api/typed';
 import { count, formatTime } from '../format';
 import { PARTITION_STATUSES, tone } from '../states';
 import { Badge } from './Badge';
@@ -58,14 +57,11 @@ export function PartitionSummary({
   selected: string | null;
   onSelect(partition: Partition): void;
 }) {
-  const api = useApi();
   const [status, setStatus] = useState('');
   const [search, setSearch] = useState('');
   const [applied, setApplied] = useState('');
   /** The cursors of the pages before the one shown ('' for the first page), so Previous works. */
   const [cursors, setCursors] = useState<string[]>(['']);
-  const [page, setPage] = useState<{ nodes: Partition[]; next: string | null; total: number } | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const ids = { status: useId(), search: useId(), title: useId() };
   const after = cursors[cursors.length - 1]!;
   const moved = JSON.stringify(run.partitionCounts);
@@ -81,33 +77,24 @@ export function PartitionSummary({
     return () => clearTimeout(timer);
   }, [search, applied]);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `moved` is what re-reads the page as partitions progress
-  useEffect(() => {
-    // an answer to an earlier page or filter that arrives after a newer one is dropped
-    let current = true;
-    api
-      .request(PARTITION_PAGE, {
-        runId: run.runId,
-        first: PAGE,
-        after: after || null,
-        status: (status || null) as Partition['status'] | null,
-        search: applied || null,
-      })
-      .then((d) => {
-        const connection = d.run?.partitionPage;
-        if (!current || !connection) return;
-        setError(null);
-        setPage({
-          nodes: connection.nodes,
-          next: connection.pageInfo.hasNextPage ? connection.pageInfo.endCursor : null,
-          total: connection.totalCount,
-        });
-      })
-      .catch((e) => current && setError(describeError(e)));
-    return () => {
-      current = false;
-    };
-  }, [api, run.runId, after, status, applied, moved]);
+  // `moved` re-reads the page as partitions progress
+  const { data, error } = useQuery(
+    PARTITION_PAGE,
+    {
+      runId: run.runId,
+      first: PAGE,
+      after: after || null,
+      status: (status || null) as Partition['status'] | null,
+      search: applied || null,
+    },
+    moved,
+  );
+  const connection = data?.run?.partitionPage;
+  const page = connection && {
+    nodes: connection.nodes,
+    next: connection.pageInfo.hasNextPage ? connection.pageInfo.endCursor : null,
+    total: connection.totalCount,
+  };
 
   const first = (cursors.length - 1) * PAGE + 1;
   return (

@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
-import { describeError } from '../api/client';
 import { RUNS, RUNS_CHANGED, type RunRow } from '../api/operations';
-import { useApi, useLive } from '../api/typed';
+import { useLive, useQuery } from '../api/typed';
 import { count, elapsed, formatTime, shortId } from '../format';
 import { type LiveState, useNow } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
@@ -70,6 +69,33 @@ function matches(run: RunRow, f: Filter, jobKey: string | undefined): boolean {
   return !f.active || isActive(run.status);
 }
 
+function runsVariables(f: Filter, jobKey: string | undefined) {
+  return {
+    first: PAGE,
+    after: f.after || null,
+    order: f.oldest ? ('OLDEST_FIRST' as const) : ('NEWEST_FIRST' as const),
+    filter: {
+      jobKey: jobKey ?? null,
+      jobKeyContains: f.job || null,
+      businessKeyContains: f.key || null,
+      status: (f.status || null) as RunRow['status'] | null,
+      activeOnly: f.active || null,
+      startedFrom: f.from ? dayStart(f.from) : null,
+      startedBefore: f.to ? dayStart(f.to, true) : null,
+    },
+  };
+}
+
+/** The page shown, after `run` changed: updated, dropped when it no longer matches, or added when it is new. */
+function changedPage(page: RunRow[], run: RunRow, f: Filter, jobKey: string | undefined): RunRow[] {
+  const known = page.some((r) => r.runId === run.runId);
+  if (!matches(run, f, jobKey)) return known ? page.filter((r) => r.runId !== run.runId) : page;
+  if (known) return page.map((r) => (r.runId === run.runId ? run : r));
+  // a new run belongs on the first page of the newest-first order only
+  if (f.after || f.oldest) return page;
+  return [run, ...page].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, PAGE);
+}
+
 function runColumns(jobKey: string | undefined, now: number): Array<Column<RunRow>> {
   return [
     { header: 'Status', cell: (r) => <Badge status={r.status} /> },
@@ -103,15 +129,11 @@ function runColumns(jobKey: string | undefined, now: number): Array<Column<RunRo
  * start date range. Every filter and the page live in the URL. With `jobKey`: that job's runs only (its history).
  */
 export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId: string; onLive(state: LiveState): void }) {
-  const api = useApi();
   const now = useNow();
   const { path, search } = useLocation();
   const applied = readFilter(search);
   const appliedKey = writeFilter(applied);
   const [draft, setDraft] = useState({ job: applied.job, key: applied.key });
-  const [runs, setRuns] = useState<RunRow[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const ids = { job: useId(), key: useId(), status: useId(), from: useId(), to: useId(), order: useId(), active: useId() };
 
   const typed = useRef(draft);
@@ -140,31 +162,9 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
     setDraft((d) => (d.job.trim() === f.job && d.key.trim() === f.key ? d : { job: f.job, key: f.key }));
   }, [appliedKey]);
 
-  const load = useCallback(() => {
-    const f = readFilter(appliedKey);
-    api
-      .request(RUNS, {
-        first: PAGE,
-        after: f.after || null,
-        order: f.oldest ? 'OLDEST_FIRST' : 'NEWEST_FIRST',
-        filter: {
-          jobKey: jobKey ?? null,
-          jobKeyContains: f.job || null,
-          businessKeyContains: f.key || null,
-          status: (f.status || null) as RunRow['status'] | null,
-          activeOnly: f.active || null,
-          startedFrom: f.from ? dayStart(f.from) : null,
-          startedBefore: f.to ? dayStart(f.to, true) : null,
-        },
-      })
-      .then((d) => {
-        setError(null);
-        setRuns(d.runs?.nodes ?? []);
-        setNext(d.runs?.pageInfo.hasNextPage ? d.runs.pageInfo.endCursor : null);
-      })
-      .catch((e) => setError(describeError(e)));
-  }, [api, appliedKey, jobKey]);
-  useEffect(() => load(), [load]);
+  const { data, error, reload, setData } = useQuery(RUNS, runsVariables(applied, jobKey));
+  const runs = data && (data.runs?.nodes ?? []);
+  const next = data?.runs?.pageInfo.hasNextPage ? data.runs.pageInfo.endCursor : null;
 
   const live = useLive(
     RUNS_CHANGED,
@@ -173,17 +173,9 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
       onData: ({ runChanged: run }) => {
         if (!run) return;
         const f = readFilter(appliedKey);
-        setRuns((old) => {
-          if (!old) return old;
-          const known = old.some((r) => r.runId === run.runId);
-          if (!matches(run, f, jobKey)) return known ? old.filter((r) => r.runId !== run.runId) : old;
-          if (known) return old.map((r) => (r.runId === run.runId ? run : r));
-          // a new run belongs on the first page of the newest-first order only
-          if (f.after || f.oldest) return old;
-          return [run, ...old].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, PAGE);
-        });
+        setData((answer) => (answer?.runs ? { runs: { ...answer.runs, nodes: changedPage(answer.runs.nodes, run, f, jobKey) } } : answer));
       },
-      onConnected: (reconnected) => reconnected && load(),
+      onConnected: (reconnected) => reconnected && reload(),
     },
   );
   useEffect(() => onLive(live), [live, onLive]);

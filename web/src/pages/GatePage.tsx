@@ -1,5 +1,4 @@
-import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
-import { describeError } from '../api/client';
+import { useEffect, useId, useState, type FormEvent } from 'react';
 import { RESEND_DISPATCH } from '../../../schema/documents/operator.js';
 import { GATE, PUBLICATIONS } from '../api/operations';
 import type { Attempt, AuditedPublication, GateDispatch } from '../api/operations';
@@ -60,11 +59,6 @@ function callColumns(onResend: (d: GateDispatch) => void): Array<Column<GateDisp
   ];
 }
 
-interface Page {
-  nodes: AuditedPublication[];
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
-
 /** An attempt of an evidence's job, as it stands to the evidence: superseded by it, the evidence, or newer. */
 function AttemptItem({ attempt, evidence }: { attempt: Attempt; evidence: number }) {
   const relation = attempt.attempt < evidence ? 'superseded' : attempt.attempt > evidence ? 'newer' : 'evidence';
@@ -77,68 +71,18 @@ function AttemptItem({ attempt, evidence }: { attempt: Attempt; evidence: number
   );
 }
 
-function Publications({ consumer }: { consumer: string }) {
-  const api = useApi();
-  const [from, setFrom] = useState('');
-  const [to, setTo] = useState('');
-  const [page, setPage] = useState<Page | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const ids = { from: useId(), to: useId() };
-
-  const load = useCallback(
-    async (after: string | null, range: { from: string; to: string }) => {
-      setError(null);
-      try {
-        const { publications } = await api.request(PUBLICATIONS, {
-          consumer,
-          from: range.from || null,
-          to: range.to || null,
-          after,
-        });
-        if (!publications) throw new Error('no publications in the answer');
-        setPage((current) =>
-          after && current ? { nodes: [...current.nodes, ...publications.nodes], pageInfo: publications.pageInfo } : publications,
-        );
-      } catch (e) {
-        setError(describeError(e));
-      }
-    },
-    [api, consumer],
-  );
-
-  // the first page, for the whole range; the form asks for another range
-  useEffect(() => {
-    void load(null, { from: '', to: '' });
-  }, [load]);
-
-  const filter = (event: FormEvent) => {
-    event.preventDefault();
-    setPage(null);
-    void load(null, { from, to });
-  };
-
+/** One page of a gate's publications in a range; the last page shown offers the next. */
+function PublicationsPage({ query, after, onMore }: { query: PublicationsQuery; after: string | null; onMore?(cursor: string): void }) {
+  const { data, error } = useQuery(PUBLICATIONS, { ...query, after });
+  const page = data?.publications;
   return (
-    <section aria-labelledby="publications-title">
-      <h2 id="publications-title">Publications</h2>
-      <form className="filters" onSubmit={filter} aria-label="Publications between business dates">
-        <div>
-          <label htmlFor={ids.from}>From</label>
-          <input id={ids.from} type="date" value={from} onChange={(e) => setFrom(e.target.value)} />
-        </div>
-        <div>
-          <label htmlFor={ids.to}>To</label>
-          <input id={ids.to} type="date" value={to} onChange={(e) => setTo(e.target.value)} />
-        </div>
-        <div className="submit">
-          <button type="submit">Show</button>
-        </div>
-      </form>
+    <>
       {error && (
         <p className="error" role="alert">
           {error}
         </p>
       )}
-      {page && page.nodes.length === 0 && <p className="muted">No publication in this range.</p>}
+      {page && after === null && page.nodes.length === 0 && <p className="muted">No publication in this range.</p>}
       {page?.nodes.map((p) => (
         <article
           key={p.businessDate}
@@ -159,11 +103,64 @@ function Publications({ consumer }: { consumer: string }) {
           />
         </article>
       ))}
-      {page?.pageInfo.hasNextPage && (
-        <button type="button" onClick={() => void load(page.pageInfo.endCursor, { from, to })}>
+      {onMore && page?.pageInfo.hasNextPage && page.pageInfo.endCursor && (
+        <button type="button" onClick={() => onMore(page.pageInfo.endCursor!)}>
           More publications
         </button>
       )}
+    </>
+  );
+}
+
+interface PublicationsQuery {
+  consumer: string;
+  from: string | null;
+  to: string | null;
+}
+
+function Publications({ consumer }: { consumer: string }) {
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  /** The range shown, and the cursor of every page after the first that was asked for. */
+  const [shown, setShown] = useState<{ query: PublicationsQuery; afters: string[] }>({
+    query: { consumer, from: null, to: null },
+    afters: [],
+  });
+  const ids = { from: useId(), to: useId() };
+
+  useEffect(() => setShown({ query: { consumer, from: null, to: null }, afters: [] }), [consumer]);
+
+  const filter = (event: FormEvent) => {
+    event.preventDefault();
+    setShown({ query: { consumer, from: from || null, to: to || null }, afters: [] });
+  };
+  const more = (cursor: string) => setShown((s) => ({ ...s, afters: [...s.afters, cursor] }));
+  const pages = [null, ...shown.afters];
+
+  return (
+    <section aria-labelledby="publications-title">
+      <h2 id="publications-title">Publications</h2>
+      <form className="filters" onSubmit={filter} aria-label="Publications between business dates">
+        <div>
+          <label htmlFor={ids.from}>From</label>
+          <input id={ids.from} type="date" value={from} onChange={(e) => setFrom(e.target.value)} />
+        </div>
+        <div>
+          <label htmlFor={ids.to}>To</label>
+          <input id={ids.to} type="date" value={to} onChange={(e) => setTo(e.target.value)} />
+        </div>
+        <div className="submit">
+          <button type="submit">Show</button>
+        </div>
+      </form>
+      {pages.map((after, index) => (
+        <PublicationsPage
+          key={`${JSON.stringify(shown.query)} ${after ?? ''}`}
+          query={shown.query}
+          after={after}
+          onMore={index === pages.length - 1 ? more : undefined}
+        />
+      ))}
     </section>
   );
 }

@@ -1,16 +1,14 @@
-import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
-import { ApiError, describeError } from '../api/client';
+import { useCallback, useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import {
   GATES,
   type Gate,
   OBSERVATIONS,
   PUBLICATION,
-  type Publication,
   READINESS,
   READINESS_CHANGED,
   type Readiness as ReadinessResult,
 } from '../api/operations';
-import { useApi, useLive, useQuery } from '../api/typed';
+import { useLive, useQuery } from '../api/typed';
 import { Badge } from '../components/Badge';
 import { LiveIndicator } from '../components/Live';
 import { RunOrAttempt } from '../components/RunOrAttempt';
@@ -77,12 +75,22 @@ function jobColumns(readiness: ReadinessResult): Array<Column<ReadinessResult['j
   ];
 }
 
+const NO_GATES: Gate[] = [];
+
 /** Every gate: its consumer, required jobs and deadlines, with a link to check it for the date in the form. */
-function GateList({ gates, businessDate }: { gates: Gate[]; businessDate: string }) {
+function GateList({ businessDate, onGates }: { businessDate: string; onGates(gates: Gate[]): void }) {
+  const { data, error } = useQuery(GATES, {});
+  const gates = data && (data.gates ?? NO_GATES);
+  useEffect(() => {
+    if (gates) onGates(gates);
+  }, [gates, onGates]);
   return (
     <section aria-labelledby="gates-title">
       <h2 id="gates-title">Gates</h2>
-      {gates.length === 0 ? (
+      {error && <p className="error">{error}</p>}
+      {!gates ? (
+        !error && <p className="muted">Loading…</p>
+      ) : gates.length === 0 ? (
         <p className="muted">No gates are defined.</p>
       ) : (
         <Table
@@ -102,78 +110,63 @@ function GateList({ gates, businessDate }: { gates: Gate[]; businessDate: string
  * recorded decision (kept live: readinessChanged), each job's attempts, and what it published. The consumer and date
  * checked are in the URL; every gate is listed below.
  */
+/** The consumer and business date a Readiness URL names, if it names both. */
+function checkedIn(search: string): { consumer: string; businessDate: string } | null {
+  const q = new URLSearchParams(search);
+  const [consumer, businessDate] = [q.get('consumer'), q.get('date')];
+  if (!consumer || !businessDate || !/^\d{4}-\d{2}-\d{2}$/.test(businessDate)) return null;
+  return { consumer, businessDate };
+}
+
 export function Readiness() {
-  const api = useApi();
   const [gates, setGates] = useState<Gate[]>([]);
   const [consumer, setConsumer] = useState('');
   const [businessDate, setBusinessDate] = useState(today);
   const { search } = useLocation();
-  const [result, setResult] = useState<{ readiness: ReadinessResult; publication: Publication | null } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const ids = { consumer: useId(), date: useId(), gates: useId() };
-  const watched = result ? { consumer: result.readiness.consumer, businessDate: result.readiness.businessDate } : null;
-  const live = useLive(READINESS_CHANGED, watched, {
+  /** What the URL names to check: a link, a reload, back and forward. */
+  const checked = useMemo(() => checkedIn(search), [search]);
+  /** Asks the same check again (the form submitted for what is already shown). */
+  const [checks, setChecks] = useState(0);
+  const readinessQuery = useQuery(READINESS, checked, checks);
+  const publicationQuery = useQuery(PUBLICATION, checked, checks);
+  const notPublished = publicationQuery.errorCode === 'PUBLICATION_NOT_FOUND';
+  const error = readinessQuery.error ?? (notPublished ? null : publicationQuery.error);
+  const readiness = readinessQuery.current ? readinessQuery.data?.readiness : null;
+  // shown only once both answers are to this check: never one consumer's readiness beside another's publication
+  const result =
+    readiness && publicationQuery.current && !error
+      ? { readiness, publication: notPublished ? null : (publicationQuery.data?.publication ?? null) }
+      : null;
+  const busy = checked !== null && !result && !error;
+  const live = useLive(READINESS_CHANGED, result && { consumer: result.readiness.consumer, businessDate: result.readiness.businessDate }, {
     onData: ({ readinessChanged }) =>
-      setResult((current) =>
+      readinessQuery.setData((current) =>
         readinessChanged &&
-        current &&
+        current?.readiness &&
         current.readiness.consumer === readinessChanged.consumer &&
         current.readiness.businessDate === readinessChanged.businessDate
-          ? { ...current, readiness: readinessChanged }
+          ? { readiness: readinessChanged }
           : current,
       ),
   });
 
-  useEffect(() => {
-    api
-      .request(GATES)
-      .then((d) => {
-        setGates(d.gates ?? []);
-        setConsumer((c) => c || d.gates?.[0]?.consumer || '');
-      })
-      .catch((e) => setError(describeError(e)));
-  }, [api]);
+  const listed = useCallback((listedGates: Gate[]) => {
+    setGates(listedGates);
+    setConsumer((c) => c || listedGates[0]?.consumer || '');
+  }, []);
 
-  const check = useCallback(
-    async (variables: { consumer: string; businessDate: string }) => {
-      setBusy(true);
-      setError(null);
-      try {
-        const { readiness } = await api.request(READINESS, variables);
-        if (!readiness) throw new Error('no readiness in the answer');
-        const publication: Publication | null = await api
-          .request(PUBLICATION, variables)
-          .then((d) => d.publication)
-          .catch((e) => {
-            if (e instanceof ApiError && e.code === 'PUBLICATION_NOT_FOUND') return null;
-            throw e;
-          });
-        setResult({ readiness, publication });
-      } catch (e) {
-        setResult(null);
-        setError(describeError(e));
-      } finally {
-        setBusy(false);
-      }
-    },
-    [api],
-  );
-
-  // the URL names what to check: a link, a reload, back and forward
+  // the form follows the URL
   useEffect(() => {
-    const q = new URLSearchParams(search);
-    const [c, d] = [q.get('consumer'), q.get('date')];
-    if (!c || !d || !/^\d{4}-\d{2}-\d{2}$/.test(d)) return;
-    setConsumer(c);
-    setBusinessDate(d);
-    void check({ consumer: c, businessDate: d });
-  }, [search, check]);
+    if (!checked) return;
+    setConsumer(checked.consumer);
+    setBusinessDate(checked.businessDate);
+  }, [checked]);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const target = `?${new URLSearchParams({ consumer: consumer.trim(), date: businessDate })}`;
-    if (`?${search}` === target) void check({ consumer: consumer.trim(), businessDate });
+    if (`?${search}` === target) setChecks((n) => n + 1);
     else navigate(`/readiness${target}`);
   };
 
@@ -265,7 +258,7 @@ export function Readiness() {
           )}
         </section>
       )}
-      <GateList gates={gates} businessDate={businessDate} />
+      <GateList businessDate={businessDate} onGates={listed} />
     </>
   );
 }

@@ -1,5 +1,4 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
-import { ApiError, describeError } from '../api/client';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { RUN, RUN_CHANGED, RUNS, type Dispatch, type Partition, type RunDetail as Run } from '../api/operations';
 import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../schema/documents/operator.js';
 import { useApi, useLive, useQuery } from '../api/typed';
@@ -116,36 +115,24 @@ export function RunDetail({ runId }: { runId: string }) {
   const api = useApi();
   const announce = useAnnounce();
   const now = useNow();
-  const [run, setRun] = useState<Run | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [missing, setMissing] = useState(false);
   const [selected, setSelected] = useState<string | null>(null);
   /** In the table layout, the partition picked from the page shown. */
   const [picked, setPicked] = useState<Partition | null>(null);
   const [action, setAction] = useState<Action | null>(null);
   /** Grid (every partition on the page) or table (a summary and a page of them), decided by the first read. */
   const [layout, setLayout] = useState<'grid' | 'table' | null>(null);
+  const query = useQuery(RUN, { runId, withPartitions: layout === 'grid' });
+  const { error, reload, setData } = query;
+  const answered = query.data?.run;
+  const missing = (query.data !== null && !answered) || query.errorCode === 'RUN_NOT_FOUND' || query.errorCode === 'INVALID_INPUT';
+  // the first answer decides the layout; in the grid's, the run is shown once an answer carries its partitions
+  const run = answered && layout !== null && (layout === 'table' || answered.partitions) ? answered : null;
 
-  const load = useCallback(() => {
-    api
-      .request(RUN, { runId, withPartitions: layout === 'grid' })
-      .then((d) => {
-        if (!d.run) {
-          setMissing(true);
-          return;
-        }
-        const total = d.run.partitionCounts.reduce((sum, c) => sum + c.count, 0);
-        if (layout === null) setLayout(Math.max(total, d.run.expectedPartitionCount ?? 0) <= GRID_MAX ? 'grid' : 'table');
-        else setRun(d.run);
-        setError(null);
-      })
-      .catch((e) => {
-        if (e instanceof ApiError && (e.code === 'RUN_NOT_FOUND' || e.code === 'INVALID_INPUT')) setMissing(true);
-        else setError(describeError(e));
-      });
-  }, [api, runId, layout]);
-
-  useEffect(() => load(), [load]);
+  useEffect(() => {
+    if (!answered || layout !== null) return;
+    const total = answered.partitionCounts.reduce((sum, c) => sum + c.count, 0);
+    setLayout(Math.max(total, answered.expectedPartitionCount ?? 0) <= GRID_MAX ? 'grid' : 'table');
+  }, [answered, layout]);
 
   const shownStatus = useRef<string | null>(null);
   useEffect(() => {
@@ -155,13 +142,14 @@ export function RunDetail({ runId }: { runId: string }) {
 
   // the grid's partitions come as runProgress's deltas; runChanged brings the rest without them
   const live = useLive(RUN_CHANGED, missing || layout === null ? null : { runId, withPartitions: false }, {
-    onData: ({ runChanged: changed }) => changed && setRun((old) => ({ ...changed, partitions: old?.partitions ?? changed.partitions })),
-    onConnected: (reconnected) => reconnected && load(),
+    onData: ({ runChanged: changed }) =>
+      changed && setData((old) => ({ run: { ...changed, partitions: old?.run?.partitions ?? changed.partitions } })),
+    onConnected: (reconnected) => reconnected && reload(),
   });
   const { progress } = useRunProgress(!missing && layout === 'grid' ? runId : null);
   useEffect(() => {
-    if (progress) setRun((old) => old && { ...old, partitions: progress.partitions });
-  }, [progress]);
+    if (progress) setData((old) => (old?.run ? { run: { ...old.run, partitions: progress.partitions } } : old));
+  }, [progress, setData]);
 
   if (missing) {
     return (
