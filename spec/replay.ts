@@ -258,6 +258,9 @@ export class Replay {
           },
           ['partitionStatus', 'runStatus', 'changed'],
         );
+      // a transaction begins: the call is sent when it commits (its step then is the call's); under the run's lock
+      // nothing it read changes meanwhile
+      case 'Begin':
       case 'ReleaseWork':
       case 'DuplicateFlowFile':
       case 'DropFlowFile':
