@@ -5,7 +5,7 @@
 // the version is pinned), with the arguments its CLI would pass. Its output is Quint's, each command's preceded
 // and followed by a `::quint::` line (spec/quint.ts reads them).
 //
-//   node --import tsx spec/quint-session.ts <file.qnt> '<JSON array of QuintCommand>'
+//   node --import tsx spec/quint-session.ts <file.qnt> < <JSON array of QuintCommand>
 import {
   load,
   outputResult,
@@ -17,7 +17,9 @@ import {
 } from '@informalsystems/quint/dist/src/cliCommands.js';
 import type { QuintCommand } from './quint.js';
 
-const [input, commands] = process.argv.slice(2);
+const [input] = process.argv.slice(2);
+let commands = '';
+for await (const chunk of process.stdin) commands += chunk;
 
 // the defaults of `quint run` and `quint test`, as their CLI would set them
 const defaults = {

@@ -38,9 +38,9 @@ export function quintSession(
   limitMs: number,
 ): Promise<{ output: string; results: Map<string, QuintResult> }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SESSION, file, JSON.stringify(commands)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // the commands on stdin: hundreds of them outgrow an argument list
+    const child = spawn(process.execPath, ['--import', 'tsx', SESSION, file], { stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(JSON.stringify(commands));
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -48,7 +48,8 @@ export function quintSession(
       output += `\n(quint killed after ${limitMs} ms)`;
       child.kill('SIGKILL');
     }, limitMs);
-    child.on('exit', () => {
+    // 'close', not 'exit': the output may still be arriving when the process has exited
+    child.on('close', () => {
       clearTimeout(timer);
       const results = new Map<string, QuintResult>();
       for (const command of commands) {

@@ -1,7 +1,9 @@
 // The protocol's model (spec/load-control.qnt), checked: its stories (quint test), every invariant over the
 // simulator's traces (a fixed seed whose traces, with the stories, make every step, every transition of states.ts
-// and every refusal; then a random seed), planted bugs the invariants must catch, and the stories and traces of both
-// seeds replayed against the real API (spec/replay.ts). `npm run spec:replay` replays many more of the random seed.
+// and every refusal; then a random seed), planted bugs the invariants must catch, and replayed against the real API
+// (spec/replay.ts): the stories, the fewest traces that reach every witness any of 400 seeds reaches (chosen by
+// `npm run spec:choose`, spec/replay-seeds.json) and traces of the random seed. `npm run spec:replay` replays many
+// more of the random seed.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,10 +32,14 @@ import {
 } from '../../spec/quint.js';
 import { type RACE_WITNESSES, STATES_TS_TRANSITIONS, writeCoverageModule } from '../../spec/coverage.js';
 import { differences, Replay, replaySettings, type Check } from '../../spec/replay.js';
+import { readReplaySeeds } from '../../spec/replay-seeds.js';
 
 const DIR = join('test-artifacts', 'spec');
-/** The CI run: with this seed its samples cover every witness of spec/coverage.ts; its first traces are replayed. */
-const FIXED = { seed: '0x1d7', samples: 200, steps: 80, traces: 6 };
+/** The CI run: with this seed its samples cover every witness of spec/coverage.ts. */
+const FIXED = { seed: '0x1d7', samples: 200, steps: 80 };
+/** The traces replayed for coverage, each one seed's one trace. */
+const CHOSEN = readReplaySeeds();
+const chosenTrace = (seed: string) => join(DIR, `chosen_${seed}_0.itf.json`);
 /** A new seed each time, printed, to find what the fixed one does not; SPEC_REPLAY_TRACES of its traces are replayed. */
 const replayed = Number(process.env.SPEC_REPLAY_TRACES ?? 2);
 const RANDOM = { seed: process.env.SPEC_SEED ?? randomSeed(), samples: Math.max(sized(20, 60), replayed), steps: 80, traces: replayed };
@@ -133,7 +139,17 @@ beforeAll(async () => {
       coverage,
       [
         { title: 'tests', test: true, main: 'checked', seed: FIXED.seed, outItf: join(DIR, 'story_{test}.itf.json') },
-        { title: 'fixed', ...run, ...FIXED, main: 'coverage', witnesses, outItf: join(DIR, 'fixed_{seq}.itf.json') },
+        { title: 'fixed', ...run, ...FIXED, main: 'coverage', witnesses },
+        ...CHOSEN.seeds.map(({ seed }) => ({
+          title: `chosen ${seed}`,
+          ...run,
+          main: 'coverage',
+          seed,
+          samples: 1,
+          steps: CHOSEN.steps,
+          witnesses,
+          outItf: join(DIR, `chosen_${seed}_{seq}.itf.json`),
+        })),
         { title: 'random', ...run, ...RANDOM, main: 'checked', outItf: join(DIR, 'random_{seq}.itf.json') },
         ...PLANTED.map((bug) =>
           bug.story
@@ -199,6 +215,22 @@ describe('the model of the protocol (spec/load-control.qnt)', () => {
     ).toEqual([]);
   });
 
+  it(`chooses ${CHOSEN.seeds.length} traces to replay (spec/replay-seeds.json) that, with the stories, reach every witness`, () => {
+    for (const { seed, reaches } of CHOSEN.seeds) {
+      const { passed, output } = ran(`chosen ${seed}`);
+      expect(passed, output).toBe(true);
+      const reached = [...witnessCounts(output)].filter(([, n]) => n > 0).map(([name]) => name);
+      expect(reached.sort(), `seed ${seed} no longer makes the trace chosen: the model changed, run npm run spec:choose`).toEqual(reaches);
+    }
+    const replayed = new Set(CHOSEN.seeds.flatMap(({ reaches }) => reaches));
+    const inStories = new Set(STORIES.flatMap((story) => [...witnessedIn(join(DIR, `story_${story}.itf.json`))]));
+    const storyOf = (name: string) => (RACE_STORIES as Record<string, string>)[name];
+    expect(
+      witnesses.filter((name) => !replayed.has(name) && !inStories.has(name) && !STORIES.includes(storyOf(name) ?? '')),
+      'reached by no trace replayed and no story',
+    ).toEqual([]);
+  });
+
   it(`keeps every invariant over ${RANDOM.samples} traces of a random seed (${RANDOM.seed})`, () => {
     const { passed, output } = ran('random');
     expect(passed, `seed ${RANDOM.seed}\n${output}`).toBe(true);
@@ -231,7 +263,7 @@ describe('the model of the protocol (spec/load-control.qnt)', () => {
 
 describe('the API answers as the model does, step by step', () => {
   const stories = STORIES.map((story) => join(DIR, `story_${story}.itf.json`));
-  it.each([...stories, ...traces('fixed', FIXED.traces), ...traces('random', RANDOM.traces)])(
+  it.each([...stories, ...CHOSEN.seeds.map(({ seed }) => chosenTrace(seed)), ...traces('random', RANDOM.traces)])(
     '%s',
     async (file) => {
       await replay.replay(readTrace(file), strictly);
