@@ -1,8 +1,12 @@
 // Races decided in PostgreSQL between processes: three `serve` processes on one database, each with its own pool
 // and its own group-commit chunk reporter, hammer the same run; fault points (prisma/functions/00_fault_points.sql)
 // hold each decision's locks a little longer so that the losing side really waits — or, were a lock missing, reads
-// what it must not. After each round the ledger itself is judged (test/support/ledger-invariants.ts).
+// what it must not. After each round the ledger itself is judged (test/support/ledger-invariants.ts). Then races
+// in the model's own shape are judged by the model (spec/trace-validation.ts): some order of the raced calls must be
+// a behaviour of spec/load-control.qnt that answers as the processes did and leaves the ledger they left.
 import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/transaction.js';
 import type { AfterCommit } from '../../src/db/after-commit.js';
@@ -10,6 +14,7 @@ import { sweepOnce } from '../../src/domain/sweeper/sweep.js';
 import { startTestApiProcesses, type TestApiProcess } from '../support/api-process.js';
 import { CANCEL_RUN, REISSUE_PARTITION, chunkInput, claim, report, startRun, type CreatedRun } from '../support/fixtures.js';
 import { ledgerViolations } from '../support/ledger-invariants.js';
+import { type History, type ObservedCall, type ObservedLedger, validateHistories } from '../../spec/trace-validation.js';
 
 const REPETITIONS = 12;
 const FAULT_POINTS = { count_run_successes: 0.04, report_chunk_locked: 0.02, claim_partition: 0.005 };
@@ -189,4 +194,125 @@ describe('races between serve processes, decided in the database', () => {
       expect(claims.filter((c) => c.result?.claimed)).toHaveLength(1);
     }
   });
+});
+
+describe("races in the model's shape, judged by the model (trace validation)", () => {
+  /** Run 1 of the model: two partitions of two one-row chunks, each claimed and its first chunk in (the first
+   * partition's last chunk too, for `firstPartitionDone`). */
+  async function startAs(start: History['start'], rep: number) {
+    const run = await startRun(api(rep), [2, 2]);
+    const tokens = await claimAll(run, 2);
+    await report(api(0), chunkInput(run, pid(0), tokens[0]!, 0, 2, 1));
+    await report(api(1), chunkInput(run, pid(1), tokens[1]!, 0, 2, 1));
+    if (start === 'firstPartitionDone') await report(api(2), chunkInput(run, pid(0), tokens[0]!, 1, 2, 1));
+    return { run, tokens };
+  }
+
+  type Started = Awaited<ReturnType<typeof startAs>>;
+  /** A call of the model sent through process `via`, and what it answered, in the model's terms. */
+  async function send(
+    { run, tokens }: Started,
+    call: ObservedCall['call'],
+    via: number,
+    worker: 1 | 2 = 2,
+    chunk = 1,
+  ): Promise<ObservedCall> {
+    if (call === 'reportChunk') {
+      const res = await report(api(via), chunkInput(run, pid(worker - 1), tokens[worker - 1]!, chunk, 2, 1));
+      const r = res.result;
+      const answer = res.code
+        ? { code: res.code }
+        : {
+            partitionStatus: r!.partitionStatus,
+            runStatus: r!.runStatus,
+            receivedChunks: r!.receivedChunks,
+            validationScheduled: r!.validationScheduled,
+          };
+      return { call, worker, chunk, answer };
+    }
+    if (call === 'cancelRun') {
+      const res = await api(via).gql(CANCEL_RUN, { input: { runId: run.runId, reason: 'trace validation' } }, { token: 'operator' });
+      const c = res.body.data?.cancelRun;
+      return { call, answer: res.code ? { code: res.code } : { runStatus: c.runStatus, changed: c.changed } };
+    }
+    const res = await api(via).gql(
+      REISSUE_PARTITION,
+      { input: { runId: run.runId, partitionId: pid(1), reason: 'trace validation' } },
+      { token: 'operator' },
+    );
+    return {
+      call,
+      partition: 2,
+      answer: res.code ? { code: res.code } : { partitionStatus: res.body.data?.reissuePartition?.partitionStatus },
+    };
+  }
+
+  async function ledgerOf(runId: string): Promise<ObservedLedger> {
+    const sql = apis[0]!.sql;
+    const row = await runRow(runId);
+    const partitions = await sql.query<{ status: string }>(
+      'SELECT status FROM nifi_ops.load_partition WHERE run_id = $1 ORDER BY partition_id',
+      [runId],
+    );
+    const dispatches = await sql.query<{ dispatch_type: string; status: string }>(
+      'SELECT dispatch_type, status FROM nifi_ops.load_dispatch WHERE run_id = $1 ORDER BY created_at',
+      [runId],
+    );
+    return {
+      runStatus: row.status,
+      successes: row.successes,
+      extracted: row.extracted,
+      partitions: [partitions.rows[0]!.status, partitions.rows[1]!.status],
+      completions: row.decisions,
+      dispatches: dispatches.rows.map((d) => [d.dispatch_type, d.status]),
+    };
+  }
+
+  it('every history of the last chunks, a replayed chunk, a cancel and a reissue racing is a behaviour of the model', async () => {
+    const scenarios: Array<{ name: string; start: History['start']; race(started: Started, rep: number): Promise<ObservedCall>[] }> = [
+      {
+        name: 'both last chunks',
+        start: 'bothFirstChunks',
+        race: (s, rep) => [send(s, 'reportChunk', rep, 1), send(s, 'reportChunk', rep + 1, 2)],
+      },
+      {
+        name: 'a replayed chunk of a SUCCESS partition beside the last chunk',
+        start: 'firstPartitionDone',
+        race: (s, rep) => [send(s, 'reportChunk', rep, 1), send(s, 'reportChunk', rep + 1, 2)],
+      },
+      {
+        name: 'cancel and the last chunk',
+        start: 'firstPartitionDone',
+        race: (s, rep) => [send(s, 'cancelRun', rep), send(s, 'reportChunk', rep + 1)],
+      },
+      {
+        name: 'reissue and the last chunk',
+        start: 'firstPartitionDone',
+        race: (s, rep) => [send(s, 'reissuePartition', rep), send(s, 'reportChunk', rep + 1)],
+      },
+    ];
+    const histories: History[] = [];
+    for (let rep = 0; rep < REPETITIONS / 2; rep++) {
+      for (const scenario of scenarios) {
+        const started = await startAs(scenario.start, rep);
+        const raced = await Promise.all(scenario.race(started, rep));
+        histories.push({ name: `${scenario.name} #${rep}`, start: scenario.start, raced, after: await ledgerOf(started.run.runId) });
+      }
+    }
+    const dir = join('test-artifacts', 'trace-validation');
+    mkdirSync(dir, { recursive: true });
+    const { verdicts, output } = await validateHistories(join(dir, 'validation.qnt'), histories);
+    console.log(`trace validation: ${verdicts.filter((v) => v.valid).length} of ${verdicts.length} histories are behaviours of the model`);
+    for (const scenario of scenarios) {
+      const mine = verdicts.filter((v) => v.history.startsWith(`${scenario.name} #`));
+      const firstWon = mine.filter((v) => v.orders[0]?.[0] === 0).length;
+      console.log(`  ${scenario.name}: the first call took effect first in ${firstWon} of ${mine.length}`);
+    }
+    expect(
+      verdicts.filter((v) => !v.valid).map((v) => v.history),
+      `histories no order of which the model makes (test-artifacts/trace-validation/validation.qnt):\n${output}`,
+    ).toEqual([]);
+    // the model judged both orders of every history: each accepted exactly one (the other answers differently)
+    expect(verdicts.map((v) => v.orders.length)).toEqual(Array(histories.length).fill(1));
+  }, 240_000);
 });
