@@ -1,6 +1,7 @@
 // The operator's commands for runbooks: `load-control runs|run|alerts|resolve|resend|cancel|reissue`, through
 // the API like the console (the token decides what is allowed, and every action is recorded under its name).
 import { parseArgs } from 'node:util';
+import { RUN_STATUSES } from '../domain/states.js';
 
 const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue'] as const;
 type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
@@ -29,15 +30,17 @@ export const EXIT_CODES = {
 } as const;
 
 export const OPERATOR_USAGE = `operator commands (through the API: --url or LC_URL, default http://127.0.0.1:8080;
---token or LC_TOKEN; --json prints the API's data instead of a table):
-  runs [--status S] [--job JOB] [--since DATE] [--active] [--limit N]
-                        runs, newest first (at most N, default 50)
+--token or LC_TOKEN; --json prints the API's data instead of a table; a run id may be its first digits, as the
+console shows them, if no other run's begin so):
+  runs [--status S] [--job TEXT] [--since DATE] [--active] [--limit N]
+                        runs, newest first (at most N, default 50); --job: job keys containing TEXT, in any case
   run <runId>           one run: counts, partitions by status, dispatches, its last 20 events
   alerts                what needs a person (the monitor summary's alerts)
   resolve <runId> --as PUBLISHED|FAILED_PUBLISH --reason TEXT
                         decide a PUBLISH_UNKNOWN run
-  resend <runId> <dispatchId>
-                        queue a DEAD or SENT dispatch again
+  resend [<runId>] <dispatchId> [--reason TEXT]
+                        queue a DEAD or SENT dispatch again: after its run's id, its first digits do;
+                        alone, its whole id (any dispatch: a run's, an ALERT_WEBHOOK or GATE_READY call)
   cancel <runId> --reason TEXT
                         end an active run that has not started publishing
   reissue <runId> <partitionId> --reason TEXT
@@ -125,6 +128,8 @@ const RUN = `query($runId: UUID!) { run(runId: $runId) {
   dispatches { dispatchId dispatchType partitionId status attemptCount lastHttpStatus lastError createdAt deadAt }
   events(last: 20) { eventTime level name partitionId actor message } } }`;
 const ALERTS = `{ monitorSummary(alertLimit: 100) { alerts { severity kind jobKey businessKey runId status at message dispatchId partitionId } } }`;
+const RUNS_BY_PREFIX = `query($prefix: String!) { runs(filter: { runIdPrefix: $prefix }, first: 6) { nodes { runId jobKey businessKey } } }`;
+const RUN_DISPATCHES = `query($runId: UUID!) { run(runId: $runId) { dispatches { dispatchId dispatchType } } }`;
 const RESOLVE = `mutation($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }`;
 const RESEND = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
 const CANCEL = `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus changed } }`;
@@ -132,6 +137,29 @@ const REISSUE = `mutation($input: ReissuePartitionInput!) { reissuePartition(inp
 
 const MAX_LIMIT = 10_000;
 const PAGE = 500;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The first digits of an id, as the console shows it (8), or more. */
+const ID_PREFIX = /^(?:[0-9a-f]-?){4,31}$/i;
+
+/** An answer the command gives itself, without asking the API for what it was asked. */
+class Refusal extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** `--status`: a run status, named as the console and the API name it. */
+function parseStatus(text: string): string {
+  const status = text.toUpperCase();
+  if (!(RUN_STATUSES as readonly string[]).includes(status)) {
+    throw new UsageError(`--status: ${JSON.stringify(text)} is not a run status; one of ${RUN_STATUSES.join(', ')}`);
+  }
+  return status;
+}
 
 /** `--since`: a date (its midnight UTC) or an instant with an offset. */
 function parseSince(text: string): Date {
@@ -164,6 +192,37 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
     return code;
   };
 
+  /** A whole run id, or the one run whose id begins with the digits given. */
+  const runIdOf = async (id: string): Promise<string> => {
+    if (UUID.test(id) || !ID_PREFIX.test(id)) return id;
+    const answer = await call<{ runs: { nodes: Row[] } }>(url, token, RUNS_BY_PREFIX, { prefix: id });
+    if (answer.error)
+      throw new Refusal(exitCodeFor(answer), `error: ${answer.error.code} (HTTP ${answer.status}): ${answer.error.message}`);
+    const runs = answer.data!.runs.nodes;
+    if (runs.length === 0) throw new Refusal(EXIT_CODES.notFound, `error: RUN_NOT_FOUND: no run id begins with ${id}`);
+    if (runs.length > 1) {
+      const listed = runs.map((r) => `  ${r.runId}  ${r.jobKey} ${r.businessKey}`);
+      throw new UsageError(
+        `${id} begins the ids of ${runs.length > 5 ? 'more than 5' : runs.length} runs; give more digits:\n${listed.slice(0, 5).join('\n')}`,
+      );
+    }
+    return String(runs[0]!.runId);
+  };
+  /** A whole dispatch id, or the one dispatch of the run whose id begins with the digits given. */
+  const dispatchIdOf = async (runId: string, id: string): Promise<string> => {
+    if (UUID.test(id) || !ID_PREFIX.test(id)) return id;
+    const answer = await call<{ run: { dispatches: Row[] } | null }>(url, token, RUN_DISPATCHES, { runId });
+    if (answer.error)
+      throw new Refusal(exitCodeFor(answer), `error: ${answer.error.code} (HTTP ${answer.status}): ${answer.error.message}`);
+    const digits = id.replaceAll('-', '').toLowerCase();
+    const matching = (answer.data!.run?.dispatches ?? []).filter((d) => String(d.dispatchId).replaceAll('-', '').startsWith(digits));
+    if (matching.length === 0)
+      throw new Refusal(EXIT_CODES.notFound, `error: DISPATCH_NOT_FOUND: no dispatch of run ${runId} begins with ${id}`);
+    if (matching.length > 1)
+      throw new UsageError(`${id} begins the ids of ${matching.length} dispatches of run ${runId}; give more digits`);
+    return String(matching[0]!.dispatchId);
+  };
+
   try {
     switch (command) {
       case 'runs': {
@@ -171,7 +230,11 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
         if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
           throw new UsageError(`--limit: must be an integer from 1 to ${MAX_LIMIT}`);
         const since = values.since === undefined ? null : parseSince(values.since);
-        const filter = { status: values.status ?? null, jobKey: values.job ?? null, activeOnly: values.active ?? null };
+        const filter = {
+          status: values.status === undefined ? null : parseStatus(values.status),
+          jobKeyContains: values.job ?? null,
+          activeOnly: values.active ?? null,
+        };
         const runs: RunRow[] = [];
         let after: string | null = null;
         let answer: GraphQLAnswer<{ runs: { nodes: RunRow[]; pageInfo: { hasNextPage: boolean; endCursor: string } } }>;
@@ -196,7 +259,7 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
         );
       }
       case 'run': {
-        const [runId] = needArgs(args, ['runId']);
+        const runId = await runIdOf(needArgs(args, ['runId'])[0]!);
         const answer = await call<{ run: Row & { partitionCounts: Row[]; dispatches: Row[]; events: Row[] } }>(url, token, RUN, { runId });
         return print(answer, () => {
           const run = answer.data!.run;
@@ -259,12 +322,13 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
             'runId',
             'status',
             'at',
+            'dispatchId',
             'message',
           ]),
         );
       }
       case 'resolve': {
-        const [runId] = needArgs(args, ['runId']);
+        const runId = await runIdOf(needArgs(args, ['runId'])[0]!);
         const resolution = values.as;
         if (resolution !== 'PUBLISHED' && resolution !== 'FAILED_PUBLISH') throw new UsageError('--as: PUBLISHED or FAILED_PUBLISH');
         const answer = await call<{ resolveUnknown: Changed }>(url, token, RESOLVE, {
@@ -273,19 +337,22 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
         return print(answer, () => changedLine(answer.data!.resolveUnknown));
       }
       case 'resend': {
-        const [runId, dispatchId] = needArgs(args, ['runId', 'dispatchId']);
+        if (args.length < 1 || args.length > 2) throw new UsageError('expects [<runId>] <dispatchId>');
+        const runId = args.length === 2 ? await runIdOf(args[0]!) : null;
+        const dispatchId = runId ? await dispatchIdOf(runId, args[1]!) : args[0]!;
         const answer = await call<{ resendDispatch: { dispatchId: string; status: string } }>(url, token, RESEND, {
-          input: { runId, dispatchId },
+          input: { runId, dispatchId, reason: values.reason ?? null },
         });
         return print(answer, () => [`dispatch ${answer.data!.resendDispatch.dispatchId}: ${answer.data!.resendDispatch.status}`]);
       }
       case 'cancel': {
-        const [runId] = needArgs(args, ['runId']);
+        const runId = await runIdOf(needArgs(args, ['runId'])[0]!);
         const answer = await call<{ cancelRun: Changed }>(url, token, CANCEL, { input: { runId, reason: needReason(values.reason) } });
         return print(answer, () => changedLine(answer.data!.cancelRun));
       }
       case 'reissue': {
-        const [runId, partitionId] = needArgs(args, ['runId', 'partitionId']);
+        const [shortRunId, partitionId] = needArgs(args, ['runId', 'partitionId']);
+        const runId = await runIdOf(shortRunId!);
         const answer = await call<{ reissuePartition: { partitionStatus: string; dispatchId: string } }>(url, token, REISSUE, {
           input: { runId, partitionId, reason: needReason(values.reason) },
         });
@@ -298,6 +365,10 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
     if (error instanceof UsageError) {
       io.err(`${error.message}\n\n${OPERATOR_USAGE}`);
       return EXIT_CODES.usage;
+    }
+    if (error instanceof Refusal) {
+      io.err(error.message);
+      return error.exitCode;
     }
     io.err(`error: no answer from ${url}: ${(error as Error).cause ?? (error as Error).message}`);
     return EXIT_CODES.unavailable;

@@ -340,6 +340,11 @@ const listRunsArgs = z.object({
       activeOnly: z.boolean().nullish(),
       startedFrom: dateTime.nullish().describe('Runs started at or after this instant.'),
       startedBefore: dateTime.nullish().describe('Runs started before this instant.'),
+      runIdPrefix: z
+        .string()
+        .regex(/^(?:[0-9a-fA-F]-?){4,32}$/, 'hexadecimal digits of a run id (at least 4; hyphens allowed)')
+        .nullish()
+        .describe('Runs whose id begins with these hexadecimal digits (at least 4; hyphens ignored): the short ids the console shows.'),
     }),
   ).nullish(),
   first: z.number().int().min(1).max(MAX_RUNS_PAGE).default(50),

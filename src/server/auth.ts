@@ -54,12 +54,15 @@ export function useRootFieldAuth(): Plugin<{ actor: Actor | null; params: { oper
             ? schema.getSubscriptionType()
             : schema.getQueryType();
       const { rootFields } = operationShape(params.documentAST, operation);
-      const required = [...new Set(rootFields.values())]
-        .map((name) => rolesOf(rootType, name))
-        .filter((r): r is readonly Role[] => r !== null);
       const actor = context.actor;
       if (!actor) throw authError('UNAUTHENTICATED', 'Unauthorized');
-      if (!required.every((roles) => roles.some((role) => actor.roles.includes(role)))) throw authError('FORBIDDEN', 'Forbidden');
+      for (const name of new Set(rootFields.values())) {
+        const roles = rolesOf(rootType, name);
+        // which role the field needs is in the schema's descriptions already; the caller's roles are its own
+        if (roles && !roles.some((role) => actor.roles.includes(role))) {
+          throw authError('FORBIDDEN', `Forbidden: ${name} needs the ${roles.join(' or ')} role; this token has ${actor.roles.join(', ')}`);
+        }
+      }
       if (operation.operation === 'mutation' && rootFields.size !== 1) {
         throw new GraphQLError(`a mutation request must have exactly one root field; this one selects ${rootFields.size}`, {
           extensions: { code: 'BAD_REQUEST' },

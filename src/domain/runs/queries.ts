@@ -277,6 +277,15 @@ export interface RunFilter {
   /** Started at or after; started before. */
   startedFrom?: Date | null;
   startedBefore?: Date | null;
+  /** The run ids that begin with these hexadecimal digits (hyphens ignored): the short ids the console shows. */
+  runIdPrefix?: string | null;
+}
+
+/** The first and the last run id that begin with `prefix`'s hexadecimal digits: a range the primary key scans. */
+export function runIdRange(prefix: string): [string, string] {
+  const digits = prefix.replaceAll('-', '').toLowerCase();
+  const uuid = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return [uuid(digits.padEnd(32, '0')), uuid(digits.padEnd(32, 'f'))];
 }
 
 export const RUN_ORDERS = ['NEWEST_FIRST', 'OLDEST_FIRST'] as const;
@@ -331,6 +340,9 @@ export async function listRuns(
     ...(filter.activeOnly ? [Prisma.sql`status = ANY(${ACTIVE_RUN_STATUSES}::text[])`] : []),
     ...(filter.startedFrom ? [Prisma.sql`started_at >= ${filter.startedFrom}`] : []),
     ...(filter.startedBefore ? [Prisma.sql`started_at < ${filter.startedBefore}`] : []),
+    ...(filter.runIdPrefix
+      ? [Prisma.sql`run_id BETWEEN ${runIdRange(filter.runIdPrefix)[0]}::uuid AND ${runIdRange(filter.runIdPrefix)[1]}::uuid`]
+      : []),
     ...(after
       ? [
           newestFirst

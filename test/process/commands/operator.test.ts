@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, TOKENS, type TestApi, type TokenName } from '../../support/api.js';
 import { freePort, runCli } from '../../support/cli.js';
-import { claim, completeRun, createRun, startRun, toPublishUnknown } from '../../support/fixtures.js';
+import { claim, completeRun, createRun, JOB, startRun, toPublishUnknown } from '../../support/fixtures.js';
 import { EXIT_CODES, formatTable, runOperatorCommand } from '../../../src/commands/operator.js';
 
 let api: TestApi;
@@ -110,13 +110,73 @@ describe('the operator actions', () => {
   });
 });
 
+describe('as the console shows them', () => {
+  it('takes the short ids the console shows, and says when digits begin several runs or none', async () => {
+    const [a, b] = [await createRun(api), await createRun(api)];
+    // two runs whose ids share their first eight digits (ids no other test makes: the digits are random)
+    const digits = randomUUID().slice(0, 4);
+    const [idA, idB] = [`${digits}0000-0000-4000-8000-a00000000000`, `${digits}0000-0000-4000-8000-b00000000000`];
+    await api.sql.query('UPDATE nifi_ops.load_run SET run_id = $2 WHERE run_id = $1', [a.runId, idA]);
+    await api.sql.query('UPDATE nifi_ops.load_run SET run_id = $2 WHERE run_id = $1', [b.runId, idB]);
+
+    const ambiguous = await operator(['run', `${digits}0000`], 'viewer');
+    expect(ambiguous.code).toBe(EXIT_CODES.usage);
+    expect(ambiguous.err).toContain(`${digits}0000 begins the ids of 2 runs; give more digits:`);
+    expect(ambiguous.err).toContain(`  ${idA}  ${JOB} ${a.businessKey}`);
+    const one = await operator(['run', `${digits}0000-0000-4000-8000-A`], 'viewer');
+    expect(one.code).toBe(EXIT_CODES.done);
+    expect(one.out).toMatch(new RegExp(`^runId\\s+${idA}$`, 'm'));
+    const none = await operator(['cancel', `${digits}ffff`, '--reason', 'no such run here'], 'operator');
+    expect([none.code, none.err]).toEqual([EXIT_CODES.notFound, `error: RUN_NOT_FOUND: no run id begins with ${digits}ffff`]);
+
+    // a run's dispatch by its first digits too
+    const extracted = await completeRun(api);
+    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'DEAD', dead_at = clock_timestamp() WHERE dispatch_id = $1`, [
+      extracted.dispatchId,
+    ]);
+    const resent = await operator(['resend', extracted.runId.slice(0, 8), extracted.dispatchId.slice(0, 8), '--reason', 'receiver mended']);
+    expect([resent.code, resent.out]).toEqual([EXIT_CODES.done, `dispatch ${extracted.dispatchId}: PENDING`]);
+    const { rows } = await api.sql.query(`SELECT message FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'DISPATCH_RESENT'`, [
+      extracted.runId,
+    ]);
+    expect(rows).toEqual([{ message: 'receiver mended' }]);
+    // alone, the whole dispatch id: any dispatch, a run's or one of no run (ALERT_WEBHOOK, GATE_READY)
+    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'DEAD', dead_at = clock_timestamp() WHERE dispatch_id = $1`, [
+      extracted.dispatchId,
+    ]);
+    const alone = await operator(['resend', extracted.dispatchId]);
+    expect([alone.code, alone.out]).toEqual([EXIT_CODES.done, `dispatch ${extracted.dispatchId}: PENDING`]);
+    const again = await operator(['resend', extracted.dispatchId]);
+    expect([again.code, again.err]).toEqual([EXIT_CODES.refused, expect.stringMatching(/^error: DISPATCH_STATUS_MISMATCH \(HTTP 409\)/)]);
+  });
+
+  it('matches --job as the console does, takes a status in any case, lists alerts with their dispatch, names the role a token lacks', async () => {
+    const run = await createRun(api);
+    const found = await operator(['runs', '--job', JOB.slice(3, 12).toLowerCase(), '--status', 'created', '--json'], 'viewer');
+    expect(found.code).toBe(EXIT_CODES.done);
+    const runs = (JSON.parse(found.out) as { runs: Array<{ runId: string; status: string }> }).runs;
+    expect(runs.map((r) => r.runId)).toContain(run.runId);
+    expect(new Set(runs.map((r) => r.status))).toEqual(new Set(['CREATED']));
+
+    const alerts = await operator(['alerts'], 'viewer');
+    expect(alerts.out.split('\n')[0]).toMatch(/^severity\s+kind\s+jobKey\s+businessKey\s+runId\s+status\s+at\s+dispatchId\s+message$/);
+
+    const asViewer = await operator(['cancel', run.runId, '--reason', 'not mine to cancel'], 'viewer');
+    expect([asViewer.code, asViewer.err]).toEqual([
+      EXIT_CODES.notAllowed,
+      'error: FORBIDDEN (HTTP 403): Forbidden: cancelRun needs the operator role; this token has viewer',
+    ]);
+  });
+});
+
 describe('usage', () => {
   it('refuses wrong arguments with exit 2 and the usage, before any request', async () => {
     const cases: Array<[string[], TokenName | null, RegExp]> = [
       [['runs'], null, /a token is needed: --token or LC_TOKEN/],
       [['resolve', randomUUID(), '--as', 'MAYBE', '--reason', 'because'], 'operator', /--as: PUBLISHED or FAILED_PUBLISH/],
       [['cancel', randomUUID()], 'operator', /--reason: why/],
-      [['resend', randomUUID()], 'operator', /expects <runId> <dispatchId>/],
+      [['resend'], 'operator', /expects \[<runId>\] <dispatchId>/],
+      [['runs', '--status', 'FAILED'], 'viewer', /--status: "FAILED" is not a run status; one of CREATED, EXTRACTING, .*FAILED_EXTRACT/],
       [['alerts', 'extra'], 'viewer', /takes no arguments/],
       [['runs', '--since', 'yesterday'], 'viewer', /--since: "yesterday" is not a date/],
       [['runs', '--limit', '0'], 'viewer', /--limit: must be an integer from 1 to 10000/],
