@@ -282,7 +282,7 @@ export interface RunFilter {
 }
 
 /** The first and the last run id that begin with `prefix`'s hexadecimal digits: a range the primary key scans. */
-export function runIdRange(prefix: string): [string, string] {
+function runIdRange(prefix: string): [string, string] {
   const digits = prefix.replaceAll('-', '').toLowerCase();
   const uuid = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   return [uuid(digits.padEnd(32, '0')), uuid(digits.padEnd(32, 'f'))];
