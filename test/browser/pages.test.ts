@@ -159,6 +159,41 @@ describe('the runs list', { timeout: 120_000 }, () => {
     await expectAccessible('runs list, filtered');
   });
 
+  it('finds a run by the first digits of its id, lists a dashboard count when clicked, and titles every page', async () => {
+    const job = unique('PAGES_ID').toUpperCase();
+    const run = await createRun(api, { jobKey: job });
+    await open('/');
+    await expect.poll(() => page.title()).toBe('Dashboard · Load Control');
+
+    // too few digits are not asked for, and say why; eight find the run (the API's runIdPrefix)
+    await page.getByLabel('Run id starts with').fill(run.runId.slice(0, 3));
+    await page.getByText('At least 4 hexadecimal digits of the id.').waitFor();
+    await page.getByLabel('Run id starts with').fill(run.runId.slice(0, 8).toUpperCase());
+    await expect.poll(query, { timeout: 20_000 }).toEqual({ id: run.runId.slice(0, 8).toUpperCase() });
+    await expect.poll(() => runRows(), { timeout: 20_000 }).toEqual([run.runId]);
+    await browser.screenshot('runs-by-id');
+
+    // a count is the list of its runs
+    await open('/');
+    await page
+      .getByRole('link', { name: /^CREATED [\d,]+$/ })
+      .first()
+      .click();
+    await expect.poll(query).toEqual({ status: 'CREATED' });
+    await expect.poll(async () => (await runRows()).length, { timeout: 20_000 }).toBeGreaterThan(0);
+    const statuses = await page.locator('tr[data-run] .badge').allTextContents();
+    expect(new Set(statuses.map((t) => t.trim()))).toEqual(new Set(['CREATED']));
+
+    await open(`/runs/${run.runId}`);
+    await expect.poll(() => page.title()).toBe(`${job} / ${run.businessKey} (run ${run.runId.slice(0, 8)}) · Load Control`);
+    await open('/readiness');
+    await expect.poll(() => page.title()).toBe('Readiness · Load Control');
+    await open(`/jobs/${encodeURIComponent(job)}`);
+    await expect.poll(() => page.title()).toBe(`Runs of ${job} · Load Control`);
+    await open('/no/such/page');
+    await expect.poll(() => page.title()).toBe('Page not found · Load Control');
+  });
+
   it("shows one job's history, and on a phone cards with the status first and nothing scrolling sideways", async () => {
     const job = unique('PAGES_HISTORY').toUpperCase();
     const first = await createRun(api, { jobKey: job, businessKey: 'a-long-business-key-that-would-not-fit-a-phone-row-2026-11-30' });

@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { AlertToasts } from './components/AlertToasts';
 import { Announcer } from './components/Live';
 import { IdentityProvider, useIdentity } from './identity';
+import { usePageTitle } from './hooks';
 import { Dashboard } from './pages/Dashboard';
 import { GatePage } from './pages/GatePage';
 import { JobRuns } from './pages/JobRuns';
@@ -20,6 +21,11 @@ function Page({ path }: { path: string }) {
   if (job) return <JobRuns key={job[1]} jobKey={decodeURIComponent(job[1]!)} />;
   const gate = /^\/gates\/([^/]+)$/.exec(path);
   if (gate) return <GatePage key={gate[1]} consumer={decodeURIComponent(gate[1]!)} />;
+  return <NotFound />;
+}
+
+function NotFound() {
+  usePageTitle('Page not found');
   return (
     <>
       <h1 tabIndex={-1}>Page not found</h1>

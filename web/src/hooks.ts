@@ -164,3 +164,10 @@ export function useNow(ms = 1000): number {
   }, [ms]);
   return now;
 }
+
+/** The tab's title, as the page's heading says it: a history of tabs and bookmarks that tells pages apart. */
+export function usePageTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · Load Control`;
+  }, [title]);
+}

@@ -14,6 +14,8 @@ const PAGE = 50;
 interface Filter {
   job: string;
   key: string;
+  /** The first digits of a run id, as the console shows them. */
+  id: string;
   status: string;
   from: string;
   to: string;
@@ -28,6 +30,7 @@ function readFilter(search: string): Filter {
   return {
     job: q.get('job') ?? '',
     key: q.get('key') ?? '',
+    id: q.get('id') ?? '',
     status: (RUN_STATUSES as readonly string[]).includes(status) ? status : '',
     from: /^\d{4}-\d{2}-\d{2}$/.test(q.get('from') ?? '') ? q.get('from')! : '',
     to: /^\d{4}-\d{2}-\d{2}$/.test(q.get('to') ?? '') ? q.get('to')! : '',
@@ -41,6 +44,7 @@ function writeFilter(f: Filter): string {
   const q = new URLSearchParams();
   if (f.job) q.set('job', f.job);
   if (f.key) q.set('key', f.key);
+  if (f.id) q.set('id', f.id);
   if (f.status) q.set('status', f.status);
   if (f.from) q.set('from', f.from);
   if (f.to) q.set('to', f.to);
@@ -58,11 +62,16 @@ function dayStart(day: string, dayAfter = false): string {
   return d.toISOString();
 }
 
+/** Enough hexadecimal digits to ask for (the API's rule): fewer, or anything else, is not sent. */
+const ID_PREFIX = /^(?:[0-9a-fA-F]-?){4,32}$/;
+const idDigits = (id: string) => id.replaceAll('-', '').toLowerCase();
+
 function matches(run: RunRow, f: Filter, jobKey: string | undefined): boolean {
   const contains = (text: string, part: string) => text.toLowerCase().includes(part.toLowerCase());
   if (jobKey && run.jobKey !== jobKey) return false;
   if (f.job && !contains(run.jobKey, f.job)) return false;
   if (f.key && !contains(run.businessKey, f.key)) return false;
+  if (ID_PREFIX.test(f.id) && !idDigits(run.runId).startsWith(idDigits(f.id))) return false;
   if (f.status && run.status !== f.status) return false;
   if (f.from && run.startedAt < dayStart(f.from)) return false;
   if (f.to && run.startedAt >= dayStart(f.to, true)) return false;
@@ -82,6 +91,7 @@ function runsVariables(f: Filter, jobKey: string | undefined) {
       activeOnly: f.active || null,
       startedFrom: f.from ? dayStart(f.from) : null,
       startedBefore: f.to ? dayStart(f.to, true) : null,
+      runIdPrefix: ID_PREFIX.test(f.id) ? f.id : null,
     },
   };
 }
@@ -133,15 +143,25 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   const { path, search } = useLocation();
   const applied = readFilter(search);
   const appliedKey = writeFilter(applied);
-  const [draft, setDraft] = useState({ job: applied.job, key: applied.key });
-  const ids = { job: useId(), key: useId(), status: useId(), from: useId(), to: useId(), order: useId(), active: useId() };
+  const [draft, setDraft] = useState({ job: applied.job, key: applied.key, id: applied.id });
+  const ids = {
+    job: useId(),
+    key: useId(),
+    id: useId(),
+    idHint: useId(),
+    status: useId(),
+    from: useId(),
+    to: useId(),
+    order: useId(),
+    active: useId(),
+  };
 
   const typed = useRef(draft);
   typed.current = draft;
   const apply = useCallback(
     (change: Partial<Filter>, replace = false) => {
       // a new filter starts again at the first page, and takes the text typed so far with it
-      const text = { job: typed.current.job.trim(), key: typed.current.key.trim() };
+      const text = { job: typed.current.job.trim(), key: typed.current.key.trim(), id: typed.current.id.trim() };
       navigate(`${path}${writeFilter({ ...readFilter(location.search), after: '', ...text, ...change })}`, { replace });
     },
     [path],
@@ -151,7 +171,7 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   useEffect(() => {
     const timer = setTimeout(() => {
       const f = readFilter(location.search);
-      if (draft.job.trim() !== f.job || draft.key.trim() !== f.key) apply({}, true);
+      if (draft.job.trim() !== f.job || draft.key.trim() !== f.key || draft.id.trim() !== f.id) apply({}, true);
     }, 300);
     return () => clearTimeout(timer);
   }, [draft, apply]);
@@ -159,7 +179,7 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   // back and forward change the URL: the fields follow it
   useEffect(() => {
     const f = readFilter(appliedKey);
-    setDraft((d) => (d.job.trim() === f.job && d.key.trim() === f.key ? d : { job: f.job, key: f.key }));
+    setDraft((d) => (d.job.trim() === f.job && d.key.trim() === f.key && d.id.trim() === f.id ? d : { job: f.job, key: f.key, id: f.id }));
   }, [appliedKey]);
 
   const { data, error, reload, setData } = useQuery(RUNS, runsVariables(applied, jobKey));
@@ -212,6 +232,23 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
             spellCheck={false}
             onChange={(e) => setDraft({ ...draft, key: e.target.value })}
           />
+        </div>
+        <div>
+          <label htmlFor={ids.id}>Run id starts with</label>
+          <input
+            id={ids.id}
+            type="search"
+            value={draft.id}
+            spellCheck={false}
+            autoComplete="off"
+            aria-describedby={draft.id.trim() && !ID_PREFIX.test(draft.id.trim()) ? ids.idHint : undefined}
+            onChange={(e) => setDraft({ ...draft, id: e.target.value })}
+          />
+          {draft.id.trim() && !ID_PREFIX.test(draft.id.trim()) && (
+            <p id={ids.idHint} className="hint">
+              At least 4 hexadecimal digits of the id.
+            </p>
+          )}
         </div>
         <div>
           <label htmlFor={ids.status}>Status</label>

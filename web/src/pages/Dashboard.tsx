@@ -18,7 +18,7 @@ import { OperatorButton } from '../components/OperatorButton';
 import { RunsList } from '../components/RunsList';
 import { type Column, Table } from '../components/Table';
 import { count, elapsed, formatTime, shortId } from '../format';
-import { type LiveState, useNow, worst } from '../hooks';
+import { type LiveState, useNow, usePageTitle, worst } from '../hooks';
 import { Link } from '../router';
 
 function Counts({ title, counts, empty }: { title: string; counts: StatusCount[]; empty: string }) {
@@ -31,7 +31,9 @@ function Counts({ title, counts, empty }: { title: string; counts: StatusCount[]
         <ul className="counts">
           {counts.map((c) => (
             <li key={c.status}>
-              <Badge status={c.status} /> <strong>{count(c.count)}</strong>
+              <Link to={`/?status=${c.status}`} className="count-link" title={`List the ${c.status.replaceAll('_', ' ')} runs`}>
+                <Badge status={c.status} /> <strong>{count(c.count)}</strong>
+              </Link>
             </li>
           ))}
         </ul>
@@ -139,6 +141,7 @@ function Notifications({ calls }: { calls: AlertWebhookCall[] | null }) {
 type Action = { kind: 'resend'; alert: Alert } | { kind: 'resolve'; alert: Alert };
 
 export function Dashboard() {
+  usePageTitle('Dashboard');
   const api = useApi();
   const announce = useAnnounce();
   const now = useNow();

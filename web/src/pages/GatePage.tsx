@@ -10,6 +10,7 @@ import { OperatorButton } from '../components/OperatorButton';
 import { RunOrAttempt } from '../components/RunOrAttempt';
 import { type Column, Table } from '../components/Table';
 import { formatTime, shortId } from '../format';
+import { usePageTitle } from '../hooks';
 import { Link } from '../router';
 import { RESENDABLE_DISPATCH_STATUSES } from '../states';
 
@@ -170,6 +171,7 @@ export function GatePage({ consumer }: { consumer: string }) {
   const api = useApi();
   const announce = useAnnounce();
   const { data, error, reload } = useQuery(GATE, { consumer });
+  usePageTitle(`Gate ${consumer}`);
   const gate = data?.gate;
   const [resending, setResending] = useState<GateDispatch | null>(null);
 

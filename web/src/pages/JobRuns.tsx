@@ -1,12 +1,13 @@
 import { useState } from 'react';
 import { LiveIndicator } from '../components/Live';
 import { RunsList } from '../components/RunsList';
-import type { LiveState } from '../hooks';
+import { type LiveState, usePageTitle } from '../hooks';
 import { Link } from '../router';
 
 /** One job's history: its runs, with the runs list's filters. */
 export function JobRuns({ jobKey }: { jobKey: string }) {
   const [live, setLive] = useState<LiveState>('connecting');
+  usePageTitle(`Runs of ${jobKey}`);
   return (
     <>
       <nav aria-label="Breadcrumb" className="crumbs">

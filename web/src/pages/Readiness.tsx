@@ -14,6 +14,7 @@ import { LiveIndicator } from '../components/Live';
 import { RunOrAttempt } from '../components/RunOrAttempt';
 import { type Column, Table } from '../components/Table';
 import { formatTime, today } from '../format';
+import { usePageTitle } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
 
 /** Every attempt of a required job for the date, oldest first; read again when the job's latest attempt changes. */
@@ -119,6 +120,7 @@ function checkedIn(search: string): { consumer: string; businessDate: string } |
 }
 
 export function Readiness() {
+  usePageTitle('Readiness');
   const [gates, setGates] = useState<Gate[]>([]);
   const [consumer, setConsumer] = useState('');
   const [businessDate, setBusinessDate] = useState(today);

@@ -13,7 +13,7 @@ import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
 import { type Column, Table } from '../components/Table';
 import { StalledPartitions, stallOf } from '../components/StalledPartitions';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
-import { useNow, useRunProgress } from '../hooks';
+import { useNow, usePageTitle, useRunProgress } from '../hooks';
 import { Link } from '../router';
 import { RESENDABLE_DISPATCH_STATUSES, isReissuable } from '../states';
 
@@ -133,6 +133,10 @@ export function RunDetail({ runId }: { runId: string }) {
     const total = answered.partitionCounts.reduce((sum, c) => sum + c.count, 0);
     setLayout(Math.max(total, answered.expectedPartitionCount ?? 0) <= GRID_MAX ? 'grid' : 'table');
   }, [answered, layout]);
+
+  usePageTitle(
+    missing ? 'Run not found' : run ? `${run.jobKey} / ${run.businessKey} (run ${shortId(run.runId)})` : `Run ${shortId(runId)}`,
+  );
 
   const shownStatus = useRef<string | null>(null);
   useEffect(() => {

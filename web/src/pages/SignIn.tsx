@@ -2,11 +2,13 @@ import { useId, useRef, useState, type FormEvent } from 'react';
 import { describeError, request } from '../api/client';
 import { documentText } from '../../../schema/documents/graphql.js';
 import { ME } from '../api/operations';
+import { usePageTitle } from '../hooks';
 import { useSessionState } from '../session';
 
 /** Sign in with a token (nifi, operator or viewer); it is checked against the API before it is kept. */
 export function SignIn() {
   const { signIn, notice } = useSessionState();
+  usePageTitle('Sign in');
   const [token, setToken] = useState('');
   const [remember, setRemember] = useState(false);
   const [error, setError] = useState<string | null>(null);
