@@ -95,7 +95,7 @@ async function replace(slot: Slot): Promise<Restart> {
   };
 }
 
-/** The load's answers: how many, and the longest wait of a request sent between `from` and `to`. */
+/** The longest wait of a request the load sent between `from` and `to`, in ms. */
 function maxLatency(load: NifiLoad, from: number, to: number): number {
   return Math.round(Math.max(0, ...load.answers.filter((a) => a.at - a.ms >= from && a.at - a.ms <= to).map((a) => a.ms)));
 }
@@ -142,6 +142,12 @@ async function expectDeliveredOnceAndKept(runs: Acknowledged[], acknowledgements
     await until('every dispatch to be delivered', () => dispatches.rows.every((d) => receiver.callsFor(d.dispatch_id).length > 0), 30_000);
     expect((await Promise.all(acknowledgements)).filter((ack) => !ack.started)).toEqual([]);
     expect(dispatches.rows.map((d) => receiver.callsFor(d.dispatch_id).length).filter((calls) => calls !== 1)).toEqual([]);
+    // and the ledger agrees: each sent once, acknowledged
+    const states = await check.query<{ status: string; attempt_count: number }>(
+      'SELECT status, attempt_count FROM nifi_ops.load_dispatch WHERE dispatch_id = ANY($1::uuid[])',
+      [dispatches.rows.map((d) => d.dispatch_id)],
+    );
+    expect(states.rows.filter((d) => d.status !== 'ACKED' || d.attempt_count !== 1)).toEqual([]);
     await expectAcknowledgedIn(check, runs, 'STAGE_VALIDATING');
   } finally {
     await check.end();
