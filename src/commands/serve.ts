@@ -2,6 +2,7 @@
 // first, on an embedded PostgreSQL when no database.url is set, with development tokens).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { generateToken, tokenConfigEntry } from '../auth/tokens.js';
 import { describeConfig, type Role } from '../config/config.js';
 import { PROCESS_LISTENER_NAME, startListener } from '../db/listener.js';
@@ -57,7 +58,12 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
   // subscriptions are fed by the process's LISTEN connection; its health is part of /readyz
   const realtime = startRealtime({ url, config, log, listener });
   shutdown.close('realtime', () => realtime.close());
-  shutdown.drain('subscriptions', async () => realtime.endSubscriptions());
+  // while the load balancer takes this process out of rotation (server.shutdownDelay), it serves as before
+  const { shutdownDelay } = config.server;
+  shutdown.drain('subscriptions', async () => {
+    await sleep(shutdownDelay);
+    realtime.endSubscriptions();
+  });
   const lane =
     config.server.executionThreads > 0
       ? startExecutionLane({ threads: config.server.executionThreads, config, databaseUrl: url, log })
@@ -67,7 +73,7 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
   const { port } = await api.listen(config.server.port, config.server.host);
   shutdown.drain(
     'api',
-    () => api.drain(),
+    () => api.drain(shutdownDelay),
     () => ({ requests: api.open() }),
   );
   if (config.server.tls) process.on('SIGHUP', () => api.reloadTls());

@@ -55,8 +55,8 @@ function flag(fallback: boolean) {
   return z.preprocess(word, z.boolean({ error: typeError('true or false') })).default(fallback);
 }
 
-function duration(fallback: number, options: { timer?: boolean } = {}) {
-  const positive = z.number().positive('must be greater than zero');
+function duration(fallback: number, options: { timer?: boolean; zero?: boolean } = {}) {
+  const positive = options.zero ? z.number().nonnegative('must not be negative') : z.number().positive('must be greater than zero');
   const bounded = options.timer ? positive.max(TIMER_MAX, `must be at most ${formatDuration(TIMER_MAX)} (the timer limit)`) : positive;
   return z
     .unknown()
@@ -306,6 +306,11 @@ const configSchema = z
         tls: serverTlsSchema,
         /** SIGTERM/SIGINT: how long in-flight work may take before the process exits anyway. */
         shutdownTimeout: duration(30 * SECOND, { timer: true }),
+        /**
+         * SIGTERM/SIGINT: how long the API goes on accepting and answering with /readyz already 503, before it
+         * stops listening and drains — longer than a load balancer takes to see the 503 and stop sending to it.
+         */
+        shutdownDelay: duration(0, { timer: true, zero: true }),
         /** Browser origins allowed to call the API cross-origin; none by default (CORS off). */
         corsOrigins: originsSchema,
         /**
@@ -398,6 +403,16 @@ const configSchema = z
       }).prefault({}),
     },
     { error: typeError('a mapping of sections') },
+  )
+  .superRefine(
+    (config, ctx) => {
+      const { shutdownDelay, shutdownTimeout } = config.server;
+      if (shutdownDelay >= shutdownTimeout) {
+        const message = `must be shorter than server.shutdownTimeout (${formatDuration(shutdownTimeout)}), which it is part of`;
+        ctx.addIssue({ code: 'custom', path: ['server', 'shutdownDelay'], message });
+      }
+    },
+    whenValid(['server', 'shutdownDelay'], ['server', 'shutdownTimeout']),
   )
   .superRefine(
     (config, ctx) => {

@@ -10,8 +10,6 @@ export interface OpenRequest {
 }
 
 export interface DrainableServer {
-  /** drain() was called: readiness is down. */
-  readonly draining: boolean;
   open(): OpenRequest[];
   /**
    * Stops accepting connections; every request already received, also one that arrives later on a
@@ -59,9 +57,6 @@ export function drainable(server: http.Server): DrainableServer {
   });
 
   return {
-    get draining() {
-      return draining;
-    },
     open() {
       const now = performance.now();
       return [...pending.values()].flat().map(({ req, at }) => ({

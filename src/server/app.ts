@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
@@ -39,8 +40,11 @@ export interface ApiServer {
   /** Re-reads server.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
   reloadTls(): boolean;
   listen(port: number, host: string): Promise<{ port: number }>;
-  /** /readyz turns 503 at once; then as DrainableServer.drain. */
-  drain(): Promise<void>;
+  /**
+   * /readyz turns 503 at once; everything else is served as before for `delayMs` (server.shutdownDelay), so that a
+   * load balancer takes the server out of rotation while it still listens; then as DrainableServer.drain.
+   */
+  drain(delayMs?: number): Promise<void>;
   /** The requests not yet answered. */
   open(): OpenRequest[];
   /** Cuts every connection off, open requests too. */
@@ -67,8 +71,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const lane = options.lane ?? null;
   const graphqlEndpoint = createGraphQLEndpoint(yoga, authenticate, { lane });
 
+  let stopping = false;
   async function ready(): Promise<boolean> {
-    if (lifecycle.draining || (lane && !lane.ready())) return false;
+    if (stopping || (lane && !lane.ready())) return false;
     const database = await checkDatabase(db.pool);
     if (!database.ok) {
       log.warn({ reason: database.reason }, 'readyz_database_not_ready');
@@ -128,7 +133,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         });
       });
     },
-    drain() {
+    async drain(delayMs = 0) {
+      stopping = true;
+      await sleep(delayMs);
       // single-connection streams end once their operations completed (realtime.endSubscriptions)
       eventStreams?.close();
       return lifecycle.drain();

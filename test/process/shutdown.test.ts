@@ -326,6 +326,30 @@ describe('stopping load-control serve', () => {
     expect(await child.exited).toBe(0);
   });
 
+  it('with server.shutdownDelay, turns /readyz to 503 at once and still accepts and answers new connections until the delay is over', async () => {
+    const { child, base } = await startApi('serve', { LC_SERVER__SHUTDOWN_DELAY: 'PT5S' });
+    child.kill('SIGTERM');
+    await until('the stop to begin', () => child.output().includes('"stopping"'));
+    // new connections each (a load balancer's checks and requests come on connections of their own)
+    const agent = new http.Agent({ keepAlive: false });
+    const get = (path: string) =>
+      new Promise<number | string>((resolve) => {
+        http
+          .get(`${base}${path}`, { agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          })
+          .on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      });
+    expect(await get('/readyz')).toBe(503);
+    const key = `stop-delay-${randomUUID()}`;
+    const created = await postCreateRun(agent, base, key);
+    expect([created.status, created.failure]).toEqual([200, undefined]);
+    expect(await committedKeys([key])).toEqual(new Set([key]));
+    await until('the listener to close after the delay', async () => (await get('/healthz')) === 'ECONNREFUSED', 15_000);
+    expect(await child.exited).toBe(0);
+  });
+
   it('answers a request sent after SIGTERM on a keep-alive connection that was idle, with Connection: close', async () => {
     const { child, port } = await startApi('serve');
     const key = `stop-idle-${randomUUID()}`;

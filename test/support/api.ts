@@ -157,7 +157,10 @@ export function graphqlCaller(url: string): TestApi['gql'] {
       },
       body: JSON.stringify({ query: documentText(query), variables }),
     });
-    const body = (await response.json()) as GqlResponse['body'];
+    // what answers without the API's envelope (a load balancer's own error page) is kept as an error's message
+    const body = (
+      response.headers.get('content-type')?.includes('json') ? await response.json() : { errors: [{ message: await response.text() }] }
+    ) as GqlResponse['body'];
     const first = body.errors?.[0]?.extensions;
     return {
       status: response.status,

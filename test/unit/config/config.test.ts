@@ -38,7 +38,7 @@ function fromYaml(yaml: string, env: Record<string, string> = {}): Config {
 describe('loadConfig defaults', () => {
   it('returns the built-in defaults without file or environment', () => {
     expect(loadConfig({ env: {} })).toEqual({
-      server: { port: 8080, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [], executionThreads: 1 },
+      server: { port: 8080, host: '0.0.0.0', shutdownTimeout: 30_000, shutdownDelay: 0, corsOrigins: [], executionThreads: 1 },
       database: {
         url: null,
         migrationUrl: null,
@@ -110,7 +110,14 @@ logging:
   level: WARN
   format: pretty
 `);
-    expect(config.server).toEqual({ port: 9090, host: '0.0.0.0', shutdownTimeout: 30_000, corsOrigins: [], executionThreads: 1 });
+    expect(config.server).toEqual({
+      port: 9090,
+      host: '0.0.0.0',
+      shutdownTimeout: 30_000,
+      shutdownDelay: 0,
+      corsOrigins: [],
+      executionThreads: 1,
+    });
     expect(config.database).toEqual({
       url: 'postgres://lc:secret@db.example:5432/lc',
       migrationUrl: null,
@@ -290,6 +297,16 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
       'backoffMax below backoffMin',
       'dispatch:\n  backoffMin: PT10M\n',
       'config: dispatch.backoffMax: must be at least dispatch.backoffMin (PT10M)',
+    ],
+    [
+      'a shutdown delay not below the shutdown timeout',
+      'server:\n  shutdownDelay: PT30S\n',
+      'config: server.shutdownDelay: must be shorter than server.shutdownTimeout (PT30S), which it is part of',
+    ],
+    [
+      'a negative shutdown delay',
+      'server:\n  shutdownDelay: -1\n',
+      'config: server.shutdownDelay: invalid duration -1: expected ISO-8601 (e.g. PT90M, P3D, PT1H30M) or a non-negative number of seconds',
     ],
     ['a non-positive NiFi timeout', 'nifi:\n  timeoutSeconds: 0\n', 'config: nifi.timeoutSeconds: must be greater than zero'],
     ['a non-HTTP receiver URL', 'nifi:\n  receiverUrl: ftp://nifi/\n', 'config: nifi.receiverUrl: must be a http or https URL'],
@@ -575,11 +592,12 @@ describe('describeConfig', () => {
 });
 
 describe('loadConfig hardening keys', () => {
-  it('reads server.tls, nifi.tls, CORS origins, the shutdown timeout and the database timeouts', () => {
+  it('reads server.tls, nifi.tls, CORS origins, the shutdown timeout and delay and the database timeouts', () => {
     const config = fromYaml(`
 server:
   tls: { certFile: /etc/lc/server.crt, keyFile: /etc/lc/server.key, clientCaFile: /etc/lc/ca.crt, requireClientCert: true }
   shutdownTimeout: PT45S
+  shutdownDelay: PT2S
   corsOrigins: [https://console.example:8443]
 database:
   migrationUrl: postgres://owner@db.example/lc
@@ -597,6 +615,7 @@ nifi:
       requireClientCert: true,
     });
     expect(config.server.shutdownTimeout).toBe(45 * 1000);
+    expect(config.server.shutdownDelay).toBe(2 * 1000);
     expect(config.server.corsOrigins).toEqual(['https://console.example:8443']);
     expect(config.database).toMatchObject({
       migrationUrl: 'postgres://owner@db.example/lc',
