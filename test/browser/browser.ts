@@ -67,7 +67,8 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function openBrowser(): Promise<Browser> {
+/** `timezoneId`: the zone the browser's clock is in (IANA name), as a person's elsewhere would be. */
+export async function openBrowser(options: { timezoneId?: string } = {}): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), 'lc-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -76,6 +77,7 @@ export async function openBrowser(): Promise<Browser> {
     args: ARGS,
     viewport: { width: 1280, height: 800 },
     reducedMotion: 'reduce',
+    ...options,
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {

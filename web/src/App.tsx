@@ -1,7 +1,9 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { AlertToasts } from './components/AlertToasts';
 import { Announcer } from './components/Live';
 import { IdentityProvider, useIdentity } from './identity';
+import { chooseTimeZone, timeZone, type TimeZoneChoice as Zone } from './format';
+import { TimeZoneChoice } from './components/TimeZoneChoice';
 import { usePageTitle } from './hooks';
 import { Dashboard } from './pages/Dashboard';
 import { GatePage } from './pages/GatePage';
@@ -51,6 +53,12 @@ export function App() {
   const { session } = useSessionState();
   const { path } = useLocation();
   const main = useRef<HTMLElement>(null);
+  // every time on every page is formatted in this zone: choosing another renders them all again
+  const [zone, setZone] = useState(timeZone);
+  const choose = (choice: Zone) => {
+    chooseTimeZone(choice);
+    setZone(choice);
+  };
   const first = useRef(true);
 
   // after a navigation, move focus to the new page's heading so screen readers start there
@@ -90,6 +98,7 @@ export function App() {
               </li>
             </ul>
           </nav>
+          <TimeZoneChoice zone={zone} onChange={choose} />
           <SignedInAs />
           <button type="button" className="signout" onClick={() => session.signOut()}>
             Sign out

@@ -1,4 +1,5 @@
 import { createContext, useCallback, useContext, useState, type ReactNode } from 'react';
+import { formatClock } from '../format';
 import { type LiveState, sinceOf } from '../hooks';
 import { useLiveness } from '../session';
 
@@ -24,15 +25,13 @@ export function Announcer({ children }: { children: ReactNode }) {
 
 export const useAnnounce = () => useContext(AnnounceContext);
 
-const time = (ms: number) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-
 /**
  * Whether what the page shows is being kept up to date, and since when it is not. A lost stream heals by itself
  * ("Reconnecting since …"); a subscription the server refused for good does not, and a reload (which also fetches the
  * console that matches an upgraded API) is offered.
  */
 export function LiveIndicator({ state }: { state: LiveState }) {
-  const since = time(sinceOf(useLiveness()));
+  const since = formatClock(sinceOf(useLiveness()));
   const label =
     state === 'live'
       ? 'Live'

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { RUNS, RUNS_CHANGED, type RunRow } from '../api/operations';
 import { useLive, useQuery } from '../api/typed';
-import { count, elapsed, formatTime, shortId } from '../format';
+import { count, dayStart, elapsed, formatTime, shortId } from '../format';
 import { type LiveState, useNow } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
 import { RUN_STATUSES, isActive } from '../states';
@@ -53,13 +53,6 @@ function writeFilter(f: Filter): string {
   if (f.after) q.set('after', f.after);
   const text = q.toString();
   return text ? `?${text}` : '';
-}
-
-/** The start of a local day as an instant; `dayAfter` for the exclusive end of a range that includes `day`. */
-function dayStart(day: string, dayAfter = false): string {
-  const d = new Date(`${day}T00:00:00`);
-  if (dayAfter) d.setDate(d.getDate() + 1);
-  return d.toISOString();
 }
 
 /** Enough hexadecimal digits to ask for (the API's rule): fewer, or anything else, is not sent. */

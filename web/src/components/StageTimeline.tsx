@@ -1,6 +1,6 @@
 import { useRef } from 'react';
 import type { RunDetail } from '../api/operations';
-import { count, elapsed, formatTime } from '../format';
+import { count, elapsed, formatClock, formatTime } from '../format';
 import { isActive } from '../states';
 import { Badge } from './Badge';
 import type { Stall } from './StalledPartitions';
@@ -75,8 +75,6 @@ const WINDOW_MS = 60_000;
 /** Watched for less than this, with rows arriving, the page shows the average since the start instead. */
 const MIN_SPAN_MS = 5_000;
 
-const clock = (ms: number) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
-
 /**
  * Rows per second over the last WINDOW_MS of wall-clock time, from the counts this page saw and when: the rows at the
  * window's start are those of the last sample before it. Watched for less than that, the span watched; for less than
@@ -131,7 +129,7 @@ export function ExtractionProgress({ run, now, stall }: { run: RunDetail; now: n
         <strong>{percent}%</strong> · {count(rows)} of {total === null ? '?' : count(total)} rows · partitions {done} of {expected ?? '?'}
         {extracting && rate !== null && <> · {count(Math.round(rate))} rows/s</>}
         {eta !== null && <> · about {elapsed(new Date(0).toISOString(), new Date(eta * 1000).toISOString())} left</>}
-        {quiet && lastProgressAt !== null && <> · no progress since {clock(lastProgressAt)}</>}
+        {quiet && lastProgressAt !== null && <> · no progress since {formatClock(lastProgressAt)}</>}
       </p>
       {stall?.stalled && (
         <p className="notice stall-notice" data-testid="stalled">
