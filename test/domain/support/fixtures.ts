@@ -13,8 +13,11 @@ import { type DefineGateCommand, defineGateOperation } from '../../../src/domain
 import { readiness } from '../../../src/domain/gate/ledger.js';
 import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
 import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
+import { leaseDispatchesOperation } from '../../../src/domain/dispatch/lease.js';
+import { markReceivedOperation } from '../../../src/domain/dispatch/deliver.js';
 import { registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
 import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
+import { reissuePartitionOperation } from '../../../src/domain/partitions/reissue-partition.js';
 import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
 import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
 import { reportPublishResultOperation } from '../../../src/domain/publish/report-publish-result.js';
@@ -119,7 +122,7 @@ export function chunk(
 }
 
 /** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
-async function extractedRun(
+export async function extractedRun(
   t: DomainTest,
   counts: number[] = [3, 4],
   create: Partial<CreateRunCommand> = {},
@@ -141,7 +144,7 @@ async function extractedRun(
 }
 
 /** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
-async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
   const run = await extractedRun(t, counts, create);
   const started = await perform(t.db, startValidationOperation, {
     runId: run.runId,
@@ -255,4 +258,52 @@ export async function decisionsOf(t: DomainTest, consumer: string, businessDate:
 export async function readinessOf(t: DomainTest, consumer: string, businessDate: string) {
   const [decision] = await currentDecisions(t.db.prisma, [{ consumer, businessDate }]);
   return { ...(await readiness(t.db.prisma, consumer, businessDate)), decision };
+}
+
+// ---- more stages and the outbox ----
+
+/** extractedRun whose validation a node started: STAGE_VALIDATING. */
+export async function stageValidatingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await extractedRun(t, counts, create);
+  const started = await perform(t.db, startValidationOperation, {
+    runId: run.runId,
+    dispatchId: run.dispatchId,
+    node: 'nifi-01',
+    actor: ACTOR,
+  });
+  expect(started.started).toBe(true);
+  return run;
+}
+
+/** publishingRun whose publisher could not tell whether it published: PUBLISH_UNKNOWN. */
+export async function publishUnknownRun(t: DomainTest, errorCode: string | null = null) {
+  const run = await publishingRun(t);
+  const result = await perform(t.db, reportPublishResultOperation, {
+    runId: run.runId,
+    publishToken: run.publishToken,
+    outcome: 'PUBLISH_UNKNOWN',
+    errorCode,
+    message: '',
+    queryId: null,
+    details: {},
+    actor: ACTOR,
+  });
+  expect(result).toEqual({ runStatus: 'PUBLISH_UNKNOWN', changed: true });
+  return run;
+}
+
+/** An operator's reissuePartition, as the GraphQL field performs it. */
+export function operatorReissued(t: DomainTest, runId: string, partitionId: string, reason = 'lost flowfile') {
+  return perform(t.db, reissuePartitionOperation, { runId, partitionId, reason, errorCode: 'OPERATOR_REISSUE', actor: 'alice-operator' });
+}
+
+/** A dispatcher's pass whose receiver answered 200 to every due call: leased, then marked received. Returns the ids. */
+export async function deliveredDueCalls(t: DomainTest): Promise<string[]> {
+  const { leased } = await perform(t.db, leaseDispatchesOperation, { batch: 100, leaseMs: 60_000, alertReceivers: [] });
+  await perform(
+    t.db,
+    markReceivedOperation,
+    leased.map((d) => ({ dispatchId: d.dispatchId, dispatchType: d.dispatchType, httpStatus: 200 })),
+  );
+  return leased.map((d) => d.dispatchId);
 }
