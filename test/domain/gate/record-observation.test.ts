@@ -4,10 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unique } from '../../support/gate-fixtures.js';
 import { JOB } from '../../support/fixtures.js';
-import { perform } from '../../../src/db/operation.js';
-import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
-import { type RecordObservationCommand, recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
-import { ACTOR, createdRun, type DomainTest, startDomainTest } from '../support/fixtures.js';
+import { createdRun, type DomainTest, observedAs, startDomainTest } from '../support/fixtures.js';
 
 let t: DomainTest;
 beforeAll(async () => {
@@ -25,29 +22,10 @@ async function storedObservations(jobId: string) {
   return rows;
 }
 
-interface ObservationInput {
-  jobId: string;
-  businessDate: string;
-  attempt?: number;
-  runId?: string;
-  state: ObservationState;
-  startedAt?: string;
-}
+type ObservationInput = Parameters<typeof observedAs>[1];
 
-/** An upstream attempt's report as NiFi sends it: attempt 1, a run id from job, date and attempt, started at 06:00 UTC. */
-function observe(input: ObservationInput) {
-  const attempt = input.attempt ?? 1;
-  const command: RecordObservationCommand = {
-    jobId: input.jobId,
-    businessDate: input.businessDate,
-    attempt,
-    runId: input.runId ?? `run-${input.jobId}-${input.businessDate}-${attempt}`,
-    state: input.state,
-    startedAt: new Date(input.startedAt ?? `${input.businessDate}T06:00:00+00:00`),
-    actor: ACTOR,
-  };
-  return perform(t.db, recordObservationOperation, command);
-}
+/** An upstream attempt's report as NiFi sends it (attempt 1, run id and start derived unless given). */
+const observe = (input: ObservationInput) => observedAs(t, input);
 
 /** The same call, settled: the result or the error it raised. */
 const settled = (input: ObservationInput) =>

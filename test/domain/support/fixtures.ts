@@ -307,3 +307,17 @@ export async function deliveredDueCalls(t: DomainTest): Promise<string[]> {
   );
   return leased.map((d) => d.dispatchId);
 }
+
+/** observed, with the run id and the start (ISO 8601, any offset) given rather than derived. */
+export function observedAs(t: DomainTest, observation: Observation & { runId?: string; startedAt?: string }) {
+  const { jobId, businessDate, attempt = 1, state } = observation;
+  return perform(t.db, recordObservationOperation, {
+    jobId,
+    businessDate,
+    attempt,
+    runId: observation.runId ?? `run-${jobId}-${businessDate}-${attempt}`,
+    state,
+    startedAt: new Date(observation.startedAt ?? `${businessDate}T06:00:00Z`),
+    actor: ACTOR,
+  });
+}
