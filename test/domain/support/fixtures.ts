@@ -22,6 +22,7 @@ import { claimPublishOperation } from '../../../src/domain/publish/claim-publish
 import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
 import { reportPublishResultOperation } from '../../../src/domain/publish/report-publish-result.js';
 import { type CreateRunCommand, type CreateRunResult, createRunOperation } from '../../../src/domain/runs/create-run.js';
+import { type FailRunCommand, failRunOperation } from '../../../src/domain/runs/fail-run.js';
 import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
 import { recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
@@ -320,4 +321,20 @@ export function observedAs(t: DomainTest, observation: Observation & { runId?: s
     startedAt: new Date(observation.startedAt ?? `${businessDate}T06:00:00Z`),
     actor: ACTOR,
   });
+}
+
+/** A CREATED run failed at its manifest (FAILED_MANIFEST, BAD_PLAN unless told): an ended run that raises RUN_FAILED. */
+export async function failedCreatedRun(t: DomainTest, runId: string, more: Partial<FailRunCommand> = {}) {
+  const result = await perform(t.db, failRunOperation, {
+    runId,
+    expectedStatus: 'CREATED',
+    failStatus: 'FAILED_MANIFEST',
+    errorStage: 'MANIFEST',
+    errorCode: 'BAD_PLAN',
+    message: '',
+    actor: ACTOR,
+    ...more,
+  });
+  expect(result.changed).toBe(true);
+  return result;
 }
