@@ -17,7 +17,7 @@ import {
   createdRun,
   type DomainTest,
   extractedRun,
-  failedCreatedRun,
+  failedRun,
   publishedRun,
   publishingRun,
   publishUnknownRun,
@@ -121,7 +121,7 @@ describe('monitorSummary', () => {
 
   it('alerts RUN_FAILED for failures of the last 24 hours, not for cancellations, and counts both as recent', async () => {
     const failed = await createdRun(t);
-    await failedCreatedRun(t, failed.runId, { errorStage: 'M', errorCode: 'BAD_PLAN', message: 'gap' });
+    await failedRun(t, failed.runId, { errorStage: 'M', errorCode: 'BAD_PLAN', message: 'gap' });
     const cancelled = await createdRun(t);
     const cancel = await perform(t.db, cancelRunOperation, {
       runId: cancelled.runId,
@@ -139,7 +139,7 @@ describe('monitorSummary', () => {
 
   it('shows one CLEANUP_FAILED alert per run with the latest message, until the run is cleaned', async () => {
     const run = await createdRun(t);
-    await failedCreatedRun(t, run.runId, { errorStage: 'M', errorCode: 'E' });
+    await failedRun(t, run.runId, { errorStage: 'M', errorCode: 'E' });
     await age(run.runId, 'completed_at', '20 days');
     for (const message of ['hdfs unavailable', 'still unavailable', 'permission denied on staging dir']) {
       await perform(t.db, recordNifiEventOperation, {

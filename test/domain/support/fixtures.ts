@@ -323,8 +323,8 @@ export function observedAs(t: DomainTest, observation: Observation & { runId?: s
   });
 }
 
-/** A CREATED run failed at its manifest (FAILED_MANIFEST, BAD_PLAN unless told): an ended run that raises RUN_FAILED. */
-export async function failedCreatedRun(t: DomainTest, runId: string, more: Partial<FailRunCommand> = {}) {
+/** A run failed: unless told otherwise, a CREATED one at its manifest (FAILED_MANIFEST, BAD_PLAN), which raises RUN_FAILED. */
+export async function failedRun(t: DomainTest, runId: string, more: Partial<FailRunCommand> = {}) {
   const result = await perform(t.db, failRunOperation, {
     runId,
     expectedStatus: 'CREATED',
