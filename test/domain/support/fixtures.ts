@@ -146,24 +146,8 @@ export async function extractedRun(
 
 /** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
 export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
-  const run = await extractedRun(t, counts, create);
-  const started = await perform(t.db, startValidationOperation, {
-    runId: run.runId,
-    dispatchId: run.dispatchId,
-    node: 'nifi-01',
-    actor: ACTOR,
-  });
-  expect(started.started).toBe(true);
-  const total = String(counts.reduce((a, b) => a + b, 0));
-  await perform(t.db, recordMetricsOperation, {
-    runId: run.runId,
-    stage: 'STAGING',
-    queryVersion: 'v1',
-    metrics: [pass('STAGE_COUNT', total), pass('DUP_PK_COUNT', '0')],
-    actor: ACTOR,
-  });
-  const validated = await perform(t.db, markStageValidatedOperation, { runId: run.runId, actor: ACTOR });
-  expect(validated.stageValidated).toBe(true);
+  const run = await stageValidatingRun(t, counts, create);
+  await stagingPassed(t, run.runId, String(counts.reduce((a, b) => a + b, 0)));
   return run;
 }
 
@@ -266,6 +250,12 @@ export async function readinessOf(t: DomainTest, consumer: string, businessDate:
 /** extractedRun whose validation a node started: STAGE_VALIDATING. */
 export async function stageValidatingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
   const run = await extractedRun(t, counts, create);
+  await validationStarted(t, run);
+  return run;
+}
+
+/** A node starts the validation an EXTRACTED_VALIDATED run's VALIDATE_RUN call asked for: STAGE_VALIDATING. */
+export async function validationStarted(t: DomainTest, run: { runId: string; dispatchId: string }) {
   const started = await perform(t.db, startValidationOperation, {
     runId: run.runId,
     dispatchId: run.dispatchId,
@@ -273,7 +263,19 @@ export async function stageValidatingRun(t: DomainTest, counts: number[] = [3, 4
     actor: ACTOR,
   });
   expect(started.started).toBe(true);
-  return run;
+}
+
+/** A STAGE_VALIDATING run's STAGING metrics pass with this STAGE_COUNT, and it is marked: STAGING_VALIDATED. */
+export async function stagingPassed(t: DomainTest, runId: string, stageCount: string) {
+  await perform(t.db, recordMetricsOperation, {
+    runId,
+    stage: 'STAGING',
+    queryVersion: 'v1',
+    metrics: [pass('STAGE_COUNT', stageCount), pass('DUP_PK_COUNT', '0')],
+    actor: ACTOR,
+  });
+  const validated = await perform(t.db, markStageValidatedOperation, { runId, actor: ACTOR });
+  expect(validated.stageValidated).toBe(true);
 }
 
 /** publishingRun whose publisher could not tell whether it published: PUBLISH_UNKNOWN. */
