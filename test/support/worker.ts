@@ -70,7 +70,7 @@ export async function makeDue(api: TestApi, runId: string): Promise<void> {
   );
 }
 
-export async function dispatchRow(api: TestApi, dispatchId: string) {
+export async function dispatchRow(api: Pick<TestApi, 'sql'>, dispatchId: string) {
   const { rows } = await api.sql.query(
     `SELECT status, attempt_count, last_http_status, last_error, sent_at, acked_at, dead_at, cancelled_at,
             next_attempt_at > clock_timestamp() AS deferred

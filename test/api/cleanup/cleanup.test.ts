@@ -1,3 +1,5 @@
+// cleanupCandidates and recordCleanup over HTTP: the candidates end to end with the roles that read them, the
+// refusals with their status codes. recordCleanup's rules and cleanup.maxBatch: test/domain/cleanup/cleanup.test.ts.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, type TokenName } from '../../support/api.js';
@@ -10,7 +12,6 @@ import {
   metric,
   recordMetrics,
   toPublished,
-  toStageValidating,
   toStagingValidated,
 } from '../../support/fixtures.js';
 
@@ -52,20 +53,6 @@ async function failedManifest(jobKey: string) {
   const run = await createRun(api, { jobKey });
   await api.gql(FAIL_RUN, {
     input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'E' },
-  });
-  return run;
-}
-
-async function failedStageValidation(jobKey: string) {
-  const run = await toStageValidating(api, [3, 4], { create: { jobKey } });
-  await api.gql(FAIL_RUN, {
-    input: {
-      runId: run.runId,
-      expectedStatus: 'STAGE_VALIDATING',
-      failStatus: 'FAILED_STAGE_VALIDATION',
-      errorStage: 'STAGING',
-      errorCode: 'E',
-    },
   });
   return run;
 }
@@ -137,43 +124,6 @@ describe('cleanupCandidates', () => {
 });
 
 describe('recordCleanup', () => {
-  it('records the cleanup of a due run once, for NiFi or an operator, and takes it off the candidates', async () => {
-    const job = newJob();
-    const run = await failedStageValidation(job);
-    await endedDaysAgo(run.runId, 20);
-    const details = { droppedTable: run.stageTable, deletedPath: run.hdfsRunPath };
-    const res = await recordCleanup(run.runId, details);
-    expect(res.body.data!.recordCleanup).toEqual({ runStatus: 'FAILED_STAGE_VALIDATION', changed: true });
-    expect((await recordCleanup(run.runId, details)).body.data!.recordCleanup).toEqual({
-      runStatus: 'FAILED_STAGE_VALIDATION',
-      changed: false,
-    });
-    expect((await recordCleanup(run.runId, {}, 'operator')).body.data!.recordCleanup).toEqual({
-      runStatus: 'FAILED_STAGE_VALIDATION',
-      changed: false,
-    });
-
-    const { rows } = await api.sql.query('SELECT status, cleaned_at FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
-    expect(rows[0].status).toBe('FAILED_STAGE_VALIDATION');
-    expect(rows[0].cleaned_at).toBeInstanceOf(Date);
-    const events = await api.sql.query(
-      `SELECT event_level, actor, details FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`,
-      [run.runId],
-    );
-    expect(events.rows).toEqual([{ event_level: 'INFO', actor: 'nifi-cluster', details }]);
-    expect((await candidates(job)).body.data!.cleanupCandidates).toEqual([]);
-  });
-
-  it('lets an operator record a manual cleanup, by name', async () => {
-    const run = await cancelled(newJob());
-    await endedDaysAgo(run.runId, 15);
-    expect((await recordCleanup(run.runId, {}, 'operator')).body.data!.recordCleanup).toEqual({ runStatus: 'CANCELLED', changed: true });
-    const { rows } = await api.sql.query(`SELECT actor FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`, [
-      run.runId,
-    ]);
-    expect(rows).toEqual([{ actor: 'alice-operator' }]);
-  });
-
   it('refuses a run that is not due with 409 CLEANUP_NOT_DUE, an unknown run with 404, bad paths with 422', async () => {
     const published = await toPublished(api);
     await endedDaysAgo(published.runId, 30);
@@ -203,48 +153,5 @@ describe('recordCleanup', () => {
       [published.runId, recent.runId],
     ]);
     expect(rows.map((r) => r.cleaned_at)).toEqual([null, null]);
-  });
-
-  it('records concurrent reports of one cleanup exactly once', async () => {
-    for (let rep = 0; rep < 10; rep++) {
-      const run = await failedManifest(newJob());
-      await endedDaysAgo(run.runId, 15);
-      const results = await Promise.all(
-        (['nifi', 'operator', 'nifi', 'operator'] as const).map((token) =>
-          recordCleanup(run.runId, { deletedPath: run.hdfsRunPath }, token),
-        ),
-      );
-      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-      expect(results.filter((r) => r.body.data!.recordCleanup.changed)).toHaveLength(1);
-      const { rows } = await api.sql.query(
-        `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'RUN_CLEANED'`,
-        [run.runId],
-      );
-      expect(rows[0].n).toBe(1);
-    }
-  });
-});
-
-describe('cleanup.maxBatch', () => {
-  let small: TestApi;
-  beforeAll(async () => {
-    small = await startTestApi({ cleanup: { maxBatch: 2 } });
-  });
-  afterAll(async () => small?.close());
-
-  it('caps the candidate list and the monitor count of due runs', async () => {
-    for (let i = 0; i < 3; i++) {
-      const run = await createRun(small);
-      await small.gql(FAIL_RUN, {
-        input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'M', errorCode: 'E' },
-      });
-      await small.sql.query(`UPDATE nifi_ops.load_run SET completed_at = clock_timestamp() - interval '20 days' WHERE run_id = $1`, [
-        run.runId,
-      ]);
-    }
-    const list = await small.gql(CANDIDATES, { limit: 500 });
-    expect(list.body.data!.cleanupCandidates).toHaveLength(2);
-    const summary = await small.gql(`{ monitorSummary { cleanupDue } }`);
-    expect(summary.body.data!.monitorSummary.cleanupDue).toBe(2);
   });
 });

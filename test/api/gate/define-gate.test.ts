@@ -1,3 +1,5 @@
+// defineGate over HTTP: the happy path with the gates query, the input's refusals and the operator role. Its rules
+// (a changed definition, a bound job moving, concurrent bindings) are in test/domain/gate/define-gate.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { DEFINE_GATE, defineGate, unique } from '../../support/gate-fixtures.js';
@@ -40,48 +42,6 @@ describe('defineGate', () => {
       boundJobKey: null,
       definedBy: 'alice-operator',
     });
-  });
-
-  it('answers the same definition again with changed=false, and replaces the set on a new definition', async () => {
-    const consumer = unique('daily_sales');
-    await defineGate(api, consumer, ['a', 'b']);
-    expect((await defineGate(api, consumer, ['b', 'a'])).changed).toBe(false);
-    const redefined = await defineGate(api, consumer, ['b', 'c']);
-    expect(redefined).toMatchObject({ changed: true, gate: { requiredJobs: ['b', 'c'] } });
-    const events = await gateEvents(consumer);
-    expect(events).toHaveLength(2);
-    expect(events[1].details.previous).toEqual({ requiredJobs: ['a', 'b'], boundJobKey: null, notifyUrl: null, expectedBy: [] });
-  });
-
-  it('binds a Load Control job to one gate at a time: binding it elsewhere moves it', async () => {
-    const jobKey = unique('GATED').toUpperCase();
-    const first = unique('consumer_a');
-    const second = unique('consumer_b');
-    expect((await defineGate(api, first, ['x'], jobKey)).gate.boundJobKey).toBe(jobKey);
-    expect((await defineGate(api, second, ['y'], jobKey)).gate.boundJobKey).toBe(jobKey);
-    const { rows } = await api.sql.query('SELECT consumer, bound_job_key FROM nifi_ops.gate WHERE consumer = ANY($1) ORDER BY consumer', [
-      [first, second],
-    ]);
-    expect(rows).toEqual([
-      { consumer: first, bound_job_key: null },
-      { consumer: second, bound_job_key: jobKey },
-    ]);
-    expect((await gateEvents(second))[0].details.boundJobKeyMovedFrom).toBe(first);
-  });
-
-  it('serialises concurrent definitions binding one job to different gates: it ends bound exactly once', async () => {
-    for (let rep = 0; rep < 10; rep++) {
-      const jobKey = unique('RACE').toUpperCase();
-      const consumers = [unique('c1'), unique('c2'), unique('c3')];
-      const results = await Promise.all(
-        consumers.map((consumer) =>
-          api.gql(DEFINE_GATE, { input: { consumer, requiredJobs: ['x'], boundJobKey: jobKey } }, { token: 'operator' }),
-        ),
-      );
-      expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
-      const { rows } = await api.sql.query('SELECT count(*)::int AS n FROM nifi_ops.gate WHERE bound_job_key = $1', [jobKey]);
-      expect(rows[0].n).toBe(1);
-    }
   });
 
   it.each([

@@ -1,4 +1,5 @@
-// Alert notifications end to end: real PostgreSQL, the worker's sweeper and dispatcher, loopback receivers.
+// Alert notifications end to end: real PostgreSQL, the worker's sweeper and dispatcher, loopback receivers. Which
+// occurrences are recorded without any delivery (streaks, NO_DISPATCHER, forgetting): test/domain/notifications/.
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +14,7 @@ import { createWorkerMetrics } from '../../../src/worker/metrics.js';
 import { createSweeper } from '../../../src/worker/sweeper.js';
 import { inTransaction } from '../../../src/db/transaction.js';
 import { alertThresholds, readAlerts } from '../../../src/domain/monitor/monitor-summary.js';
-import {
-  NOTIFIED_ALERTS_PER_CYCLE,
-  forgetAlertOccurrences,
-  recordAlertOccurrences,
-} from '../../../src/domain/notifications/occurrences.js';
+import { NOTIFIED_ALERTS_PER_CYCLE, recordAlertOccurrences } from '../../../src/domain/notifications/occurrences.js';
 
 const RESEND = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
 const CALLS = `query($receiver: String, $last: Int) { alertWebhookCalls(receiver: $receiver, last: $last) {
@@ -338,55 +335,6 @@ describe('alert webhooks', () => {
     ]);
   });
 
-  it('posts a streak of DEPENDENCIES_NOT_READY refusals once, however often NiFi retries, and a later streak again', async () => {
-    const jobKey = 'NOTIFY_GATED_DAILY';
-    const businessKey = `BK_${Date.now()}`;
-    // as the gated steps record them (run-gate.ts); NiFi retries a refused step on its schedule
-    const refuse = (message: string) =>
-      api.sql.query(
-        `INSERT INTO nifi_ops.load_event (event_id, event_level, event_name, job_key, business_key, message, actor)
-         VALUES (gen_random_uuid(), 'WARN', 'DEPENDENCIES_NOT_READY', $1, $2, $3, 'nifi-cluster')`,
-        [jobKey, businessKey, message],
-      );
-    const gatedCalls = () =>
-      webhookCalls(`o.kind = 'DEPENDENCIES_NOT_READY' AND o.job_key = $1 AND o.business_key = $2`, [jobKey, businessKey]);
-    await refuse('ERP_DAILY: MISSING');
-    await worker.sweeper.cycle();
-    await refuse('ERP_DAILY: RUNNING');
-    await worker.sweeper.cycle();
-    const first = await gatedCalls();
-    expect(first.map((c) => c.receiver)).toEqual(['ops-generic']);
-    // the refused step happened: the alert clears
-    await createRun(api, { jobKey, businessKey });
-    const alerts = await readAlerts(api.db.prisma, alertThresholds(api.config), NOTIFIED_ALERTS_PER_CYCLE);
-    expect(alerts.filter((a) => a.kind === 'DEPENDENCIES_NOT_READY' && a.jobKey === jobKey)).toEqual([]);
-    await worker.sweeper.cycle();
-    expect(await gatedCalls()).toHaveLength(1);
-    // refused again later: a new streak
-    await refuse('ERP_DAILY: FAILED');
-    await worker.sweeper.cycle();
-    await refuse('ERP_DAILY: FAILED');
-    await worker.sweeper.cycle();
-    const both = await gatedCalls();
-    expect(both).toHaveLength(2);
-    expect(new Set(both.map((c) => c.alert_dedup_key)).size).toBe(2);
-  });
-
-  it('never posts NO_DISPATCHER: it would travel through the outbox it says nobody delivers', async () => {
-    const run = await completeRun(api);
-    // due for two minutes, and no process registered as a live dispatcher
-    await api.sql.query(
-      `UPDATE nifi_ops.load_dispatch SET next_attempt_at = clock_timestamp() - interval '2 minutes' WHERE dispatch_id = $1`,
-      [run.dispatchId],
-    );
-    const alerts = await readAlerts(api.db.prisma, alertThresholds(api.config), NOTIFIED_ALERTS_PER_CYCLE);
-    expect(alerts.map((a) => a.kind)).toContain('NO_DISPATCHER');
-    await worker.sweeper.cycle();
-    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.alert_occurrence WHERE kind = 'NO_DISPATCHER'`);
-    expect(rows).toEqual([{ n: 0 }]);
-    expect(await webhookCalls(`o.kind = 'NO_DISPATCHER'`)).toEqual([]);
-  });
-
   it('does not send again after a restart: the occurrences are in the database, not in a process', async () => {
     const runId = await failedRun();
     await worker.sweeper.cycle();
@@ -508,27 +456,5 @@ describe('alert webhooks', () => {
       expect(refused.details).toMatchObject({ field: `args.${Object.keys(variables)[0]}` });
     }
     expect((await api.gql(CALLS, {}, { token: null })).status).toBe(401);
-  });
-
-  it('forgets occurrences older than the retention with their finished calls, but not one still being delivered', async () => {
-    const done = await failedRun();
-    const pending = await failedRun();
-    await worker.sweeper.cycle();
-    const doneCalls = await webhookCalls('o.run_id = $1', [done]);
-    await api.sql.query(
-      `UPDATE nifi_ops.load_dispatch SET status = 'ACKED', acked_at = clock_timestamp() WHERE dispatch_id = ANY($1::uuid[])`,
-      [doneCalls.map((c) => c.dispatch_id)],
-    );
-    await api.sql.query(`UPDATE nifi_ops.alert_occurrence SET raised_at = raised_at - interval '100 days' WHERE run_id = ANY($1::uuid[])`, [
-      [done, pending],
-    ]);
-    const forgotten = await inTransaction(api.db, (tx) => forgetAlertOccurrences(tx, new Date(Date.now() - 90 * 86_400_000), 500));
-    expect(forgotten).toBe(1);
-    expect(await webhookCalls('o.run_id = $1', [done])).toEqual([]);
-    expect(await webhookCalls('o.run_id = $1', [pending])).toHaveLength(2);
-    const { rows } = await api.sql.query(`SELECT run_id::text FROM nifi_ops.alert_occurrence WHERE run_id = ANY($1::uuid[])`, [
-      [done, pending],
-    ]);
-    expect(rows).toEqual([{ run_id: pending }]);
   });
 });

@@ -1,10 +1,11 @@
-// The processes of an installation: registration, heartbeats, stop, and the alerts and metric built on them.
+// The processes of an installation as the API lists them, and the worker's heartbeat: registration, beats, the metric,
+// the stop, and beats through a database outage. The alerts built on them and the domain's rules are in
+// test/domain/processes/processes.test.ts.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
-import { completeRun } from '../../support/fixtures.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
 import { until } from '../../support/until.js';
 import { quietLog } from '../../support/worker.js';
@@ -12,10 +13,8 @@ import { createDb } from '../../../src/db/client.js';
 import { startHeartbeat } from '../../../src/worker/heartbeat.js';
 import {
   beat,
-  forgetProcesses,
   listProcesses,
   markStopped,
-  PROCESS_ROLES,
   registerProcess,
   STALE_AFTER_MS,
   type ProcessRegistration,
@@ -31,7 +30,6 @@ beforeEach(async () => {
 });
 
 const PROCESSES = `{ processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt stoppedAt } }`;
-const ALERTS = `{ monitorSummary { alerts { kind severity runId at message } } }`;
 
 function registration(overrides: Partial<ProcessRegistration> = {}): ProcessRegistration {
   return {
@@ -55,17 +53,6 @@ async function silence(instanceId: string, ms: number): Promise<void> {
     [instanceId, ms],
   );
 }
-
-const alerts = async (kind: string) =>
-  (
-    (
-      await api.gql<{ monitorSummary: { alerts: Array<{ kind: string; severity: string; message: string }> } }>(
-        ALERTS,
-        {},
-        { token: 'viewer' },
-      )
-    ).body.data?.monitorSummary.alerts ?? []
-  ).filter((a) => a.kind === kind);
 
 describe('processes', () => {
   it('are listed with their state: live after registering and beating, stale when silent, stopped when they say so', async () => {
@@ -93,64 +80,6 @@ describe('processes', () => {
     await api.sql.query('DELETE FROM nifi_ops.process_instance WHERE instance_id = $1', [work.instanceId]);
     await beat(api.db.prisma, work, null);
     expect((await listProcesses(api.db.prisma)).find((p) => p.instanceId === work.instanceId)?.state).toBe('LIVE');
-  });
-
-  it('raise WORKER_STALE for a process that stopped beating without stopping, until a restart on its host replaces it', async () => {
-    const crashed = registration();
-    await registerProcess(api.db.prisma, crashed);
-    expect(await alerts('WORKER_STALE')).toEqual([]);
-    await silence(crashed.instanceId, STALE_AFTER_MS + 1000);
-    const [stale] = await alerts('WORKER_STALE');
-    expect(stale).toMatchObject({ severity: 'ERROR' });
-    expect(stale!.message).toContain(`work on etl-01 (pid 4242, instance ${crashed.instanceId}) last seen at`);
-
-    // a stopped process is not stale, and a serve that went quiet is a warning
-    const quietServe = registration({ role: 'serve', host: 'api-01', dispatcher: false, sweeper: false });
-    await registerProcess(api.db.prisma, quietServe);
-    await silence(quietServe.instanceId, STALE_AFTER_MS + 1000);
-    expect((await alerts('WORKER_STALE')).map((a) => a.severity).sort()).toEqual(['ERROR', 'WARN']);
-    await markStopped(api.db.prisma, quietServe.instanceId);
-
-    await registerProcess(api.db.prisma, registration({ pid: 4343 }));
-    expect(await alerts('WORKER_STALE')).toEqual([]);
-  });
-
-  it('raise NO_DISPATCHER while calls are due and no live process runs a dispatcher', async () => {
-    const run = await completeRun(api);
-    // the VALIDATE_RUN call is due, but only just: a dispatcher has a minute to take it
-    expect(await alerts('NO_DISPATCHER')).toEqual([]);
-    await api.sql.query(`UPDATE nifi_ops.load_dispatch SET next_attempt_at = next_attempt_at - interval '2 minutes' WHERE run_id = $1`, [
-      run.runId,
-    ]);
-    const [alert] = await alerts('NO_DISPATCHER');
-    expect(alert).toMatchObject({ severity: 'ERROR' });
-    expect(alert!.message).toMatch(/^1 call\(s\) to NiFi due since .* and no live process runs a dispatcher/);
-
-    // a serve (no dispatcher) does not help; a stale dispatcher does not either; a live one does
-    await registerProcess(api.db.prisma, registration({ role: 'serve', dispatcher: false, sweeper: false }));
-    const stale = registration();
-    await registerProcess(api.db.prisma, stale);
-    await silence(stale.instanceId, STALE_AFTER_MS + 1000);
-    expect(await alerts('NO_DISPATCHER')).toHaveLength(1);
-    await registerProcess(api.db.prisma, registration({ host: 'etl-02' }));
-    expect(await alerts('NO_DISPATCHER')).toEqual([]);
-  });
-
-  it('are forgotten by the sweeper a week after their last beat', async () => {
-    const old = registration();
-    const recent = registration({ pid: 7 });
-    await registerProcess(api.db.prisma, old);
-    await registerProcess(api.db.prisma, recent);
-    await silence(old.instanceId, 7 * 24 * 3600_000 + 1000);
-    expect(await forgetProcesses(api.db.prisma)).toBe(1);
-    expect((await listProcesses(api.db.prisma)).map((p) => p.instanceId)).toEqual([recent.instanceId]);
-  });
-
-  it('have exactly the roles of PROCESS_ROLES in the CHECK constraint', async () => {
-    const { rows } = await api.sql.query<{ definition: string }>(
-      `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conname = 'ck_process_instance_role'`,
-    );
-    expect([...rows[0]!.definition.matchAll(/'([a-z]+)'/g)].map((m) => m[1]).sort()).toEqual([...PROCESS_ROLES].sort());
   });
 });
 

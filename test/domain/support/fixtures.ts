@@ -13,12 +13,16 @@ import { type DefineGateCommand, defineGateOperation } from '../../../src/domain
 import { readiness } from '../../../src/domain/gate/ledger.js';
 import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
 import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
+import { leaseDispatchesOperation } from '../../../src/domain/dispatch/lease.js';
+import { markReceivedOperation } from '../../../src/domain/dispatch/deliver.js';
 import { registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
 import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
+import { reissuePartitionOperation } from '../../../src/domain/partitions/reissue-partition.js';
 import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
 import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
 import { reportPublishResultOperation } from '../../../src/domain/publish/report-publish-result.js';
 import { type CreateRunCommand, type CreateRunResult, createRunOperation } from '../../../src/domain/runs/create-run.js';
+import { type FailRunCommand, failRunOperation } from '../../../src/domain/runs/fail-run.js';
 import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
 import { recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
@@ -119,7 +123,7 @@ export function chunk(
 }
 
 /** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
-async function extractedRun(
+export async function extractedRun(
   t: DomainTest,
   counts: number[] = [3, 4],
   create: Partial<CreateRunCommand> = {},
@@ -141,25 +145,9 @@ async function extractedRun(
 }
 
 /** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
-async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
-  const run = await extractedRun(t, counts, create);
-  const started = await perform(t.db, startValidationOperation, {
-    runId: run.runId,
-    dispatchId: run.dispatchId,
-    node: 'nifi-01',
-    actor: ACTOR,
-  });
-  expect(started.started).toBe(true);
-  const total = String(counts.reduce((a, b) => a + b, 0));
-  await perform(t.db, recordMetricsOperation, {
-    runId: run.runId,
-    stage: 'STAGING',
-    queryVersion: 'v1',
-    metrics: [pass('STAGE_COUNT', total), pass('DUP_PK_COUNT', '0')],
-    actor: ACTOR,
-  });
-  const validated = await perform(t.db, markStageValidatedOperation, { runId: run.runId, actor: ACTOR });
-  expect(validated.stageValidated).toBe(true);
+export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await stageValidatingRun(t, counts, create);
+  await stagingPassed(t, run.runId, String(counts.reduce((a, b) => a + b, 0)));
   return run;
 }
 
@@ -255,4 +243,100 @@ export async function decisionsOf(t: DomainTest, consumer: string, businessDate:
 export async function readinessOf(t: DomainTest, consumer: string, businessDate: string) {
   const [decision] = await currentDecisions(t.db.prisma, [{ consumer, businessDate }]);
   return { ...(await readiness(t.db.prisma, consumer, businessDate)), decision };
+}
+
+// ---- more stages and the outbox ----
+
+/** extractedRun whose validation a node started: STAGE_VALIDATING. */
+export async function stageValidatingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await extractedRun(t, counts, create);
+  await validationStarted(t, run);
+  return run;
+}
+
+/** A node starts the validation an EXTRACTED_VALIDATED run's VALIDATE_RUN call asked for: STAGE_VALIDATING. */
+export async function validationStarted(t: DomainTest, run: { runId: string; dispatchId: string }) {
+  const started = await perform(t.db, startValidationOperation, {
+    runId: run.runId,
+    dispatchId: run.dispatchId,
+    node: 'nifi-01',
+    actor: ACTOR,
+  });
+  expect(started.started).toBe(true);
+}
+
+/** A STAGE_VALIDATING run's STAGING metrics pass with this STAGE_COUNT, and it is marked: STAGING_VALIDATED. */
+export async function stagingPassed(t: DomainTest, runId: string, stageCount: string) {
+  await perform(t.db, recordMetricsOperation, {
+    runId,
+    stage: 'STAGING',
+    queryVersion: 'v1',
+    metrics: [pass('STAGE_COUNT', stageCount), pass('DUP_PK_COUNT', '0')],
+    actor: ACTOR,
+  });
+  const validated = await perform(t.db, markStageValidatedOperation, { runId, actor: ACTOR });
+  expect(validated.stageValidated).toBe(true);
+}
+
+/** publishingRun whose publisher could not tell whether it published: PUBLISH_UNKNOWN. */
+export async function publishUnknownRun(t: DomainTest, errorCode: string | null = null) {
+  const run = await publishingRun(t);
+  const result = await perform(t.db, reportPublishResultOperation, {
+    runId: run.runId,
+    publishToken: run.publishToken,
+    outcome: 'PUBLISH_UNKNOWN',
+    errorCode,
+    message: '',
+    queryId: null,
+    details: {},
+    actor: ACTOR,
+  });
+  expect(result).toEqual({ runStatus: 'PUBLISH_UNKNOWN', changed: true });
+  return run;
+}
+
+/** An operator's reissuePartition, as the GraphQL field performs it. */
+export function operatorReissued(t: DomainTest, runId: string, partitionId: string, reason = 'lost flowfile') {
+  return perform(t.db, reissuePartitionOperation, { runId, partitionId, reason, errorCode: 'OPERATOR_REISSUE', actor: 'alice-operator' });
+}
+
+/** A dispatcher's pass whose receiver answered 200 to every due call: leased, then marked received. Returns the ids. */
+export async function deliveredDueCalls(t: DomainTest): Promise<string[]> {
+  const { leased } = await perform(t.db, leaseDispatchesOperation, { batch: 100, leaseMs: 60_000, alertReceivers: [] });
+  await perform(
+    t.db,
+    markReceivedOperation,
+    leased.map((d) => ({ dispatchId: d.dispatchId, dispatchType: d.dispatchType, httpStatus: 200 })),
+  );
+  return leased.map((d) => d.dispatchId);
+}
+
+/** observed, with the run id and the start (ISO 8601, any offset) given rather than derived. */
+export function observedAs(t: DomainTest, observation: Observation & { runId?: string; startedAt?: string }) {
+  const { jobId, businessDate, attempt = 1, state } = observation;
+  return perform(t.db, recordObservationOperation, {
+    jobId,
+    businessDate,
+    attempt,
+    runId: observation.runId ?? `run-${jobId}-${businessDate}-${attempt}`,
+    state,
+    startedAt: new Date(observation.startedAt ?? `${businessDate}T06:00:00Z`),
+    actor: ACTOR,
+  });
+}
+
+/** A run failed: unless told otherwise, a CREATED one at its manifest (FAILED_MANIFEST, BAD_PLAN), which raises RUN_FAILED. */
+export async function failedRun(t: DomainTest, runId: string, more: Partial<FailRunCommand> = {}) {
+  const result = await perform(t.db, failRunOperation, {
+    runId,
+    expectedStatus: 'CREATED',
+    failStatus: 'FAILED_MANIFEST',
+    errorStage: 'MANIFEST',
+    errorCode: 'BAD_PLAN',
+    message: '',
+    actor: ACTOR,
+    ...more,
+  });
+  expect(result.changed).toBe(true);
+  return result;
 }
