@@ -3,6 +3,8 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { checkDatabase } from '../db/health.js';
 import type { Realtime } from '../realtime/realtime.js';
+import { createJwtVerifier } from '../auth/jwt.js';
+import { loadStaticTokens } from '../auth/static-tokens.js';
 import { createAuthenticator } from './auth.js';
 import { createConsoleHandler } from './console.js';
 import { createEventStreams, EVENT_STREAM_PATH, type EventStreamLimits, type EventStreams } from './event-streams.js';
@@ -38,6 +40,8 @@ export interface ApiServer {
   protocol: HttpServer['protocol'];
   /** Re-reads server.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
   reloadTls(): boolean;
+  /** Re-reads auth.tokensFile (SIGHUP; a change to the file is noticed without it); a file that will not do is logged. */
+  reloadTokens(): boolean;
   listen(port: number, host: string): Promise<{ port: number }>;
   /** /readyz turns 503 at once; then as DrainableServer.drain. */
   drain(): Promise<void>;
@@ -51,7 +55,8 @@ export interface ApiServer {
 
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
-  const authenticate = createAuthenticator(config.auth.tokens);
+  const tokens = loadStaticTokens(config.auth, log);
+  const authenticate = createAuthenticator(tokens, { verifyJwt: config.auth.oidc && createJwtVerifier(config.auth.oidc) });
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
 
@@ -119,6 +124,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     server,
     protocol,
     reloadTls,
+    reloadTokens: () => tokens.reload(),
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -136,6 +142,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     open: () => lifecycle.open(),
     eventStreams,
     close() {
+      tokens.close();
       return new Promise((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

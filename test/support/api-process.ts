@@ -21,6 +21,8 @@ export interface TestApiProcess extends TestApi {
 export interface ApiProcessOptions {
   /** Serve this database instead of a fresh clone of the migrated template (the caller drops it). */
   database?: TestDatabase;
+  /** More of the process's environment (LC_AUTH__OIDC, say). */
+  env?: Record<string, string>;
 }
 
 export async function startTestApiProcess(options: ApiProcessOptions = {}): Promise<TestApiProcess> {
@@ -34,6 +36,7 @@ export async function startTestApiProcess(options: ApiProcessOptions = {}): Prom
     LC_SERVER__HOST: '127.0.0.1',
     LC_LOGGING__LEVEL: 'fatal',
     LC_AUTH__TOKENS: JSON.stringify(config.auth.tokens),
+    ...options.env,
   };
   const start = async (): Promise<ChildProcess> => {
     const child = spawnCli('serve', env, { fromSource: true });
