@@ -2,8 +2,8 @@ import type { Role } from '../config/config.js';
 import { ROLES } from '../config/config.js';
 
 /** How a request proved who it is: a static token, a provider's JWT (a machine), a console session (a person). */
-const AUTH_METHODS = ['TOKEN', 'JWT', 'SESSION'] as const;
-type AuthMethod = (typeof AUTH_METHODS)[number];
+export const AUTH_METHODS = ['TOKEN', 'JWT', 'SESSION'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
 
 /** Who a request acts as, as the audit trail records it. */
 export interface Principal {
@@ -15,6 +15,13 @@ export interface Principal {
   issuer: string | null;
   subject: string | null;
 }
+
+/** What the audit trail records of a principal besides its name (load_event.actor_auth, actor_issuer, actor_subject). */
+export type ActingAs = Pick<Principal, 'method' | 'issuer' | 'subject'>;
+
+/** An ActingAs as nifi_ops.acting_as's last three arguments (method, issuer, subject). */
+export const actingAsValues = (actingAs: ActingAs | null | undefined): Array<string | null> =>
+  actingAs ? [actingAs.method, actingAs.issuer, actingAs.subject] : [null, null, null];
 
 /** The audit trail's column is 200 characters wide. */
 const NAME_MAX = 200;
