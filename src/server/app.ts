@@ -7,6 +7,7 @@ import { createJwtVerifier } from '../auth/jwt.js';
 import { loadStaticTokens } from '../auth/static-tokens.js';
 import { createAuthenticator } from './auth.js';
 import { createConsoleHandler } from './console.js';
+import { answerWithoutSignIn, createSignIn } from './sign-in.js';
 import { createEventStreams, EVENT_STREAM_PATH, type EventStreamLimits, type EventStreams } from './event-streams.js';
 import type { ExecutionLane } from './execution-lane.js';
 import { createGraphQLEndpoint, sendJson } from './graphql-endpoint.js';
@@ -56,7 +57,10 @@ export interface ApiServer {
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
   const tokens = loadStaticTokens(config.auth, log);
-  const authenticate = createAuthenticator(tokens, { verifyJwt: config.auth.oidc && createJwtVerifier(config.auth.oidc) });
+  const { oidc } = config.auth;
+  const signIn =
+    oidc?.clientId && oidc.publicUrl ? createSignIn({ ...oidc, clientId: oidc.clientId, publicUrl: oidc.publicUrl }, db, log) : null;
+  const authenticate = createAuthenticator(tokens, { verifyJwt: oidc && createJwtVerifier(oidc), session: signIn?.authenticate ?? null });
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
 
@@ -103,6 +107,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql' || path === EVENT_STREAM_PATH) return inRequestSpan(req, res, protocol, () => graphqlEndpoint(req, res));
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (path?.startsWith('/auth/') && (signIn ? signIn.handle(req, res, path) : answerWithoutSignIn(req, res, path))) return;
     if (path === '/readyz') {
       void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));
       return;

@@ -10,7 +10,7 @@ import { ERROR_HTTP_STATUS } from '../contract/errors.js';
 import { operationShape } from './operation-shape.js';
 
 /** What a request's credentials are read from: its headers (Authorization, Cookie) and its method. */
-interface CredentialedRequest {
+export interface CredentialedRequest {
   headers: IncomingHttpHeaders;
   method?: string | undefined;
 }

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Actor } from '../graphql/builder.js';
 import { ProviderUnavailableError } from '../auth/provider.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import type { Authenticate } from './auth.js';
 import { leadingWithCode } from './error-envelope.js';
 import { belongsOnLane, type ExecutionLane, LaneOverloadedError } from './execution-lane.js';
@@ -118,7 +119,7 @@ function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse
   sendError(req, res, 401, { code: 'UNAUTHENTICATED', message: 'Unauthorized' }, { 'WWW-Authenticate': 'Bearer' });
 }
 
-/** 503 when the identity provider could not be asked (its keys, its discovery); anything else is a bug, 500. */
+/** 503 when the identity provider (its keys, its discovery) or a session's row could not be had; anything else is a bug, 500. */
 function refuseUnavailable(req: http.IncomingMessage, res: http.ServerResponse, error: unknown, discardMs: number): void {
   discardBody(req, discardMs);
   if (error instanceof ProviderUnavailableError) {
@@ -129,6 +130,8 @@ function refuseUnavailable(req: http.IncomingMessage, res: http.ServerResponse, 
       { code: 'SERVICE_UNAVAILABLE', message: 'the identity provider cannot be reached; retry later' },
       { 'Retry-After': '5' },
     );
+  } else if (isDatabaseUnavailable(error)) {
+    sendError(req, res, 503, { code: 'SERVICE_UNAVAILABLE', message: 'database unavailable, retry later' }, { 'Retry-After': '1' });
   } else {
     sendError(req, res, 500, { code: 'INTERNAL', message: 'Internal server error' });
   }

@@ -23,12 +23,14 @@ export interface ApiProcessOptions {
   database?: TestDatabase;
   /** More of the process's environment (LC_AUTH__OIDC, say). */
   env?: Record<string, string>;
+  /** Its port, when the test must know it first (a redirect URI registered at a provider); else a free one. */
+  port?: number;
 }
 
 export async function startTestApiProcess(options: ApiProcessOptions = {}): Promise<TestApiProcess> {
   const database = options.database ?? (await createTestDatabase());
   const config = testConfig({ database: { url: database.url } });
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const env = {
     DATABASE_URL: database.url,

@@ -4,9 +4,12 @@ import { documentText } from '../../../schema/documents/graphql.js';
 import { ME } from '../api/operations';
 import { useSessionState } from '../session';
 
-/** Sign in with a token (nifi, operator or viewer); it is checked against the API before it is kept. */
+/**
+ * Sign in through the organization's OpenID provider (when configured), or with a token (nifi, operator or
+ * viewer), which is checked against the API before it is kept.
+ */
 export function SignIn() {
-  const { signIn, notice } = useSessionState();
+  const { signIn, notice, providerSignIn } = useSessionState();
   const [token, setToken] = useState('');
   const [remember, setRemember] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -26,7 +29,7 @@ export function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      await request(value, documentText(ME));
+      await request({ token: value }, documentText(ME));
       signIn(value, remember);
     } catch (e) {
       setError(describeError(e));
@@ -43,6 +46,13 @@ export function SignIn() {
         {notice && (
           <p id="signin-notice" className="notice" role="status">
             {notice}
+          </p>
+        )}
+        {providerSignIn && (
+          <p>
+            <a className="button primary" href="/auth/login">
+              Sign in with your organization's account
+            </a>
           </p>
         )}
         <label htmlFor={tokenId}>Token</label>
