@@ -134,6 +134,11 @@ describe('console sign-in through the OpenID provider', () => {
       });
     expect((await post({})).status).toBe(401);
     expect((await post({ 'X-CSRF-Token': 'forged' })).status).toBe(401);
+    // sign-out is state-changing too: without the token it is refused and the session stays
+    const forgedLogout = await fetch(`${api.url}/auth/logout`, { method: 'POST', headers: { Cookie: cookie } });
+    expect([forgedLogout.status, ((await forgedLogout.json()) as { code: string }).code]).toEqual([403, 'FORBIDDEN']);
+    const wrongMethod = await fetch(`${api.url}/auth/logout`, { headers: { Cookie: cookie } });
+    expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'POST']);
     const ok = await post({ 'X-CSRF-Token': info.session.csrfToken });
     expect(await ok.json()).toEqual({ data: { me: { name: 'Alice Operator <alice@example.com>', authenticatedBy: 'SESSION' } } });
 
