@@ -81,6 +81,12 @@ const DERIVED: Record<string, Derived> = {
     nar: 'nifi-ssl-context-service-nar',
     served: ['2.3.0'],
   },
+  'org.apache.nifi.oauth2.StandardOauth2AccessTokenProvider': {
+    kind: 'controller-service',
+    bundle: 'nifi-oauth2-provider-nar',
+    nar: 'nifi-oauth2-provider-nar',
+    served: ['2.3.0'],
+  },
   'org.apache.nifi.ssl.StandardRestrictedSSLContextService': {
     kind: 'controller-service',
     bundle: 'nifi-ssl-context-service-nar',

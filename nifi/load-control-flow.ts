@@ -6,6 +6,26 @@ import { flowDefinition, Group, type Parameter, type Ref, renamedFor } from './f
 
 const PARAMETER_CONTEXT = 'Load Control';
 
+/** The OAUTH2 flows' own parameters, instead of CONTROL.API.AUTHORIZATION. */
+const OAUTH2_PARAMETERS: Parameter[] = [
+  {
+    name: 'CONTROL.API.OAUTH2.TOKEN.URL',
+    description: "The provider's token endpoint (Keycloak: https://idp/realms/<realm>/protocol/openid-connect/token)",
+    value: 'https://idp.example.com/realms/data/protocol/openid-connect/token',
+  },
+  {
+    name: 'CONTROL.API.OAUTH2.CLIENT.ID',
+    description: "The kit's client at the provider (client credentials grant)",
+    value: 'load-control-nifi',
+  },
+  { name: 'CONTROL.API.OAUTH2.CLIENT.SECRET', description: "The client's secret", sensitive: true },
+  {
+    name: 'CONTROL.API.OAUTH2.SCOPE',
+    description: 'The scope to ask for, if the provider needs one (Entra ID: api://<Load Control app id>/.default); empty otherwise',
+    value: '',
+  },
+];
+
 const PARAMETERS: Parameter[] = [
   {
     name: 'CONTROL.API.URL',
@@ -167,6 +187,8 @@ function anyOf(codes: string[]): string {
 
 /** The SSL context every InvokeHTTP shares (README "Connecting NiFi", TLS). */
 const API_TLS = 'Load Control API TLS';
+/** The OAuth2 access-token provider of the OAUTH2 flows. */
+const API_OAUTH2 = 'Load Control API OAuth2';
 /** PG-05's https listener, when the operator gives it one (NiFi takes no parameter for a service reference). */
 const RECEIVER_TLS = 'PG-05 receiver TLS';
 
@@ -221,7 +243,7 @@ interface CallBlock {
  * retried — and the answer's attributes are read with jsonPath(). `errorAttributes: false` leaves load.error.* as
  * the FlowFile brought them (PG-90's own calls).
  */
-function call(g: Group, id: string, options: { errorAttributes?: boolean } = {}): CallBlock {
+function call(g: Group, s: Services, id: string, options: { errorAttributes?: boolean } = {}): CallBlock {
   const kit = kitCall(id);
   const field = kit.field;
   const [whole, suffix] = bodyTexts(kit);
@@ -243,8 +265,12 @@ function call(g: Group, id: string, options: { errorAttributes?: boolean } = {})
     name: field,
     type: 'InvokeHTTP',
     comments: `${kit.operation} ${field}; X-Request-Id is the FlowFile's uuid (the API logs it with the call)`,
-    properties: { ...INVOKE_HTTP, 'SSL Context Service': g.serviceInScope(API_TLS) },
-    sensitiveDynamic: { Authorization: '#{CONTROL.API.AUTHORIZATION}' },
+    properties: {
+      ...INVOKE_HTTP,
+      'SSL Context Service': g.serviceInScope(API_TLS),
+      ...(s.apiAuth === 'oauth2' ? { 'Request OAuth2 Access Token Provider': g.serviceInScope(API_OAUTH2) } : {}),
+    },
+    sensitiveDynamic: s.apiAuth === 'oauth2' ? {} : { Authorization: '#{CONTROL.API.AUTHORIZATION}' },
     dynamic: { 'X-Request-Id': '${uuid}' },
     autoTerminate: ['Response'],
     retry: { count: 3, relationships: ['Retry'] },
@@ -361,7 +387,15 @@ function setAttributes(g: Group, name: string, attributes: Record<string, string
   return g.processor({ name, type: 'UpdateAttribute', comments, dynamic: attributes });
 }
 
+/**
+ * How the InvokeHTTPs prove who they are to Load Control: TOKEN, a static token in CONTROL.API.AUTHORIZATION;
+ * OAUTH2, an access token the provider issues to the kit's client (client credentials), fetched and renewed by
+ * the 'Load Control API OAuth2' service (README "Connecting NiFi", OAuth2).
+ */
+type ApiAuth = 'token' | 'oauth2';
+
 interface Services {
+  apiAuth: ApiAuth;
   oracle: string;
   hive: string;
   kerberos: string;
@@ -370,7 +404,7 @@ interface Services {
   httpContext: string;
 }
 
-function services(root: Group): Services {
+function services(root: Group, apiAuth: ApiAuth): Services {
   const kerberos = root.service({
     name: 'SITE-SPECIFIC Kerberos (HDFS, Hive)',
     type: 'KerberosKeytabUserService',
@@ -391,6 +425,25 @@ function services(root: Group): Services {
       'Certificate Authorities': '#{CONTROL.API.CA.CERTIFICATES}',
     },
   });
+  if (apiAuth === 'oauth2') {
+    root.service({
+      name: API_OAUTH2,
+      type: 'StandardOauth2AccessTokenProvider',
+      comments:
+        "Every InvokeHTTP's access token: the client credentials grant at CONTROL.API.OAUTH2.TOKEN.URL, renewed before it expires. Register the client at the provider with a role Load Control maps to nifi (README, OAuth2).",
+      properties: {
+        'authorization-server-url': '#{CONTROL.API.OAUTH2.TOKEN.URL}',
+        'grant-type': 'client_credentials',
+        'client-authentication-strategy': 'REQUEST_BODY',
+        'client-id': '#{CONTROL.API.OAUTH2.CLIENT.ID}',
+        'client-secret': '#{CONTROL.API.OAUTH2.CLIENT.SECRET}',
+        scope: '#{CONTROL.API.OAUTH2.SCOPE}',
+        // a token about to expire is renewed first, so none expires between NiFi's check and Load Control's
+        'refresh-window': '60 s',
+        'ssl-context-service': root.serviceInScope(API_TLS),
+      },
+    });
+  }
   root.service({
     name: RECEIVER_TLS,
     type: 'StandardRestrictedSSLContextService',
@@ -407,6 +460,7 @@ function services(root: Group): Services {
     },
   });
   return {
+    apiAuth,
     kerberos,
     oracle: root.service({
       name: 'SITE-SPECIFIC Oracle DBCP',
@@ -654,7 +708,7 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
   g.connect(trigger, [''], job);
   const failures = g.output('failures');
 
-  const create = call(g, 'PG-10/createRun');
+  const create = call(g, s, 'PG-10/createRun');
   g.connect(job, ['success'], create.entry);
   link(g, create.failed, failures);
   link(
@@ -695,12 +749,12 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
   );
   for (const failed of [scn.query, stats.query, plan]) g.connect(failed, ['failure'], sourceFailed);
   for (const failed of [scn.read, stats.read]) g.connect(failed, ['failure'], sourceFailed);
-  const failRun = call(g, 'PG-10/failRun');
+  const failRun = call(g, s, 'PG-10/failRun');
   g.connect(sourceFailed, ['success'], failRun.entry);
   link(g, failRun.answered, failures);
   link(g, failRun.failed, failures);
 
-  const manifest = call(g, 'PG-10/registerManifest');
+  const manifest = call(g, s, 'PG-10/registerManifest');
   g.connect(size, ['success'], manifest.entry);
   link(g, manifest.failed, failures);
   // the request's content is the manifest: its partitions become PG-20's FlowFiles
@@ -783,7 +837,7 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
     "Made once per FlowFile: a retried claim (a lost answer) is the same claim. The predicate is the partition's range, or IS NULL.",
   );
   g.connect(partitions, [''], token);
-  const claim = call(g, 'PG-20/claimPartition');
+  const claim = call(g, s, 'PG-20/claimPartition');
   g.connect(token, ['success'], claim.entry);
   link(g, claim.failed, failures);
   const owned = route(
@@ -824,13 +878,13 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
     },
   });
   g.connect(chunk, ['success'], write);
-  const report = call(g, 'PG-20/reportChunk');
+  const report = call(g, s, 'PG-20/reportChunk');
   g.connect(write, ['success'], report.entry);
   g.terminate(report.answered.from, report.answered.relationships);
   // the partition was reissued: the new owner reports it; a WARN event, and the partition is not given up
   link(g, report.routes['not-owner']!, failures);
 
-  const giveUp = call(g, 'PG-20/failPartition');
+  const giveUp = call(g, s, 'PG-20/failPartition');
   const extractFailed = setAttributes(
     g,
     'extract failed',
@@ -883,7 +937,7 @@ function stagingValidation(root: Group, s: Services): { calls: Ref; publish: Ref
   const publish = g.output('publish');
   const node = setAttributes(g, 'node', { 'load.worker.node': '${hostname(true)}' });
   g.connect(calls, [''], node);
-  const start = call(g, 'PG-40/startValidation');
+  const start = call(g, s, 'PG-40/startValidation');
   g.connect(node, ['success'], start.entry);
   link(g, start.failed, failures);
   const started = route(
@@ -926,10 +980,10 @@ function stagingValidation(root: Group, s: Services): { calls: Ref; publish: Ref
   g.connect(count.query, ['failure'], hiveFailed);
   g.connect(count.read, ['failure'], hiveFailed);
   g.connect(hiveFailed, ['success'], runFailures);
-  const metrics = call(g, 'PG-40/recordMetrics');
+  const metrics = call(g, s, 'PG-40/recordMetrics');
   g.connect(count.read, ['matched'], metrics.entry);
   link(g, metrics.failed, failures);
-  const judge = call(g, 'PG-40/markStageValidated');
+  const judge = call(g, s, 'PG-40/markStageValidated');
   link(g, metrics.answered, judge.entry);
   link(g, judge.failed, failures);
   const verdict = route(g, 'validated?', {
@@ -961,7 +1015,7 @@ function publishGroup(root: Group, s: Services): { publish: Ref; published: Ref;
     'Made once per FlowFile: a retried claim is the same claim.',
   );
   g.connect(publish, [''], token);
-  const claim = call(g, 'PG-50/claimPublish');
+  const claim = call(g, s, 'PG-50/claimPublish');
   g.connect(token, ['success'], claim.entry);
   link(g, claim.failed, failures);
   link(
@@ -1001,7 +1055,7 @@ function publishGroup(root: Group, s: Services): { publish: Ref; published: Ref;
     'Hive did not confirm: the target may have changed.',
   );
   g.connect(insert, ['failure'], unknown);
-  const result = call(g, 'PG-50/reportPublishResult');
+  const result = call(g, s, 'PG-50/reportPublishResult');
   g.connect(confirmed, ['success'], result.entry);
   g.connect(unknown, ['success'], result.entry);
   link(g, result.failed, failures);
@@ -1049,10 +1103,10 @@ function targetValidation(root: Group, s: Services): { published: Ref; failures:
   g.connect(count.query, ['failure'], hiveFailed);
   g.connect(count.read, ['failure'], hiveFailed);
   g.connect(hiveFailed, ['success'], runFailures);
-  const metrics = call(g, 'PG-60/recordMetrics');
+  const metrics = call(g, s, 'PG-60/recordMetrics');
   g.connect(count.read, ['matched'], metrics.entry);
   link(g, metrics.failed, failures);
-  const success = call(g, 'PG-60/markSuccess');
+  const success = call(g, s, 'PG-60/markSuccess');
   link(g, metrics.answered, success.entry);
   link(g, success.failed, failures);
   const verdict = route(g, 'succeeded?', {
@@ -1082,7 +1136,7 @@ function cleanup(root: Group, s: Services): { failures: Ref } {
   });
   const job = setAttributes(g, 'job', { 'load.job.key': '#{LOAD.JOB.KEY}' });
   g.connect(daily, ['success'], job);
-  const candidates = call(g, 'PG-70/cleanupCandidates');
+  const candidates = call(g, s, 'PG-70/cleanupCandidates');
   g.connect(job, ['success'], candidates.entry);
   link(g, candidates.failed, failures);
   const drop = g.processor({
@@ -1104,7 +1158,7 @@ function cleanup(root: Group, s: Services): { failures: Ref } {
     },
   });
   g.connect(drop, ['success'], remove);
-  const record = call(g, 'PG-70/recordCleanup');
+  const record = call(g, s, 'PG-70/recordCleanup');
   g.connect(remove, ['success'], record.entry);
   g.terminate(record.answered.from, record.answered.relationships);
   link(g, record.failed, failures);
@@ -1127,7 +1181,7 @@ function cleanup(root: Group, s: Services): { failures: Ref } {
 
 // ---- the business-date gate ----
 
-function businessDateGate(root: Group): { failures: Ref } {
+function businessDateGate(root: Group, s: Services): { failures: Ref } {
   const g = root.child(
     'GATE Business-Date Gate',
     "For the flows around Load Control: an upstream job's flow reports its attempts for a business date ('upstream attempts'), and a downstream consumer's flow publishes for a date once every required job succeeded ('publications'), the exact upstream runs stored as evidence.",
@@ -1137,7 +1191,7 @@ function businessDateGate(root: Group): { failures: Ref } {
     'upstream attempts',
     'gate.job.id, gate.business.date, gate.attempt, gate.run.id, gate.state (RUNNING, SUCCEEDED, FAILED), gate.started.at (ISO-8601 with offset)',
   );
-  const observe = call(g, 'GATE/recordObservation');
+  const observe = call(g, s, 'GATE/recordObservation');
   g.connect(attempts, [''], observe.entry);
   g.terminate(observe.answered.from, observe.answered.relationships);
   link(g, observe.failed, failures);
@@ -1148,7 +1202,7 @@ function businessDateGate(root: Group): { failures: Ref } {
   );
   const consumer = setAttributes(g, 'consumer', { 'gate.consumer': '#{GATE.CONSUMER}' });
   g.connect(publications, [''], consumer);
-  const readiness = call(g, 'GATE/readiness');
+  const readiness = call(g, s, 'GATE/readiness');
   g.connect(consumer, ['success'], readiness.entry);
   link(g, readiness.failed, failures);
   const ready = route(g, 'ready?', { ready: "${gate.ready:equals('true')}" }, { keepUnmatched: true });
@@ -1158,7 +1212,7 @@ function businessDateGate(root: Group): { failures: Ref } {
     ['unmatched'],
     waitForGate(g, 'readiness: wait for the upstream jobs', 'gate.readiness.retries', readiness.http, failures, 'GATE', 'GATE'),
   );
-  const publish = call(g, 'GATE/publish');
+  const publish = call(g, s, 'GATE/publish');
   g.connect(ready, ['ready'], publish.entry);
   g.terminate(publish.answered.from, publish.answered.relationships);
   link(g, publish.failed, failures);
@@ -1176,7 +1230,7 @@ function businessDateGate(root: Group): { failures: Ref } {
 export const EVENT_LEVEL =
   "${load.error.code:equals('DUPLICATE_ACTIVE_RUN'):or(${load.error.code:equals('CLAIM_MISMATCH')}):ifElse('WARN', 'ERROR')}";
 
-function errorAndEvent(root: Group): { failures: Ref; runFailures: Ref } {
+function errorAndEvent(root: Group, s: Services): { failures: Ref; runFailures: Ref } {
   const g = root.child(
     'PG-90 Error and Event',
     "Every failure of the flow as an event of its run (recordEvent); a failure that ends the run is reported first (failRun, with the transition the failing group named). DUPLICATE_ACTIVE_RUN and CLAIM_MISMATCH are the normal races: WARN. PG-90's own failures are logged.",
@@ -1186,14 +1240,14 @@ function errorAndEvent(root: Group): { failures: Ref; runFailures: Ref } {
     'load.error.code, load.error.message, load.error.stage, load.error.group, load.error.step; load.run.id and load.partition.id when known',
   );
   const runFailures = g.input('run failures', "the same, and load.fail.expected.status, load.fail.status: the run's failing transition");
-  const failRun = call(g, 'PG-90/failRun', { errorAttributes: false });
+  const failRun = call(g, s, 'PG-90/failRun', { errorAttributes: false });
   g.connect(runFailures, [''], failRun.entry);
   const event = setAttributes(g, 'event', { 'load.event.level': EVENT_LEVEL, 'load.event.node': '${hostname(true)}' });
   g.connect(failures, [''], event);
   link(g, failRun.answered, event);
   // a refused failRun (the run moved on) still leaves the original failure's event
   link(g, failRun.failed, event);
-  const record = call(g, 'PG-90/recordEvent', { errorAttributes: false });
+  const record = call(g, s, 'PG-90/recordEvent', { errorAttributes: false });
   g.connect(event, ['success'], record.entry);
   g.terminate(record.answered.from, record.answered.relationships);
   const unrecorded = g.processor({
@@ -1207,13 +1261,13 @@ function errorAndEvent(root: Group): { failures: Ref; runFailures: Ref } {
 }
 
 /** The whole flow definition, as nifi/load-control-flow.json holds it. */
-function loadControlFlow(): Record<string, unknown> {
+function loadControlFlow(apiAuth: ApiAuth): Record<string, unknown> {
   const root = new Group(
     'Load Control',
     'Load Control NiFi kit (nifi/ in the Load Control repository): every call to Load Control is made from nifi/requests. Set the parameter context, enable the controller services marked SITE-SPECIFIC, then start the groups.',
     PARAMETER_CONTEXT,
   );
-  const s = services(root);
+  const s = services(root, apiAuth);
   const pg05 = controlReceiver(root, s);
   const pg10 = runCoordinator(root, s);
   const pg20 = extractWorker(root, s);
@@ -1221,8 +1275,8 @@ function loadControlFlow(): Record<string, unknown> {
   const pg50 = publishGroup(root, s);
   const pg60 = targetValidation(root, s);
   const pg70 = cleanup(root, s);
-  const gate = businessDateGate(root);
-  const pg90 = errorAndEvent(root);
+  const gate = businessDateGate(root, s);
+  const pg90 = errorAndEvent(root, s);
   root.connect(pg05.validate, [''], pg40.calls);
   root.connect(pg05.reissue, [''], pg20.partitions);
   // the partitions are spread over the cluster's nodes
@@ -1236,7 +1290,8 @@ function loadControlFlow(): Record<string, unknown> {
   return flowDefinition(root, {
     name: PARAMETER_CONTEXT,
     description: 'Load Control NiFi kit: the API, the receiver port, the job and its SITE-SPECIFIC connections',
-    parameters: PARAMETERS,
+    parameters:
+      apiAuth === 'oauth2' ? [...PARAMETERS.filter((p) => p.name !== 'CONTROL.API.AUTHORIZATION'), ...OAUTH2_PARAMETERS] : PARAMETERS,
   });
 }
 
@@ -1245,12 +1300,24 @@ function loadControlFlow(): Record<string, unknown> {
  * Compression Type without migrating it (NIFI-15107), so a flow has the one name or the other.
  */
 export const FLOW_FILES = [
-  { nifi: '2.3.0', file: new URL('./load-control-flow.json', import.meta.url), range: 'NiFi 2.3.0 to 2.6.x' },
-  { nifi: '2.7.0', file: new URL('./load-control-flow-2.7.json', import.meta.url), range: 'NiFi 2.7.0 and later' },
+  { nifi: '2.3.0', apiAuth: 'token', file: new URL('./load-control-flow.json', import.meta.url), range: 'NiFi 2.3.0 to 2.6.x' },
+  { nifi: '2.7.0', apiAuth: 'token', file: new URL('./load-control-flow-2.7.json', import.meta.url), range: 'NiFi 2.7.0 and later' },
+  {
+    nifi: '2.3.0',
+    apiAuth: 'oauth2',
+    file: new URL('./load-control-flow-oauth2.json', import.meta.url),
+    range: 'NiFi 2.3.0 to 2.6.x, OAuth2 client credentials',
+  },
+  {
+    nifi: '2.7.0',
+    apiAuth: 'oauth2',
+    file: new URL('./load-control-flow-2.7-oauth2.json', import.meta.url),
+    range: 'NiFi 2.7.0 and later, OAuth2 client credentials',
+  },
 ] as const;
 export const FLOW_FILE = FLOW_FILES[0].file;
 
 /** A file's text: what `npm run nifi:flow` writes and the kit's test compares. */
-export function flowJson(nifi: string = FLOW_FILES[0].nifi): string {
-  return `${JSON.stringify(renamedFor(loadControlFlow(), nifi), null, 2)}\n`;
+export function flowJson(nifi: string = FLOW_FILES[0].nifi, apiAuth: ApiAuth = 'token'): string {
+  return `${JSON.stringify(renamedFor(loadControlFlow(apiAuth), nifi), null, 2)}\n`;
 }

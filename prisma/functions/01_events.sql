@@ -16,3 +16,25 @@ CREATE OR REPLACE FUNCTION nifi_ops.record_api_event(
     FROM (SELECT 1) one LEFT JOIN nifi_ops.load_run r ON r.run_id = p_run_id
     RETURNING event_id
 $$;
+
+-- Sets who the current transaction acts for (load_event's actor_auth, actor_issuer and actor_subject take it as
+-- their defaults) and returns p_actor, so a single-statement hot path sets it in the argument list of its call:
+-- arguments are evaluated before the function they are passed to runs.
+CREATE OR REPLACE FUNCTION nifi_ops.acting_as(p_actor text, p_auth text, p_issuer text, p_subject text)
+RETURNS text LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM set_config('load_control.actor_auth', COALESCE(p_auth, ''), true),
+            set_config('load_control.actor_issuer', COALESCE(p_issuer, ''), true),
+            set_config('load_control.actor_subject', COALESCE(p_subject, ''), true);
+    RETURN p_actor;
+END
+$$;
+
+-- The same for a batch of one caller's calls (report_chunks' p_actors).
+CREATE OR REPLACE FUNCTION nifi_ops.acting_as_all(p_actors text[], p_auth text, p_issuer text, p_subject text)
+RETURNS text[] LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM nifi_ops.acting_as(NULL::text, p_auth, p_issuer, p_subject);
+    RETURN p_actors;
+END
+$$;

@@ -43,7 +43,7 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
   let devTokens: ReturnType<typeof developmentTokens> = [];
   if (embedded && config.auth.tokens.length === 0) {
     devTokens = developmentTokens();
-    config = { ...config, auth: { tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
+    config = { ...config, auth: { ...config.auth, tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
   }
   log.info({ config: describeConfig(config) }, 'config');
   const metrics = createApiMetrics();
@@ -76,7 +76,10 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
     () => api.drain(shutdownDelay),
     () => ({ requests: api.open() }),
   );
-  if (config.server.tls) process.on('SIGHUP', () => api.reloadTls());
+  process.on('SIGHUP', () => {
+    if (config.server.tls) api.reloadTls();
+    api.reloadTokens();
+  });
   const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
   const base = `${api.protocol}://${host}:${port}`;
   log.info({ url: base, graphql: `${base}/graphql` }, 'api_started');

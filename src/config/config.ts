@@ -141,12 +141,69 @@ function jsonText<T extends z.ZodType>(shape: string, schema: T) {
   }, schema);
 }
 
-const tokensSchema = jsonText(
-  'a JSON array of {name, sha256, roles}',
-  z.array(tokenSchema, { error: typeError('a list') }).superRefine(uniqueTokens),
-).default([]);
-
 const filePath = z.string({ error: typeError('a file path') }).min(1, 'must not be empty');
+
+/** The static tokens as a list: what `auth.tokens` holds and what `auth.tokensFile` contains (YAML or JSON). */
+export const tokenListSchema = z.array(tokenSchema, { error: typeError('a list') }).superRefine(uniqueTokens);
+
+const tokensSchema = jsonText('a JSON array of {name, sha256, roles}', tokenListSchema).default([]);
+
+const roleList = z
+  .array(z.enum(ROLES, { error: (issue) => `unknown role ${JSON.stringify(issue.input)} (expected ${ROLES.join(', ')})` }), {
+    error: typeError('a list of roles'),
+  })
+  .min(1, 'must list at least one role');
+
+/**
+ * An OpenID provider: its JWTs are accepted as bearer tokens (machines, client credentials), and with clientId
+ * people sign in to the console through it (authorization code with PKCE).
+ */
+const oidcSchema = jsonText(
+  'a JSON object {issuer, audience, rolesClaim, roleMapping, …}',
+  section({
+    /** The provider's issuer URL, as its discovery document and its tokens' `iss` say it. */
+    issuer: z
+      .string({ error: typeError('a URL') })
+      .refine((value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol), 'must be a http or https URL'),
+    /** The `aud` a machine token must carry (the API's identifier at the provider). */
+    audience: z.string({ error: typeError('a string') }).min(1, 'must not be empty'),
+    /** Where the roles are in a token or ID token: a claim name, or a dotted path (`realm_access.roles`). */
+    rolesClaim: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .default('roles'),
+    /** Claim values (a group, an app role) to the roles they grant; a value that is itself a role's name grants it without an entry. */
+    roleMapping: z.record(z.string(), roleList, { error: typeError('a mapping of claim values to lists of roles') }).default({}),
+    /** How far a token's exp/nbf/iat may be off this machine's clock. */
+    clockSkew: duration(30 * SECOND),
+    /** The provider's keys are fetched again at most this often for a token signed with a key not seen yet. */
+    jwksRefetchInterval: duration(MINUTE),
+    /** The console's client at the provider: without it, people cannot sign in through the provider. */
+    clientId: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .optional(),
+    clientSecret: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .optional(),
+    /** The console's public URL (what the browser has in its address bar); the redirect URI is `<publicUrl>/auth/callback`. */
+    publicUrl: z
+      .string({ error: typeError('a URL') })
+      .refine((value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol), 'must be a http or https URL')
+      .optional(),
+    scopes: z.string({ error: typeError('a string') }).default('openid profile email'),
+    /** A console session ends this long after sign-in… */
+    sessionTtl: duration(8 * HOUR),
+    /** …or after this long without a request. */
+    sessionIdle: duration(30 * MINUTE),
+  }).refine((oidc) => oidc.clientId === undefined || oidc.publicUrl !== undefined, {
+    message: 'clientId needs publicUrl (the redirect URI is <publicUrl>/auth/callback)',
+    path: ['publicUrl'],
+  }),
+)
+  .nullable()
+  .default(null);
 
 /** HTTPS for the API; with clientCaFile, client certificates are asked for (and required with requireClientCert). */
 const serverTlsSchema = jsonText(
@@ -336,7 +393,12 @@ const configSchema = z
         acquireTimeout: duration(DATABASE_TIMEOUT_DEFAULTS.acquireTimeout, { timer: true }),
         statementTimeout: duration(DATABASE_TIMEOUT_DEFAULTS.statementTimeout, { timer: true }),
       }).prefault({}),
-      auth: section({ tokens: tokensSchema }).prefault({}),
+      auth: section({
+        tokens: tokensSchema,
+        /** More static tokens, in a file of their own that every process re-reads when it changes and on SIGHUP. */
+        tokensFile: filePath.nullable().default(null),
+        oidc: oidcSchema,
+      }).prefault({}),
       nifi: section({
         receiverUrl: url(['http:', 'https:']),
         timeoutSeconds: numeric(z.number({ error: 'must be a number' }).positive('must be greater than zero')).default(10),
@@ -513,7 +575,11 @@ export function describeConfig(config: Config): Record<string, unknown> {
       endpoint: redactUrl(copy.tracing.endpoint),
       headers: Object.fromEntries(Object.keys(copy.tracing.headers).map((name) => [name, '***'])),
     },
-    auth: { tokens: copy.auth.tokens.map(({ name, roles }) => ({ name, roles })) },
+    auth: {
+      tokens: copy.auth.tokens.map(({ name, roles }) => ({ name, roles })),
+      tokensFile: copy.auth.tokensFile,
+      oidc: copy.auth.oidc && { ...copy.auth.oidc, clientSecret: copy.auth.oidc.clientSecret && '***' },
+    },
     // a webhook's URL may carry its secret (Slack's do), its headers too: the origin and the header names only
     alerts: {
       webhooks: copy.alerts.webhooks.map(({ name, url, kinds, headers, format }) => ({

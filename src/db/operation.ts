@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { ActingAs } from '../auth/principal.js';
 import type { AfterCommit } from './after-commit.js';
 import type { Db, Tx } from './client.js';
 import { inStatement, inTransaction } from './transaction.js';
@@ -25,9 +26,17 @@ export const inOneTransaction = <Input, Result>(run: TransactionRun<Input, Resul
 
 export const asStatements = <Input, Result>(run: StatementRun<Input, Result>): Operation<Input, Result> => ({ mode: 'statement', run });
 
-/** Runs the operation in its declared mode: its afterCommit effects run once, after the commit. */
-export function perform<Input, Result>(db: Db, operation: Operation<Input, Result>, input: Input): Promise<Result> {
+/**
+ * Runs the operation in its declared mode: its afterCommit effects run once, after the commit. A transaction's
+ * events record `actingAs`; a statement's hot path passes it in its own call (nifi_ops.acting_as).
+ */
+export function perform<Input, Result>(
+  db: Db,
+  operation: Operation<Input, Result>,
+  input: Input,
+  actingAs: ActingAs | null = null,
+): Promise<Result> {
   return operation.mode === 'transaction'
-    ? inTransaction(db, (tx, afterCommit) => operation.run(tx, input, afterCommit))
+    ? inTransaction(db, (tx, afterCommit) => operation.run(tx, input, afterCommit), undefined, actingAs)
     : inStatement(db, (sql, afterCommit) => operation.run(sql, input, afterCommit));
 }

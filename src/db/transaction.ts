@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { ActingAs } from '../auth/principal.js';
 import { DomainError } from '../contract/errors.js';
 import { DeclaredEffects, type AfterCommit } from './after-commit.js';
 import type { Db, Tx } from './client.js';
@@ -44,7 +45,7 @@ async function withRetries<T>(options: RetryOptions, run: () => Promise<T>): Pro
 }
 
 /**
- * Runs fn in one database transaction; deadlocks and serialization failures re-run it, then 503. Getting a
+ * Runs fn in one database transaction (acting for `actingAs`, when given, in the audit trail); deadlocks and serialization failures re-run it, then 503. Getting a
  * connection is bounded by the pool's acquire timeout, the whole transaction by the statement timeout.
  * What fn declares on afterCommit runs once, after the commit of the attempt that committed.
  */
@@ -52,11 +53,17 @@ export async function inTransaction<T>(
   db: Db,
   fn: (tx: Tx, afterCommit: AfterCommit) => Promise<T>,
   options: RetryOptions = DEFAULT_RETRY,
+  actingAs: ActingAs | null = null,
 ): Promise<T> {
   const { acquireTimeout, statementTimeout } = db.timeouts;
   const { effects, result } = await withRetries(options, async () => {
     const effects = new DeclaredEffects();
-    const result = await db.prisma.$transaction((tx) => effects.capture(() => fn(tx, effects)), {
+    const run = async (tx: Tx) => {
+      // the events this transaction writes record who it acts for (load_event's actor_* defaults)
+      if (actingAs) await tx.$queryRaw`SELECT nifi_ops.acting_as(NULL::text, ${actingAs.method}, ${actingAs.issuer}, ${actingAs.subject})`;
+      return fn(tx, effects);
+    };
+    const result = await db.prisma.$transaction((tx) => effects.capture(() => run(tx)), {
       maxWait: acquireTimeout,
       timeout: statementTimeout,
     });

@@ -2,13 +2,12 @@ import SchemaBuilder, { type SchemaTypes } from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import { LIST_ESTIMATES } from './cost.js';
+import type { Principal } from '../auth/principal.js';
 import type { Role } from '../config/config.js';
 import type { Services } from './services.js';
 
-export interface Actor {
-  name: string;
-  roles: readonly Role[];
-}
+/** Who a request acts as (src/auth/principal.ts): the HTTP layer authenticated it. */
+export type Actor = Principal;
 
 export interface GraphQLContext {
   actor: Actor | null;

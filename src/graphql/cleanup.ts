@@ -69,5 +69,5 @@ defineMutation('recordCleanup', {
     deletedPath: f.optional(f.hdfsPath(1500).refine((p) => !f.climbsOut(p), 'must not contain a .. segment')),
   }),
   payload: RecordCleanupPayload,
-  run: (cmd, ctx) => perform(ctx.services.db, recordCleanupOperation, { ...cmd, retention: ctx.services.config.cleanup }),
+  run: (cmd, ctx) => perform(ctx.services.db, recordCleanupOperation, { ...cmd, retention: ctx.services.config.cleanup }, ctx.actor),
 });

@@ -1,15 +1,15 @@
-import { ROLES } from '../config/config.js';
 import type { Actor } from './builder.js';
 import { builder } from './builder.js';
+import { AuthMethodEnum, RoleEnum } from './enums.js';
 import { ANY_ROLE } from './roles.js';
 
-const RoleEnum = builder.enumType('Role', { values: ROLES });
-
 const MeRef = builder.objectRef<Actor>('Me').implement({
-  description: "The token's holder: its name in auth.tokens and the roles it grants.",
+  description:
+    "Who is signed in: a token's name in auth.tokens, or the person's or client's name at the OpenID provider, and the roles granted.",
   fields: (t) => ({
     name: t.exposeString('name'),
     roles: t.field({ type: [RoleEnum], resolve: (actor) => [...actor.roles] }),
+    authenticatedBy: t.field({ type: AuthMethodEnum, resolve: (actor) => actor.method }),
   }),
 });
 

@@ -29,5 +29,5 @@ defineMutation('reissuePartition', {
     reason: f.reason.describe('Why the partition is taken from its owner (5 to 2000 characters); kept in the event log.'),
   }),
   payload: ReissuePartitionPayload,
-  run: (input, ctx) => perform(ctx.services.db, reissuePartitionOperation, { ...input, errorCode: 'OPERATOR_REISSUE' }),
+  run: (input, ctx) => perform(ctx.services.db, reissuePartitionOperation, { ...input, errorCode: 'OPERATOR_REISSUE' }, ctx.actor),
 });

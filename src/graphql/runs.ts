@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AuthMethod } from '../auth/principal.js';
 import type { Tx } from '../db/client.js';
 import { DomainError } from '../contract/errors.js';
 import { createRunOperation } from '../domain/runs/create-run.js';
@@ -34,7 +35,7 @@ import { allowedRunActions, PARTITION_STATUSES, RUN_STATUSES, type RunStatus } f
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { deliveryFields } from './dispatch-fields.js';
-import { DispatchTypeEnum, PartitionStatusEnum, RunActionEnum, RunStatusEnum } from './enums.js';
+import { AuthMethodEnum, DispatchTypeEnum, PartitionStatusEnum, RunActionEnum, RunStatusEnum } from './enums.js';
 import { argsOf, dateTime, inputEnum, inputObject, uuid } from './inputs.js';
 import { inSlices } from './list-slices.js';
 import { defineMutation } from './mutation.js';
@@ -115,6 +116,17 @@ const EventRef = builder.objectRef<EventRow>('Event').implement({
     message: t.exposeString('message', { nullable: true }),
     details: t.field({ type: 'JSON', resolve: (e) => e.details }),
     actor: t.exposeString('actor', { nullable: true }),
+    authenticatedBy: t.field({
+      type: AuthMethodEnum,
+      nullable: true,
+      description: "How the actor proved who it is; null for the worker's own events and events from before it was recorded.",
+      resolve: (e) => (e.actorAuth as AuthMethod | null) ?? null,
+    }),
+    actorIssuer: t.exposeString('actorIssuer', {
+      nullable: true,
+      description: "The OpenID provider's issuer, for a JWT or a console session.",
+    }),
+    actorSubject: t.exposeString('actorSubject', { nullable: true, description: "The actor's `sub` at that provider." }),
   }),
 });
 

@@ -15,6 +15,7 @@ import './monitor.js';
 import './processes.js';
 import './notifications.js';
 import './me.js';
+import './sessions.js';
 import './subscriptions.js';
 
 let schema: GraphQLSchema | undefined;

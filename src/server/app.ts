@@ -4,8 +4,11 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { checkDatabase } from '../db/health.js';
 import type { Realtime } from '../realtime/realtime.js';
+import { createJwtVerifier } from '../auth/jwt.js';
+import { loadStaticTokens } from '../auth/static-tokens.js';
 import { createAuthenticator } from './auth.js';
 import { createConsoleHandler } from './console.js';
+import { answerWithoutSignIn, createSignIn } from './sign-in.js';
 import { createEventStreams, EVENT_STREAM_PATH, type EventStreamLimits, type EventStreams } from './event-streams.js';
 import type { ExecutionLane } from './execution-lane.js';
 import { createGraphQLEndpoint, sendJson } from './graphql-endpoint.js';
@@ -39,6 +42,8 @@ export interface ApiServer {
   protocol: HttpServer['protocol'];
   /** Re-reads server.tls's files (SIGHUP); a file that will not do is logged and the old ones stay. */
   reloadTls(): boolean;
+  /** Re-reads auth.tokensFile (SIGHUP; a change to the file is noticed without it); a file that will not do is logged. */
+  reloadTokens(): boolean;
   listen(port: number, host: string): Promise<{ port: number }>;
   /**
    * /readyz turns 503 at once; everything else is served as before for `delayMs` (server.shutdownDelay), so that a
@@ -55,7 +60,11 @@ export interface ApiServer {
 
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { config, db, log, metrics } = options;
-  const authenticate = createAuthenticator(config.auth.tokens);
+  const tokens = loadStaticTokens(config.auth, log);
+  const { oidc } = config.auth;
+  const signIn =
+    oidc?.clientId && oidc.publicUrl ? createSignIn({ ...oidc, clientId: oidc.clientId, publicUrl: oidc.publicUrl }, db, log) : null;
+  const authenticate = createAuthenticator(tokens, { verifyJwt: oidc && createJwtVerifier(oidc), session: signIn?.authenticate ?? null });
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
 
@@ -103,6 +112,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql' || path === EVENT_STREAM_PATH) return inRequestSpan(req, res, protocol, () => graphqlEndpoint(req, res));
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (path?.startsWith('/auth/') && (signIn ? signIn.handle(req, res, path) : answerWithoutSignIn(req, res, path))) return;
     if (path === '/readyz') {
       void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));
       return;
@@ -124,6 +134,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     server,
     protocol,
     reloadTls,
+    reloadTokens: () => tokens.reload(),
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -143,6 +154,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     open: () => lifecycle.open(),
     eventStreams,
     close() {
+      tokens.close();
       return new Promise((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -1,25 +1,47 @@
-import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { getOperationAST, GraphQLError, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { tokenDigest } from '../auth/tokens.js';
-import type { Config, Role } from '../config/config.js';
+import { looksLikeJwt, type VerifyJwt } from '../auth/jwt.js';
+import type { Principal } from '../auth/principal.js';
+import type { StaticTokens } from '../auth/static-tokens.js';
+import type { Role } from '../config/config.js';
 import type { Actor, RootFieldExtensions } from '../graphql/builder.js';
 import { ERROR_HTTP_STATUS } from '../contract/errors.js';
 import { operationShape } from './operation-shape.js';
 
-export type Authenticate = (authorization: string | null) => Actor | null;
+/** What a request's credentials are read from: its headers (Authorization, Cookie) and its method. */
+export interface CredentialedRequest {
+  headers: IncomingHttpHeaders;
+  method?: string | undefined;
+}
 
-/** Bearer tokens checked against the configured SHA-256 digests; only digests are ever held. */
-export function createAuthenticator(tokens: Config['auth']['tokens']): Authenticate {
-  const entries = tokens.map((t) => ({ digest: Buffer.from(t.sha256, 'hex'), actor: { name: t.name, roles: t.roles } }));
-  return (authorization) => {
-    const match = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+/**
+ * The principal a request acts as, or null (401). A static token is decided at once; a JWT or a session
+ * needs a key or a row, so the answer may come later. Throws ProviderUnavailableError (503) when the
+ * provider's keys cannot be had.
+ */
+export type Authenticate = (req: CredentialedRequest) => Principal | null | Promise<Principal | null>;
+
+/** A console session's cookie, checked against its row (src/server/sign-in.ts); null when the request has none. */
+export type SessionAuthenticate = (req: CredentialedRequest) => Promise<Principal | null> | null;
+
+/**
+ * Bearer tokens first: a static token by its SHA-256 digest (only digests are held), else, with auth.oidc, a
+ * provider's JWT. Without an Authorization header, the console's session cookie.
+ */
+export function createAuthenticator(
+  tokens: Pick<StaticTokens, 'find'>,
+  { verifyJwt = null, session = null }: { verifyJwt?: VerifyJwt | null; session?: SessionAuthenticate | null } = {},
+): Authenticate {
+  return (req) => {
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) return session?.(req) ?? null;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) return null;
-    const digest = tokenDigest(match[1]!);
-    // compare against every entry so the time taken does not tell which digests exist
-    let found: Actor | null = null;
-    for (const entry of entries) if (timingSafeEqual(entry.digest, digest)) found = entry.actor;
-    return found;
+    const token = match[1]!;
+    const found = tokens.find(token);
+    if (found || !verifyJwt || !looksLikeJwt(token)) return found;
+    return verifyJwt(token);
   };
 }
 

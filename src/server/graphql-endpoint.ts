@@ -1,5 +1,7 @@
 import type http from 'node:http';
 import type { Actor } from '../graphql/builder.js';
+import { ProviderUnavailableError } from '../auth/provider.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import type { Authenticate } from './auth.js';
 import { leadingWithCode } from './error-envelope.js';
 import { belongsOnLane, type ExecutionLane, LaneOverloadedError } from './execution-lane.js';
@@ -117,6 +119,24 @@ function sendUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse
   sendError(req, res, 401, { code: 'UNAUTHENTICATED', message: 'Unauthorized' }, { 'WWW-Authenticate': 'Bearer' });
 }
 
+/** 503 when the identity provider (its keys, its discovery) or a session's row could not be had; anything else is a bug, 500. */
+function refuseUnavailable(req: http.IncomingMessage, res: http.ServerResponse, error: unknown, discardMs: number): void {
+  discardBody(req, discardMs);
+  if (error instanceof ProviderUnavailableError) {
+    sendError(
+      req,
+      res,
+      503,
+      { code: 'SERVICE_UNAVAILABLE', message: 'the identity provider cannot be reached; retry later' },
+      { 'Retry-After': '5' },
+    );
+  } else if (isDatabaseUnavailable(error)) {
+    sendError(req, res, 503, { code: 'SERVICE_UNAVAILABLE', message: 'database unavailable, retry later' }, { 'Retry-After': '1' });
+  } else {
+    sendError(req, res, 500, { code: 'INTERNAL', message: 'Internal server error' });
+  }
+}
+
 /** Response headers that describe the connection between the thread's Yoga and us, not the one to the client. */
 const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
 
@@ -160,17 +180,7 @@ export function createGraphQLEndpoint(
 ): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const onLane = (req: http.IncomingMessage, body: Buffer | null) =>
     lane !== null && belongsOnLane({ method: req.method ?? 'GET', accept: req.headers.accept ?? '', url: req.url ?? '', body });
-  return (req, res) => {
-    if (asksForGraphiQL(req)) {
-      serveGraphiQL(req, res).catch(() => res.destroy());
-      return;
-    }
-    // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
-    if (req.method === 'OPTIONS') {
-      void yoga.handle(req, res, { actor: null });
-      return;
-    }
-    const actor = authenticate(req.headers.authorization ?? null);
+  const proceed = (req: http.IncomingMessage, res: http.ServerResponse, actor: Actor | null) => {
     if (!actor) return sendUnauthenticated(req, res, discardBodyMs);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendPayloadTooLarge(res);
     if (req.method !== 'POST') {
@@ -186,5 +196,31 @@ export function createGraphQLEndpoint(
       },
       () => res.destroy(),
     );
+  };
+  return (req, res) => {
+    if (asksForGraphiQL(req)) {
+      serveGraphiQL(req, res).catch(() => res.destroy());
+      return;
+    }
+    // CORS preflights carry no credentials by design; Yoga answers them from server.corsOrigins
+    if (req.method === 'OPTIONS') {
+      void yoga.handle(req, res, { actor: null });
+      return;
+    }
+    let answer: ReturnType<Authenticate>;
+    try {
+      answer = authenticate(req);
+    } catch (error) {
+      return refuseUnavailable(req, res, error, discardBodyMs);
+    }
+    if (answer instanceof Promise) {
+      // the body waits in the socket's buffer (no reader yet) while a key or a session row is looked up
+      answer.then(
+        (actor) => proceed(req, res, actor),
+        (error: unknown) => refuseUnavailable(req, res, error, discardBodyMs),
+      );
+      return;
+    }
+    proceed(req, res, answer);
   };
 }

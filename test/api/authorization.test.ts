@@ -30,8 +30,11 @@ describe('authorization matrix', () => {
     expect(rootFields.filter((f) => !f.roles?.length).map((f) => f.name)).toEqual([]);
   });
 
-  it('queries are open to every role; viewer tokens cannot mutate', () => {
-    for (const f of rootFields.filter((r) => r.kind === 'query')) expect(f.roles).toEqual(['nifi', 'operator', 'viewer']);
+  it('queries are open to every role but the list of people signed in (operators only); viewer tokens cannot mutate', () => {
+    const peoples = new Set(['consoleSessions']);
+    for (const f of rootFields.filter((r) => r.kind === 'query')) {
+      expect(f.roles, f.name).toEqual(peoples.has(f.name) ? ['operator'] : ['nifi', 'operator', 'viewer']);
+    }
     for (const f of rootFields.filter((r) => r.kind === 'mutation')) expect(f.roles).not.toContain('viewer');
   });
 
@@ -73,6 +76,16 @@ describe('authorization matrix', () => {
     expect((await api.gql(query, {}, { token: null })).status).toBe(401);
     expect((await api.gql(query, {}, { token: 'viewer' })).status).toBe(200);
     expect((await api.gql(query, {}, { token: null })).status).toBe(401);
+  });
+});
+
+describe('console sign-in without auth.oidc', () => {
+  it('tells the console to offer tokens only, and sends no one to a provider', async () => {
+    const session = await fetch(`${api.url}/auth/session`);
+    expect([session.status, await session.json()]).toEqual([200, { signIn: false, session: null }]);
+    expect((await fetch(`${api.url}/auth/session`, { method: 'POST' })).status).toBe(405);
+    const login = await fetch(`${api.url}/auth/login`, { redirect: 'manual' });
+    expect(login.status).not.toBe(302);
   });
 });
 

@@ -161,7 +161,7 @@ describe('a token removed on the server', () => {
       const log = createLogger({ level: 'fatal', format: 'json' }, 'test');
       const serve = (tokens: typeof api.config.auth.tokens, port: number) => {
         const server = createApiServer({
-          config: { ...api.config, auth: { tokens } },
+          config: { ...api.config, auth: { ...api.config.auth, tokens } },
           db: api.db,
           log,
           metrics: createApiMetrics(),

@@ -21,12 +21,16 @@ export interface TestApiProcess extends TestApi {
 export interface ApiProcessOptions {
   /** Serve this database instead of a fresh clone of the migrated template (the caller drops it). */
   database?: TestDatabase;
+  /** More of the process's environment (LC_AUTH__OIDC, say). */
+  env?: Record<string, string>;
+  /** Its port, when the test must know it first (a redirect URI registered at a provider); else a free one. */
+  port?: number;
 }
 
 export async function startTestApiProcess(options: ApiProcessOptions = {}): Promise<TestApiProcess> {
   const database = options.database ?? (await createTestDatabase());
   const config = testConfig({ database: { url: database.url } });
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const env = {
     DATABASE_URL: database.url,
@@ -34,6 +38,7 @@ export async function startTestApiProcess(options: ApiProcessOptions = {}): Prom
     LC_SERVER__HOST: '127.0.0.1',
     LC_LOGGING__LEVEL: 'fatal',
     LC_AUTH__TOKENS: JSON.stringify(config.auth.tokens),
+    ...options.env,
   };
   const start = async (): Promise<ChildProcess> => {
     const child = spawnCli('serve', env, { fromSource: true });

@@ -63,6 +63,7 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
     (config as Record<string, unknown>)[section] = { ...(base as Record<string, object>)[section], ...values };
   }
   config.auth = {
+    ...config.auth,
     tokens: [
       { name: 'nifi-cluster', sha256: hashToken(TOKENS.nifi), roles: ['nifi'] },
       { name: 'alice-operator', sha256: hashToken(TOKENS.operator), roles: ['operator'] },

@@ -22,9 +22,9 @@ import { pagedCost } from '../../src/graphql/cost.js';
 import type { Actor } from '../../src/graphql/builder.js';
 
 export const ACTORS = {
-  nifi: { name: 'nifi-cluster', roles: ['nifi'] },
-  operator: { name: 'alice-operator', roles: ['operator'] },
-  viewer: { name: 'victor-viewer', roles: ['viewer'] },
+  nifi: { name: 'nifi-cluster', roles: ['nifi'], method: 'TOKEN', issuer: null, subject: null },
+  operator: { name: 'alice-operator', roles: ['operator'], method: 'TOKEN', issuer: null, subject: null },
+  viewer: { name: 'victor-viewer', roles: ['viewer'], method: 'TOKEN', issuer: null, subject: null },
 } as const satisfies Record<Role, Actor>;
 
 const ANY_ROLE: readonly Role[] = ['nifi', 'operator', 'viewer'];

@@ -262,9 +262,59 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
   const processors = [...graph.nodes.values()].filter((n) => n.kind === 'PROCESSOR');
   const describe_ = (n: { group: string; name: string }) => `${n.group}/${n.name}`;
 
-  it('is what `npm run nifi:flow` generates, as is its NiFi 2.7 sibling', () => {
-    for (const { nifi, file } of FLOW_FILES) {
-      expect(readFileSync(file, 'utf8') === flowJson(nifi), `run npm run nifi:flow and commit ${file.pathname}`).toBe(true);
+  it('is what `npm run nifi:flow` generates, as are its NiFi 2.7 and OAuth2 siblings', () => {
+    for (const { nifi, apiAuth, file } of FLOW_FILES) {
+      expect(readFileSync(file, 'utf8') === flowJson(nifi, apiAuth), `run npm run nifi:flow and commit ${file.pathname}`).toBe(true);
+    }
+  });
+
+  it('has OAuth2 siblings whose every InvokeHTTP takes its token from one StandardOauth2AccessTokenProvider, not CONTROL.API.AUTHORIZATION', () => {
+    type Component = { identifier: string; type: string; properties: Record<string, string> };
+    type FlowGroup = { processors: Component[]; controllerServices: Component[]; processGroups: FlowGroup[] };
+    const invokes = (g: FlowGroup): Component[] => [
+      ...g.processors.filter((p) => p.type.endsWith('.InvokeHTTP')),
+      ...g.processGroups.flatMap(invokes),
+    ];
+    const parameterNames = (definition: typeof flow) =>
+      (Object.values(definition.parameterContexts)[0] as { parameters: Array<{ name: string }> }).parameters.map((p) => p.name);
+    for (const [token, oauth2] of [
+      [FLOW_FILES[0], FLOW_FILES[2]],
+      [FLOW_FILES[1], FLOW_FILES[3]],
+    ] as const) {
+      const plain = JSON.parse(readFileSync(token.file, 'utf8'));
+      const other = JSON.parse(readFileSync(oauth2.file, 'utf8'));
+      const provider = (other.flowContents.controllerServices as Component[]).find((c) =>
+        c.type.endsWith('.StandardOauth2AccessTokenProvider'),
+      )!;
+      expect(provider.properties).toMatchObject({
+        'grant-type': 'client_credentials',
+        'authorization-server-url': '#{CONTROL.API.OAUTH2.TOKEN.URL}',
+        'client-id': '#{CONTROL.API.OAUTH2.CLIENT.ID}',
+        'client-secret': '#{CONTROL.API.OAUTH2.CLIENT.SECRET}',
+      });
+      const described = provider as unknown as {
+        propertyDescriptors: Record<string, { sensitive: boolean }>;
+        controllerServiceApis: Array<{ type: string }>;
+        bundle: { artifact: string };
+      };
+      expect(described.bundle.artifact).toBe('nifi-oauth2-provider-nar');
+      expect(described.controllerServiceApis.map((api) => api.type)).toEqual(['org.apache.nifi.oauth2.OAuth2AccessTokenProvider']);
+      expect(described.propertyDescriptors['client-secret']!.sensitive).toBe(true);
+      const secret = (
+        Object.values(other.parameterContexts)[0] as { parameters: Array<{ name: string; sensitive: boolean }> }
+      ).parameters.find((p) => p.name === 'CONTROL.API.OAUTH2.CLIENT.SECRET');
+      expect(secret?.sensitive).toBe(true);
+      const calls = invokes(other.flowContents);
+      expect(calls.length).toBe(invokes(plain.flowContents).length);
+      for (const call of calls) {
+        expect(call.properties['Request OAuth2 Access Token Provider']).toBe(provider.identifier);
+        expect(call.properties.Authorization).toBeUndefined();
+      }
+      for (const call of invokes(plain.flowContents)) expect(call.properties.Authorization).toBe('#{CONTROL.API.AUTHORIZATION}');
+      expect(parameterNames(other)).not.toContain('CONTROL.API.AUTHORIZATION');
+      expect(parameterNames(other)).toEqual(
+        expect.arrayContaining(['CONTROL.API.OAUTH2.TOKEN.URL', 'CONTROL.API.OAUTH2.CLIENT.ID', 'CONTROL.API.OAUTH2.CLIENT.SECRET']),
+      );
     }
   });
 

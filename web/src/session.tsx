@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { ApiError, type Connection, createSubscriptions, request, type Subscriptions } from './api/client';
+import { ApiError, type Connection, type Credential, createSubscriptions, request, type Subscriptions } from './api/client';
 import { REALTIME_STATUS } from './api/live';
 import { documentText } from '../../schema/documents/graphql.js';
 
@@ -28,6 +28,24 @@ interface SessionState {
   /** Why the last session ended, shown on the sign-in page. */
   notice: string | null;
   signIn(token: string, remember: boolean): void;
+  /** The server signs people in through the organization's OpenID provider (/auth/login). */
+  providerSignIn: boolean;
+}
+
+/** What GET /auth/session answers: whether sign-in through the provider is offered, and the session the cookie names. */
+interface ServerSession {
+  signIn: boolean;
+  session: { name: string; roles: string[]; csrfToken: string } | null;
+}
+
+/** Ends the cookie's session here and answers where to end it at the provider too (null: nowhere). */
+async function endServerSession(csrfToken: string): Promise<string | null> {
+  try {
+    const response = await fetch('/auth/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrfToken } });
+    return response.ok ? ((await response.json()) as { endSessionUrl: string | null }).endSessionUrl : null;
+  } catch {
+    return null;
+  }
 }
 
 const SessionContext = createContext<SessionState | null>(null);
@@ -36,22 +54,53 @@ function storedToken(): string | null {
   return sessionStorage.getItem(KEY) ?? localStorage.getItem(KEY);
 }
 
-/** The token lives in this tab (sessionStorage) unless the person asked to be remembered on this device. */
+/**
+ * A token lives in this tab (sessionStorage) unless the person asked to be remembered on this device; a person
+ * signed in through the provider has a session cookie the page never sees, and its CSRF token from /auth/session.
+ */
 export function SessionProvider({ children }: { children: ReactNode }) {
-  const [token, setToken] = useState<string | null>(storedToken);
+  const [credential, setCredential] = useState<Credential | null>(() => {
+    const token = storedToken();
+    return token ? { token } : null;
+  });
   const [notice, setNotice] = useState<string | null>(null);
+  const [providerSignIn, setProviderSignIn] = useState(false);
 
-  const signOut = useCallback((reason?: string) => {
-    sessionStorage.removeItem(KEY);
-    localStorage.removeItem(KEY);
-    setNotice(reason ?? null);
-    setToken(null);
+  useEffect(() => {
+    let current = true;
+    fetch('/auth/session', { headers: { Accept: 'application/json' } })
+      .then((response) => (response.ok ? (response.json() as Promise<ServerSession>) : null))
+      .then((answer) => {
+        if (!current || !answer) return;
+        setProviderSignIn(answer.signIn);
+        if (answer.session) setCredential((old) => old ?? { csrfToken: answer.session!.csrfToken });
+      })
+      .catch(() => undefined);
+    return () => {
+      current = false;
+    };
   }, []);
+
+  /** With a reason: the server refused the credential (nothing to end). Without: the person signs out, at the provider too. */
+  const signOut = useCallback(
+    (reason?: string) => {
+      sessionStorage.removeItem(KEY);
+      localStorage.removeItem(KEY);
+      setNotice(reason ?? null);
+      setCredential(null);
+      if (!reason && credential && 'csrfToken' in credential) {
+        void endServerSession(credential.csrfToken).then((endSessionUrl) => {
+          if (endSessionUrl) window.location.assign(endSessionUrl);
+        });
+      }
+    },
+    [credential],
+  );
 
   const signIn = useCallback((value: string, remember: boolean) => {
     (remember ? localStorage : sessionStorage).setItem(KEY, value);
     setNotice(null);
-    setToken(value);
+    setCredential({ token: value });
   }, []);
 
   // made and disposed by an effect, so a client is never disposed while still in use (StrictMode re-runs effects)
@@ -59,11 +108,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [connection, setConnection] = useState<Connection>({ status: 'connecting', since: Date.now(), reopened: 0 });
   const [server, setServer] = useState<{ live: boolean; since: number; recovered: number } | null>(null);
   useEffect(() => {
-    if (!token) {
+    if (!credential) {
       setSubscriptions(null);
       return;
     }
-    const client = createSubscriptions(token, { onConnection: setConnection, onUnauthorized: () => signOut(UNAUTHORIZED) });
+    const client = createSubscriptions(credential, { onConnection: setConnection, onUnauthorized: () => signOut(UNAUTHORIZED) });
     setSubscriptions(client);
     // held for as long as the session: it keeps the tab's one stream open and says when the server goes stale
     const dispose = client.subscribe<{ realtimeStatus: { live: boolean; since: string } }>(
@@ -86,7 +135,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       dispose();
       client.dispose();
     };
-  }, [token, signOut]);
+  }, [credential, signOut]);
   const liveness = useMemo<Liveness>(
     () => ({
       connection,
@@ -97,22 +146,22 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   );
 
   const session = useMemo<Session | null>(() => {
-    if (!token || !subscriptions) return null;
+    if (!credential || !subscriptions) return null;
     return {
       subscriptions,
       signOut,
       async request<T>(query: string, variables?: Record<string, unknown>) {
         try {
-          return await request<T>(token, query, variables);
+          return await request<T>(credential, query, variables);
         } catch (error) {
           if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') signOut(UNAUTHORIZED);
           throw error;
         }
       },
     };
-  }, [token, subscriptions, signOut]);
+  }, [credential, subscriptions, signOut]);
 
-  const state = useMemo(() => ({ session, notice, signIn }), [session, notice, signIn]);
+  const state = useMemo(() => ({ session, notice, signIn, providerSignIn }), [session, notice, signIn, providerSignIn]);
   return (
     <SessionContext.Provider value={state}>
       <LivenessContext.Provider value={liveness}>{children}</LivenessContext.Provider>

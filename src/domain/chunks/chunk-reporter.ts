@@ -37,10 +37,14 @@ interface Pending {
   answered: () => boolean;
 }
 
+/** Who sent a report, as a key: a batch holds one caller's reports. */
+const callerOf = ({ actingAs }: ReportChunkCommand): string =>
+  actingAs ? JSON.stringify([actingAs.method, actingAs.issuer, actingAs.subject]) : '';
+
 /**
  * Group commit for reportChunk. A report that finds a free slot is sent at once, alone, through report_chunk,
  * so a quiet system adds no latency. Reports that arrive while every slot is busy wait, and the next free
- * slot sends all of them (up to maxBatch) as one statement, reportChunks. The reports that statement did not
+ * slot sends all of them (up to maxBatch) of the first one's caller as one statement, reportChunks. The reports that statement did not
  * take come back DEFERRED and are sent alone after the batch committed. When the batch fails as a whole
  * (a chunk's path taken by another chunk, say, undoes every report in it), each report is sent alone, in
  * arrival order, and gets its own answer; when it failed because the database is unavailable, each gets that
@@ -116,9 +120,20 @@ export function createChunkReporter(db: Db, options: ChunkReporterOptions = {}):
     await Promise.all(deferred.map(sendAlone));
   };
 
+  /** The first report's and the others of the same caller behind it: a batch's events record one caller. */
+  const nextBatch = (): Pending[] => {
+    const caller = callerOf(queue[0]!.cmd);
+    const batch: Pending[] = [];
+    for (let i = 0; i < queue.length && batch.length < maxBatch; ) {
+      if (callerOf(queue[i]!.cmd) === caller) batch.push(...queue.splice(i, 1));
+      else i++;
+    }
+    return batch;
+  };
+
   const pump = (): void => {
     while (inFlight < maxInFlight && queue.length > 0) {
-      const batch = queue.splice(0, maxBatch).filter((pending) => !pending.answered());
+      const batch = nextBatch().filter((pending) => !pending.answered());
       if (batch.length === 0) continue;
       inFlight++;
       // a promise already settled ignores the reject: only reports left unanswered by a fault of ours get it

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { actingAsValues, type ActingAs } from '../../auth/principal.js';
 import type { AfterCommit } from '../../db/after-commit.js';
 import { asStatements } from '../../db/operation.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -17,6 +18,8 @@ export interface ReportChunkCommand {
   recordCount: bigint;
   byteCount: bigint | null;
   actor: string;
+  /** Who the report's caller is, for the audit trail (null: not known, e.g. a test calling the domain). */
+  actingAs?: ActingAs | null;
 }
 
 export interface ReportChunkResult {
@@ -63,7 +66,7 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCo
     } = await sql.query<ChunkReportRow>({
       // named: prepared once per connection instead of parsed and planned on every report
       name: 'lc_report_chunk',
-      text: 'SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+      text: 'SELECT * FROM nifi_ops.report_chunk($1, $2, $3, $4, $5, $6, $7, $8, $9, nifi_ops.acting_as($10, $11, $12, $13))',
       values: [
         cmd.runId,
         cmd.partitionId,
@@ -75,6 +78,7 @@ export async function reportChunk(sql: pg.Pool, cmd: ReportChunkCommand, afterCo
         cmd.recordCount.toString(),
         cmd.byteCount?.toString() ?? null,
         cmd.actor,
+        ...actingAsValues(cmd.actingAs),
       ],
     }));
   } catch (error) {
@@ -107,7 +111,8 @@ async function reportChunks(sql: pg.Pool, cmds: ReportChunkCommand[], afterCommi
   const column = <T>(pick: (cmd: ReportChunkCommand) => T) => cmds.map(pick);
   const { rows } = await sql.query<ChunkReportRow & { ordinal: number }>({
     name: 'lc_report_chunks',
-    text: 'SELECT * FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+    // a batch holds the reports of one caller (the reporter groups them so), who its events record
+    text: 'SELECT * FROM nifi_ops.report_chunks($1, $2, $3, $4, $5, $6, $7, $8, $9, nifi_ops.acting_as_all($10, $11, $12, $13))',
     values: [
       column((c) => c.runId),
       column((c) => c.partitionId),
@@ -119,6 +124,7 @@ async function reportChunks(sql: pg.Pool, cmds: ReportChunkCommand[], afterCommi
       column((c) => c.recordCount.toString()),
       column((c) => c.byteCount?.toString() ?? null),
       column((c) => c.actor),
+      ...actingAsValues(cmds[0]!.actingAs),
     ],
   });
   // row n answers report n (ordinal n + 1)
@@ -150,7 +156,7 @@ function recorded(cmd: ReportChunkCommand, row: ChunkReportRow, afterCommit: Aft
  */
 async function recordChunkConflict(sql: pg.Pool, cmd: ReportChunkCommand): Promise<void> {
   await sql.query(
-    `SELECT nifi_ops.record_api_event('WARN', 'CHUNK_CONFLICT', $1::uuid, $2, $3,
+    `SELECT nifi_ops.record_api_event('WARN', 'CHUNK_CONFLICT', $1::uuid, $2, nifi_ops.acting_as($3, $6, $7, $8),
         p_error_code => 'CHUNK_CONFLICT', p_message => $4, p_details => $5::jsonb)`,
     [
       cmd.runId,
@@ -164,6 +170,7 @@ async function recordChunkConflict(sql: pg.Pool, cmd: ReportChunkCommand): Promi
         recordCount: cmd.recordCount.toString(),
         byteCount: cmd.byteCount?.toString() ?? null,
       }),
+      ...actingAsValues(cmd.actingAs),
     ],
   );
 }

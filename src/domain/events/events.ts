@@ -84,6 +84,11 @@ export interface EventRow {
   message: string | null;
   details: unknown;
   actor: string | null;
+  /** How the actor was authenticated (TOKEN, JWT, SESSION); null for the worker's own events and those from before it was kept. */
+  actorAuth: string | null;
+  /** The provider's issuer and the actor's subject there, for a JWT or a console session. */
+  actorIssuer: string | null;
+  actorSubject: string | null;
 }
 
 /** The columns of nifi_ops.load_event an event row is made of: the row's, but for the level and name. */
@@ -104,6 +109,9 @@ const EVENT_FIELDS: FieldsOf<EventColumns> = {
   message: true,
   details: true,
   actor: true,
+  actorAuth: true,
+  actorIssuer: true,
+  actorSubject: true,
 };
 const EVENT_COLUMNS = selectList(EVENT_FIELDS);
 const EVENT_COLUMNS_OF_E = selectList(EVENT_FIELDS, 'e');
@@ -123,6 +131,9 @@ const toEventRow = (e: EventColumns): EventRow => ({
   message: e.message,
   details: e.details,
   actor: e.actor,
+  actorAuth: e.actorAuth,
+  actorIssuer: e.actorIssuer,
+  actorSubject: e.actorSubject,
 });
 
 /**

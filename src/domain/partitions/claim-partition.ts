@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { actingAsValues, type ActingAs } from '../../auth/principal.js';
 import type { AfterCommit } from '../../db/after-commit.js';
 import { DomainError } from '../../contract/errors.js';
 import { parsePartitionStatus, parseRunStatus, type PartitionStatus, type RunStatus } from '../states.js';
@@ -10,6 +11,8 @@ export interface ClaimPartitionCommand {
   claimToken: string;
   workerNode: string;
   actor: string;
+  /** Who the claim's caller is, for the audit trail (null: not known, e.g. a test calling the domain). */
+  actingAs?: ActingAs | null;
 }
 
 export interface ClaimPartitionResult {
@@ -33,8 +36,8 @@ async function claimPartition(sql: pg.Pool, cmd: ClaimPartitionCommand, afterCom
   }>({
     // named: prepared once per connection instead of parsed and planned on every claim
     name: 'lc_claim_partition',
-    text: 'SELECT * FROM nifi_ops.claim_partition($1, $2, $3, $4, $5)',
-    values: [cmd.runId, cmd.partitionId, cmd.claimToken, cmd.workerNode, cmd.actor],
+    text: 'SELECT * FROM nifi_ops.claim_partition($1, $2, $3, $4, nifi_ops.acting_as($5, $6, $7, $8))',
+    values: [cmd.runId, cmd.partitionId, cmd.claimToken, cmd.workerNode, cmd.actor, ...actingAsValues(cmd.actingAs)],
   });
   const row = rows[0]!;
   if (row.outcome === 'RUN_NOT_FOUND') throw new DomainError('RUN_NOT_FOUND', { runId: cmd.runId });

@@ -142,6 +142,41 @@ describe('chunk reporter (group commit)', () => {
     expect(results.at(-1)).toMatchObject({ effect: 'RUN_COMPLETE', partitionStatus: 'SUCCESS', runStatus: 'EXTRACTED_VALIDATED' });
   });
 
+  it("batches only one caller's reports, and each batch's events record that caller", async () => {
+    const { reporter: r, batches } = reporter();
+    const { run, reports } = await claimedRun(4, 3);
+    const callers = [
+      { method: 'JWT', issuer: 'https://idp.test', subject: 'nifi-a' },
+      { method: 'JWT', issuer: 'https://idp.test', subject: 'nifi-b' },
+    ] as const;
+    // partitions 0 and 1 reported by one node, 2 and 3 by the other, interleaved in the queue
+    const results = await Promise.all(
+      reports.map((cmd) => {
+        const caller = callers[Number(cmd.partitionId) % 2]!;
+        return r.report({ ...cmd, actor: caller.subject, actingAs: caller });
+      }),
+    );
+    expect(results.at(-1)).toMatchObject({ runStatus: 'EXTRACTED_VALIDATED' });
+    expect(batches.length).toBeGreaterThanOrEqual(3);
+    const { rows } = await t.sql.query(
+      `SELECT partition_id, actor, actor_auth, actor_issuer, actor_subject FROM nifi_ops.load_event
+        WHERE run_id = $1 AND event_name = 'PARTITION_SUCCESS' ORDER BY partition_id`,
+      [run.runId],
+    );
+    expect(rows).toEqual(
+      [0, 1, 2, 3].map((i) => {
+        const caller = callers[i % 2]!;
+        return {
+          partition_id: pid(i),
+          actor: caller.subject,
+          actor_auth: 'JWT',
+          actor_issuer: caller.issuer,
+          actor_subject: caller.subject,
+        };
+      }),
+    );
+  });
+
   it('leaves the same ledger as the reports sent one by one through report_chunk', async () => {
     const one = await claimedRun(5, 3);
     for (const cmd of one.reports) await reportAlone(cmd);

@@ -49,7 +49,7 @@ describe('loadConfig defaults', () => {
         acquireTimeout: 3_000,
         statementTimeout: 5_000,
       },
-      auth: { tokens: [] },
+      auth: { tokens: [], tokensFile: null, oidc: null },
       nifi: { receiverUrl: null, timeoutSeconds: 10 },
       recovery: {
         mode: 'FAIL',
@@ -551,7 +551,7 @@ describe('describeConfig', () => {
     expect(described.tracing).toMatchObject({ endpoint: 'https://otel:***@collector.example/v1/traces', headers: { 'x-api-key': '***' } });
     expect(described.database).toMatchObject({ url: 'postgres://lc:***@db.example:5432/lc?sslmode=require' });
     expect(described.nifi).toMatchObject({ receiverUrl: 'https://pg05:***@nifi.example/receive' });
-    expect(described.auth).toEqual({ tokens: [{ name: 'nifi-prod', roles: ['nifi'] }] });
+    expect(described.auth).toEqual({ tokens: [{ name: 'nifi-prod', roles: ['nifi'] }], tokensFile: null, oidc: null });
     expect(described.recovery).toEqual(config.recovery);
   });
 
@@ -661,5 +661,46 @@ nifi:
     ['a zero statement timeout', 'database:\n  statementTimeout: 0\n', 'config: database.statementTimeout: must be greater than zero'],
   ])('refuses %s', (_name, yaml, expected) => {
     expect(problems(() => fromYaml(yaml))).toContain(expected);
+  });
+});
+
+describe('auth.oidc', () => {
+  const oidc = { issuer: 'https://idp.example/realms/lc', audience: 'load-control' };
+
+  it('takes the provider from the environment as JSON, with defaults, and hides its client secret when described', () => {
+    const env = { LC_AUTH__OIDC: JSON.stringify({ ...oidc, clientId: 'console', clientSecret: 'hush', publicUrl: 'https://lc.example' }) };
+    const config = loadConfig({ env });
+    expect(config.auth.oidc).toEqual({
+      ...oidc,
+      clientId: 'console',
+      clientSecret: 'hush',
+      publicUrl: 'https://lc.example',
+      rolesClaim: 'roles',
+      roleMapping: {},
+      clockSkew: 30_000,
+      jwksRefetchInterval: 60_000,
+      scopes: 'openid profile email',
+      sessionTtl: 8 * HOUR,
+      sessionIdle: 30 * MINUTE,
+    });
+    expect(JSON.stringify(describeConfig(config))).not.toContain('hush');
+  });
+
+  it.each([
+    [{ audience: 'x' }, 'config: auth.oidc.issuer: is required (from LC_AUTH__OIDC)'],
+    [{ ...oidc, issuer: 'ftp://idp' }, 'config: auth.oidc.issuer: must be a http or https URL (from LC_AUTH__OIDC)'],
+    [{ ...oidc, audience: '' }, 'config: auth.oidc.audience: must not be empty (from LC_AUTH__OIDC)'],
+    [
+      { ...oidc, roleMapping: { admins: ['root'] } },
+      'config: auth.oidc.roleMapping.admins[0]: unknown role "root" (expected nifi, operator, viewer) (from LC_AUTH__OIDC)',
+    ],
+    [
+      { ...oidc, clientId: 'console' },
+      'config: auth.oidc.publicUrl: clientId needs publicUrl (the redirect URI is <publicUrl>/auth/callback) (from LC_AUTH__OIDC)',
+    ],
+    [{ ...oidc, clockSkew: 'soon' }, expect.stringMatching(/^config: auth\.oidc\.clockSkew: /)],
+    [{ ...oidc, extra: 1 }, 'config: auth.oidc.extra: unknown key (from LC_AUTH__OIDC)'],
+  ])('refuses %j', (value, message) => {
+    expect(() => loadConfig({ env: { LC_AUTH__OIDC: JSON.stringify(value) } })).toThrow(expect.objectContaining({ problems: [message] }));
   });
 });

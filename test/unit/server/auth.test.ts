@@ -3,6 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashToken } from '../../../src/auth/tokens.js';
 import { ACTORS, capturingLogger, executed, post, smallYoga } from '../../support/small-api.js';
+import { loadStaticTokens } from '../../../src/auth/static-tokens.js';
 import { createAuthenticator, useRootFieldAuth } from '../../../src/server/auth.js';
 import { useErrorEnvelope } from '../../../src/server/error-envelope.js';
 import { useRequestId } from '../../../src/server/request-id.js';
@@ -13,14 +14,23 @@ beforeEach(() => {
 });
 
 describe('createAuthenticator', () => {
-  const authenticate = createAuthenticator([
-    { name: 'nifi-cluster', sha256: hashToken('nifi-token'), roles: ['nifi'] },
-    { name: 'alice', sha256: hashToken('alice-token'), roles: ['operator', 'viewer'] },
-  ]);
+  const tokens = loadStaticTokens(
+    {
+      tokens: [
+        { name: 'nifi-cluster', sha256: hashToken('nifi-token'), roles: ['nifi'] },
+        { name: 'alice', sha256: hashToken('alice-token'), roles: ['operator', 'viewer'] },
+      ],
+      tokensFile: null,
+    },
+    capturingLogger().log,
+  );
+  const authenticate = (authorization: string | null) =>
+    createAuthenticator(tokens)({ headers: authorization === null ? {} : { authorization } });
 
   it('knows a configured token by its digest and gives its name and roles', () => {
-    expect(authenticate('Bearer nifi-token')).toEqual({ name: 'nifi-cluster', roles: ['nifi'] });
-    expect(authenticate('bearer   alice-token ')).toEqual({ name: 'alice', roles: ['operator', 'viewer'] });
+    const asToken = { method: 'TOKEN', issuer: null, subject: null };
+    expect(authenticate('Bearer nifi-token')).toEqual({ name: 'nifi-cluster', roles: ['nifi'], ...asToken });
+    expect(authenticate('bearer   alice-token ')).toEqual({ name: 'alice', roles: ['operator', 'viewer'], ...asToken });
   });
 
   it.each([

@@ -8,6 +8,8 @@ import type { Actor } from '../../../src/graphql/builder.js';
 import { announceBody, expectUnauthenticatedAnswer } from '../../support/announce-body.js';
 import { capturingLogger, smallYoga } from '../../support/small-api.js';
 import { until } from '../../support/until.js';
+import { ProviderUnavailableError } from '../../../src/auth/provider.js';
+import { loadStaticTokens } from '../../../src/auth/static-tokens.js';
 import { createAuthenticator, useRootFieldAuth } from '../../../src/server/auth.js';
 import { useErrorEnvelope } from '../../../src/server/error-envelope.js';
 import { createGraphQLEndpoint, MAX_BODY_BYTES } from '../../../src/server/graphql-endpoint.js';
@@ -15,7 +17,9 @@ import { useRequestId } from '../../../src/server/request-id.js';
 
 const TOKEN = 'viewer-token';
 const yoga = smallYoga([useRequestId(), useRootFieldAuth(), useErrorEnvelope(capturingLogger().log)]);
-const authenticate = createAuthenticator([{ name: 'victor', sha256: hashToken(TOKEN), roles: ['viewer'] }]);
+const authenticate = createAuthenticator(
+  loadStaticTokens({ tokens: [{ name: 'victor', sha256: hashToken(TOKEN), roles: ['viewer'] }], tokensFile: null }, capturingLogger().log),
+);
 const server = http.createServer(createGraphQLEndpoint(yoga, authenticate));
 // What the endpoint hands on, recorded instead of parsed: the body limit is the endpoint's, not Yoga's
 const received: Array<{ bytes: number; actor: Actor | null }> = [];
@@ -204,7 +208,9 @@ describe('requests with a valid token', () => {
     // a body of exactly the limit is read whole and handed on with the actor
     const fits = await fetch(limitUrl, { method: 'POST', headers, body: over.subarray(1) });
     expect(fits.status).toBe(200);
-    expect(received).toEqual([{ bytes: MAX_BODY_BYTES, actor: { name: 'victor', roles: ['viewer'] } }]);
+    expect(received).toEqual([
+      { bytes: MAX_BODY_BYTES, actor: { name: 'victor', roles: ['viewer'], method: 'TOKEN', issuer: null, subject: null } },
+    ]);
   });
 
   it('hand Yoga a large body as one chunk it reads as is, with a single key for its adapter to count (not one per byte)', async () => {
@@ -244,5 +250,66 @@ describe('requests with a valid token', () => {
       body: JSON.stringify({ query: '{ hello }', variables: { pad: 'x'.repeat(4 << 20) } }),
     });
     expect([answered.status, await answered.json()]).toEqual([200, { data: { hello: 'world' } }]);
+  });
+});
+
+describe('credentials decided later (a JWT, a session)', () => {
+  /** An endpoint whose authenticator answers after `ms`, with the actor or by throwing `error`. */
+  async function delayed(answer: () => Actor | null) {
+    const server = http.createServer(
+      createGraphQLEndpoint(
+        yoga,
+        () =>
+          new Promise((resolve, reject) =>
+            setTimeout(() => {
+              try {
+                resolve(answer());
+              } catch (error) {
+                reject(error);
+              }
+            }, 50),
+          ),
+      ),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/graphql`,
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+  const victor: Actor = { name: 'victor', roles: ['viewer'], method: 'JWT', issuer: 'https://idp.test', subject: 'v' };
+
+  it('keep the body that arrived while they were decided', async () => {
+    const endpoint = await delayed(() => victor);
+    try {
+      const body = JSON.stringify({ query: '{ hello }', variables: { pad: 'x'.repeat(1 << 20) } });
+      const res = await fetch(endpoint.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      expect([res.status, await res.json()]).toEqual([200, { data: { hello: 'world' } }]);
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('are answered 503 SERVICE_UNAVAILABLE with Retry-After when the provider cannot be asked, 401 when refused', async () => {
+    const unavailable = await delayed(() => {
+      throw new ProviderUnavailableError('down');
+    });
+    const refused = await delayed(() => null);
+    try {
+      const res = await fetch(unavailable.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: json('{ hello }'),
+      });
+      expect([res.status, res.headers.get('x-error-code'), res.headers.get('retry-after')]).toEqual([503, 'SERVICE_UNAVAILABLE', '5']);
+      const no = await fetch(refused.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json('{ hello }') });
+      expect([no.status, no.headers.get('x-error-code')]).toEqual([401, 'UNAUTHENTICATED']);
+    } finally {
+      await unavailable.close();
+      await refused.close();
+    }
   });
 });

@@ -30,10 +30,19 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? `Network problem: ${error.message}` : 'Something went wrong.';
 }
 
-export async function request<T>(token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+/**
+ * What a request proves who it is with: a token's Authorization header, or a signed-in session's X-CSRF-Token
+ * (its cookie goes along by itself).
+ */
+export type Credential = { token: string } | { csrfToken: string };
+
+const credentialHeaders = (credential: Credential): Record<string, string> =>
+  'token' in credential ? { Authorization: `Bearer ${credential.token}` } : { 'X-CSRF-Token': credential.csrfToken };
+
+export async function request<T>(credential: Credential, query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const response = await fetch('/graphql', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: `Bearer ${token}` },
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...credentialHeaders(credential) },
     body: JSON.stringify({ query, variables }),
   });
   let body: GraphQLResponse<T>;
@@ -121,7 +130,7 @@ interface Held {
  * one that completes or fails was dropped: the whole stream is given up, and after a backoff a new one carries every
  * subscription again, forever. `reopened` counts the re-opens, after which views re-read.
  */
-export function createSubscriptions(token: string, events: StreamEvents): Subscriptions {
+export function createSubscriptions(credential: Credential, events: StreamEvents): Subscriptions {
   let connection: Connection = { status: 'connecting', since: Date.now(), reopened: 0 };
   const set = (next: Omit<Connection, 'since'>) => {
     if (next.status === connection.status && next.reopened === connection.reopened) return;
@@ -142,7 +151,7 @@ export function createSubscriptions(token: string, events: StreamEvents): Subscr
       singleConnection: true,
       // kept open a while without subscriptions, so that moving between pages does not re-open it
       lazyCloseTimeout: 10_000,
-      headers: () => ({ Authorization: `Bearer ${token}` }),
+      headers: () => credentialHeaders(credential),
       retryAttempts: 0,
       fetchFn: async (input: RequestInfo | URL, init?: RequestInit) => {
         const response = await fetch(input, init);

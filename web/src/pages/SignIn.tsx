@@ -5,9 +5,12 @@ import { ME } from '../api/operations';
 import { usePageTitle } from '../hooks';
 import { useSessionState } from '../session';
 
-/** Sign in with a token (nifi, operator or viewer); it is checked against the API before it is kept. */
+/**
+ * Sign in through the organization's OpenID provider (when configured), or with a token (nifi, operator or
+ * viewer), which is checked against the API before it is kept.
+ */
 export function SignIn() {
-  const { signIn, notice } = useSessionState();
+  const { signIn, notice, providerSignIn } = useSessionState();
   usePageTitle('Sign in');
   const [token, setToken] = useState('');
   const [remember, setRemember] = useState(false);
@@ -28,7 +31,7 @@ export function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      await request(value, documentText(ME));
+      await request({ token: value }, documentText(ME));
       signIn(value, remember);
     } catch (e) {
       setError(describeError(e));
@@ -45,6 +48,13 @@ export function SignIn() {
         {notice && (
           <p id="signin-notice" className="notice" role="status">
             {notice}
+          </p>
+        )}
+        {providerSignIn && (
+          <p>
+            <a className="button primary" href="/auth/login">
+              Sign in with your organization's account
+            </a>
           </p>
         )}
         <label htmlFor={tokenId}>Token</label>
