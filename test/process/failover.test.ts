@@ -9,74 +9,18 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
-import { graphqlCaller, startTestApi, testConfig, type TestApi } from '../support/api.js';
+import { startTestApi, testConfig, type TestApi } from '../support/api.js';
 import { freePort, runCli, type CliProcess } from '../support/cli.js';
 import { CLAIM, CREATE_RUN, HDFS_ROOT, JOB, REPORT } from '../support/fixtures.js';
-import { claimPartition, partitionId, reportChunks, startRun, validateDispatch, type Gql } from '../support/ledger-flow.js';
+import { expectAcknowledgedWrites, startNifiLoad, unexpectedAnswers } from '../support/nifi-load.js';
 import { createPgClusters, type PgCluster, type PgClusters } from '../support/pg-cluster.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/until.js';
 
 const DATABASE = 'load_control';
-/** NiFi's flows: each drives runs one after the other, each run three partitions of two chunks. */
+/** NiFi's flows: each drives runs one after the other (test/support/nifi-load.ts). */
 const CLIENTS = 4;
-const ROWS = [4, 4, 4];
-const CHUNKS = 2;
-/** How soon a client sends a request again after a 503 (NiFi waits the Retry-After, 1 s; shorter here, to time the window). */
-const RETRY_MS = 100;
-
-interface Answer {
-  at: number;
-  status: number;
-  code: string | undefined;
-  /** A query: the execution thread answered it. */
-  query: boolean;
-}
-
-/** What a client got a 200 for. */
-interface Acknowledged {
-  runId: string;
-  startedAt: number;
-  claims: Array<{ partitionId: string; claimToken: string }>;
-  files: string[];
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A caller that sends a request again after every 503, as NiFi does, and records every answer. */
-function retryingGql(url: string, answers: Answer[]): Gql {
-  const gql = graphqlCaller(url);
-  return async function retrying<T>(query: string, variables?: Record<string, unknown>, options?: Parameters<Gql>[2]) {
-    for (;;) {
-      const res = await gql<T>(query, variables, options);
-      answers.push({ at: performance.now(), status: res.status, code: res.code, query: !query.trimStart().startsWith('mutation') });
-      if (res.status !== 503) return res;
-      await sleep(RETRY_MS);
-    }
-  };
-}
-
-/** One NiFi flow: runs until `stopped()`, each to EXTRACTED_VALIDATED; returns what it was acknowledged. */
-async function nifiFlow(gql: Gql, flow: number, stopped: () => boolean, done: Acknowledged[]): Promise<void> {
-  while (!stopped()) {
-    const startedAt = performance.now();
-    const run = await startRun(gql, JOB, `BK_FAILOVER_${flow}_${randomUUID().slice(0, 8)}`, ROWS);
-    const acknowledged: Acknowledged = { runId: run.runId, startedAt, claims: [], files: [] };
-    for (const [index, rows] of ROWS.entries()) {
-      const partition = partitionId(index);
-      const claimToken = await claimPartition(gql, run.runId, partition);
-      acknowledged.claims.push({ partitionId: partition, claimToken });
-      await reportChunks(gql, run, partition, claimToken, { from: 0, to: CHUNKS, chunkCount: CHUNKS, rows: rows / CHUNKS });
-      for (let chunk = 0; chunk < CHUNKS; chunk++) {
-        acknowledged.files.push(`${run.hdfsRunPath}/part-${partition}-${String(chunk).padStart(6, '0')}.parquet`);
-      }
-    }
-    // a query, on serve's execution thread
-    await validateDispatch(gql, run.runId);
-    done.push(acknowledged);
-  }
-}
 
 let clusters: PgClusters;
 let primary: PgCluster;
@@ -134,74 +78,30 @@ afterAll(async () => {
 
 describe('a failover of PostgreSQL under load', () => {
   it('answers 503 and never 500 while the standby is promoted; serve and work go on; no acknowledged write or dispatch is lost', async () => {
-    const answers: Answer[] = [];
-    const readiness: Array<{ at: number; status: number }> = [];
-    const gql = retryingGql(apiUrl, answers);
-    const done: Acknowledged[][] = Array.from({ length: CLIENTS }, () => []);
-    let stop = false;
-    const stopped = () => stop;
-    // a client that fails stops them all, and the waits below at once
-    let failure: unknown;
-    const failFast = <T>(work: Promise<T>) =>
-      work.catch((error: unknown) => {
-        failure ??= error;
-        stop = true;
-        throw error;
-      });
-    const unlessFailed = (condition: () => boolean) => () => {
-      if (failure) throw failure;
-      return condition();
-    };
-
-    // a console page polling the runs (the execution thread) and a load balancer polling /readyz, all along
-    const watchers = Promise.all([
-      failFast(
-        (async () => {
-          while (!stop) {
-            await gql('{ runs(first: 5) { nodes { runId status } } }', {}, { token: 'viewer' });
-            await sleep(50);
-          }
-        })(),
-      ),
-      failFast(
-        (async () => {
-          while (!stop) {
-            readiness.push({ at: performance.now(), status: (await fetch(`${apiUrl}/readyz`)).status });
-            await sleep(100);
-          }
-        })(),
-      ),
-    ]);
-    const flows = Promise.all(done.map((acknowledged, flow) => failFast(nifiFlow(gql, flow, stopped, acknowledged))));
-    // their failure is reported where they are awaited, below
-    for (const clients of [flows, watchers]) clients.catch(() => undefined);
+    const load = startNifiLoad(apiUrl, 'FAILOVER', CLIENTS);
+    const { answers, readiness, done } = load;
     let failedAt = 0;
     let promotedAt = 0;
     let switchedAt = 0;
     try {
-      await until(
-        'each flow to finish two runs',
-        unlessFailed(() => done.every((runs) => runs.length >= 2)),
-        60_000,
-      );
+      await load.until('each flow to finish two runs', () => done.every((runs) => runs.length >= 2), 60_000);
       failedAt = performance.now();
       await primary.stop('immediate');
       await standby.promote();
       promotedAt = performance.now();
       forwarder.retarget(standby.port);
       switchedAt = performance.now();
-      await until(
+      await load.until(
         'each flow to finish two runs begun after the switch',
-        unlessFailed(() => done.every((runs) => runs.filter((run) => run.startedAt > switchedAt).length >= 2)),
+        () => done.every((runs) => runs.filter((run) => run.startedAt > switchedAt).length >= 2),
         60_000,
       );
     } finally {
-      stop = true;
-      await Promise.all([flows, watchers]);
+      await load.stop();
     }
 
     // never a 500, nor anything but 200 and 503
-    expect(answers.filter((a) => a.status !== 200 && !(a.status === 503 && a.code === 'SERVICE_UNAVAILABLE'))).toEqual([]);
+    expect(unexpectedAnswers(answers)).toEqual([]);
     const unavailable = answers.filter((a) => a.status === 503);
     expect(unavailable.length).toBeGreaterThan(0);
     // the window the clients saw: from the first 503 to the first 200 after the last one
@@ -221,27 +121,11 @@ describe('a failover of PostgreSQL under load', () => {
     expect(readyAgain).toBeDefined();
 
     // every acknowledged write is in the promoted database
+    const runs = done.flat();
+    await expectAcknowledgedWrites(standby.url(DATABASE), runs, 'EXTRACTED_VALIDATED');
     const promoted = new pg.Client({ connectionString: standby.url(DATABASE) });
     await promoted.connect();
     try {
-      const runs = done.flat();
-      const runIds = runs.map((run) => run.runId);
-      const statuses = await promoted.query<{ run_id: string; status: string }>(
-        'SELECT run_id::text, status FROM nifi_ops.load_run WHERE run_id = ANY($1::uuid[])',
-        [runIds],
-      );
-      expect(new Map(statuses.rows.map((r) => [r.run_id, r.status]))).toEqual(new Map(runIds.map((id) => [id, 'EXTRACTED_VALIDATED'])));
-      const claims = await promoted.query<{ run_id: string; partition_id: string; claim_token: string }>(
-        'SELECT run_id::text, partition_id, claim_token::text FROM nifi_ops.load_partition WHERE run_id = ANY($1::uuid[])',
-        [runIds],
-      );
-      const claimed = new Set(claims.rows.map((r) => `${r.run_id}/${r.partition_id}/${r.claim_token}`));
-      for (const run of runs) for (const c of run.claims) expect(claimed.has(`${run.runId}/${c.partitionId}/${c.claimToken}`)).toBe(true);
-      const files = await promoted.query<{ hdfs_path: string }>('SELECT hdfs_path FROM nifi_ops.load_file WHERE run_id = ANY($1::uuid[])', [
-        runIds,
-      ]);
-      expect(files.rows.map((r) => r.hdfs_path).sort()).toEqual(runs.flatMap((run) => run.files).sort());
-
       // every dispatch, before the failover and after it, reaches NiFi through the same worker
       const dispatches = await promoted.query<{ dispatch_id: string }>(
         `SELECT dispatch_id::text FROM nifi_ops.load_dispatch WHERE dispatch_type = 'VALIDATE_RUN'`,

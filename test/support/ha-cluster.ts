@@ -47,7 +47,7 @@ interface ClusterLayout {
 }
 
 /** One member as Patroni's GET /cluster lists it. */
-export interface MemberState {
+interface MemberState {
   name: string;
   role: 'leader' | 'sync_standby' | 'replica' | string;
   state: string;
@@ -70,6 +70,8 @@ export interface HaCluster {
   /** Waits until there is a leader, one synchronous standby and one more running replica, and HAProxy leads to the leader. */
   healthy(timeoutMs?: number): Promise<MemberState[]>;
   patronictl(...args: string[]): Promise<string>;
+  /** What a member's process wrote (Patroni's log with its PostgreSQL's, an etcd member's, HAProxy's). */
+  log(name: string): Promise<string>;
   /** SIGKILL to a member's postmaster (its Patroni lives on). */
   killPostmaster(name: string): void;
   /** Stops etcd members (SIGTERM, waiting for them to exit); startEtcd starts them again on their data. */
@@ -149,9 +151,7 @@ function patroniConfig(example: string, folder: string, member: PatroniMember, e
 
 function haproxyConfig(example: string, port: number, members: PatroniMember[]): string {
   const servers = members.map((m) => `    server ${m.name} 127.0.0.1:${m.pgPort} maxconn 500 check port ${m.restPort}`).join('\n');
-  return example
-    .replace(/^([ \t]*bind )\S+$/m, `$1127.0.0.1:${port}`)
-    .replace(/^([ \t]*server .*\n)+/m, `${servers}\n`);
+  return example.replace(/^([ \t]*bind )\S+$/m, `$1127.0.0.1:${port}`).replace(/^([ \t]*server .*\n)+/m, `${servers}\n`);
 }
 
 async function layoutOf(folder: string): Promise<ClusterLayout> {
@@ -164,7 +164,9 @@ export async function stopHaCluster(folder: string): Promise<void> {
   await Promise.all(layout.members.map((m) => stopProcess(layout.pids[m.name], 'SIGTERM', 20_000)));
   // a postmaster whose Patroni was killed, or that Patroni left behind: an immediate shutdown
   await Promise.all(layout.members.map((m) => stopProcess(postmasterPid(m.dataDir), 'SIGQUIT', 10_000)));
-  await Promise.all([...layout.etcd.map((m) => layout.pids[m.name]), layout.pids.haproxy].map((pid) => stopProcess(pid, 'SIGTERM', 10_000)));
+  await Promise.all(
+    [...layout.etcd.map((m) => layout.pids[m.name]), layout.pids.haproxy].map((pid) => stopProcess(pid, 'SIGTERM', 10_000)),
+  );
   await rm(folder, { recursive: true, force: true });
 }
 
@@ -181,7 +183,8 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
   const etcd: EtcdMember[] = [];
   for (const i of names) etcd.push({ name: `etcd${i}`, clientPort: await freePort(), peerPort: await freePort() });
   const members: PatroniMember[] = [];
-  for (const i of names) members.push({ name: `pg${i}`, pgPort: await freePort(), restPort: await freePort(), dataDir: join(folder, `pg${i}`) });
+  for (const i of names)
+    members.push({ name: `pg${i}`, pgPort: await freePort(), restPort: await freePort(), dataDir: join(folder, `pg${i}`) });
   const layout: ClusterLayout = { folder, haproxyPort: await freePort(), etcd, members, pids: {} };
 
   const writeOwned = async (name: string, text: string) => {
@@ -214,10 +217,15 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
   const startEtcdMember = (member: EtcdMember) => launch(member.name, ETCD, ['--config-file', join(folder, `${member.name}.yml`)]);
   const tool = (command: string, args: string[]) =>
     new Promise<string>((resolve, reject) => {
-      execFile(command, args, { cwd: folder, env: { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: folder }, ...user }, (error, stdout, stderr) => {
-        if (error) reject(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}${stderr}`));
-        else resolve(`${stdout}${stderr}`);
-      });
+      execFile(
+        command,
+        args,
+        { cwd: folder, env: { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: folder }, ...user },
+        (error, stdout, stderr) => {
+          if (error) reject(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}${stderr}`));
+          else resolve(`${stdout}${stderr}`);
+        },
+      );
     });
   const etcdHealthy = async (member: EtcdMember) =>
     (await fetch(`http://127.0.0.1:${member.clientPort}/health`).catch(() => undefined))?.status === 200;
@@ -230,7 +238,10 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     return [];
   };
   const viaHaproxy = async (): Promise<boolean> => {
-    const client = new pg.Client({ connectionString: `postgresql://postgres@127.0.0.1:${layout.haproxyPort}/postgres`, connectionTimeoutMillis: 1000 });
+    const client = new pg.Client({
+      connectionString: `postgresql://postgres@127.0.0.1:${layout.haproxyPort}/postgres`,
+      connectionTimeoutMillis: 1000,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -269,6 +280,7 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
       );
     },
     patronictl: (...args) => tool(PATRONICTL, ['-c', join(folder, `${members[0]!.name}.yml`), ...args]),
+    log: (name) => readFile(join(folder, `${name}.log`), 'utf8'),
     killPostmaster(name) {
       const member = members.find((m) => m.name === name);
       const pid = member && postmasterPid(member.dataDir);
@@ -276,7 +288,7 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
       process.kill(pid, 'SIGKILL');
     },
     async stopEtcd(...stopped) {
-      await Promise.all(stopped.map((name) => stopProcess(layout.pids[name], 'SIGTERM', 10_000)));
+      await Promise.all(stopped.map((name) => stopProcess(layout.pids[name], 'SIGTERM', 5_000)));
     },
     async startEtcd(...started) {
       for (const name of started) await startEtcdMember(etcd.find((m) => m.name === name)!);
@@ -296,7 +308,9 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     await cluster.healthy();
   } catch (error) {
     const logs = await Promise.all(
-      Object.keys(layout.pids).map(async (name) => `--- ${name}.log\n${(await readFile(join(folder, `${name}.log`), 'utf8').catch(() => '')).slice(-1500)}`),
+      Object.keys(layout.pids).map(
+        async (name) => `--- ${name}.log\n${(await readFile(join(folder, `${name}.log`), 'utf8').catch(() => '')).slice(-1500)}`,
+      ),
     );
     await stopHaCluster(folder).catch(() => undefined);
     throw new Error(`${(error as Error).message}\n${logs.join('\n')}`);
