@@ -6,7 +6,7 @@
 // whose processes outlive it. Everything runs as the `postgres` OS user when we are root (PostgreSQL and Patroni
 // refuse to run as root).
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,13 +67,18 @@ export interface HaCluster {
   /** Patroni's view (GET /cluster of any member that answers). */
   members(): Promise<MemberState[]>;
   leader(): Promise<string | undefined>;
-  /** Waits until there is a leader, one synchronous standby and one more running replica, and HAProxy leads to the leader. */
+  /** Waits until there is a leader, one synchronous standby and one more replica, both streaming, and HAProxy leads to the leader. */
   healthy(timeoutMs?: number): Promise<MemberState[]>;
   patronictl(...args: string[]): Promise<string>;
   /** What a member's process wrote (Patroni's log with its PostgreSQL's, an etcd member's, HAProxy's). */
   log(name: string): Promise<string>;
-  /** SIGKILL to a member's postmaster (its Patroni lives on). */
+  /**
+   * SIGKILL to a member's postmaster and its WAL senders (its Patroni lives on): the other processes exit when they
+   * find the postmaster gone, but a WAL sender stopped by pauseWalSenders would hold its standby's connection.
+   */
   killPostmaster(name: string): void;
+  /** SIGSTOP to a primary's WAL senders: it goes on writing WAL that no standby receives, and no connection closes. */
+  pauseWalSenders(name: string): void;
   /** Stops etcd members (SIGTERM, waiting for them to exit); startEtcd starts them again on their data. */
   stopEtcd(...names: string[]): Promise<void>;
   startEtcd(...names: string[]): Promise<void>;
@@ -110,6 +115,25 @@ const postmasterPid = (dataDir: string): number | undefined => {
   const file = join(dataDir, 'postmaster.pid');
   return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
 };
+
+/** The children of a process whose command line (a PostgreSQL process's title) contains `title`. */
+function childrenTitled(parent: number, title: string): number[] {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      // /proc/PID/stat: "pid (comm) state ppid …", comm may hold spaces and parentheses
+      const stat = read(`/proc/${pid}/stat`);
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent && read(`/proc/${pid}/cmdline`).includes(title);
+    })
+    .map(Number);
+}
 
 function etcdConfig(example: string, folder: string, member: EtcdMember, all: EtcdMember[]): string {
   const config = parse(example) as Record<string, unknown>;
@@ -237,6 +261,7 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     }
     return [];
   };
+  /** HAProxy leads to a primary, which streams to every other member. */
   const viaHaproxy = async (): Promise<boolean> => {
     const client = new pg.Client({
       connectionString: `postgresql://postgres@127.0.0.1:${layout.haproxyPort}/postgres`,
@@ -245,7 +270,10 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     client.on('error', () => undefined);
     try {
       await client.connect();
-      return (await client.query('SELECT pg_is_in_recovery() AS standby')).rows[0].standby === false;
+      const { rows } = await client.query(
+        `SELECT pg_is_in_recovery() AS standby, (SELECT count(*)::int FROM pg_stat_replication WHERE state = 'streaming') AS streaming`,
+      );
+      return rows[0].standby === false && rows[0].streaming === MEMBERS - 1;
     } catch {
       return false;
     } finally {
@@ -253,15 +281,16 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     }
   };
 
+  const member = (name: string): PatroniMember => {
+    const found = members.find((m) => m.name === name);
+    if (!found) throw new Error(`no member ${name}`);
+    return found;
+  };
   const cluster: HaCluster = {
     folder,
     port: layout.haproxyPort,
     url: (database = 'postgres') => `postgresql://postgres@127.0.0.1:${layout.haproxyPort}/${database}`,
-    memberUrl(name, database = 'postgres') {
-      const member = members.find((m) => m.name === name);
-      if (!member) throw new Error(`no member ${name}`);
-      return `postgresql://postgres@127.0.0.1:${member.pgPort}/${database}`;
-    },
+    memberUrl: (name, database = 'postgres') => `postgresql://postgres@127.0.0.1:${member(name).pgPort}/${database}`,
     memberNames: members.map((m) => m.name),
     etcdNames: etcd.map((m) => m.name),
     members: members_,
@@ -282,10 +311,16 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     patronictl: (...args) => tool(PATRONICTL, ['-c', join(folder, `${members[0]!.name}.yml`), ...args]),
     log: (name) => readFile(join(folder, `${name}.log`), 'utf8'),
     killPostmaster(name) {
-      const member = members.find((m) => m.name === name);
-      const pid = member && postmasterPid(member.dataDir);
+      const pid = postmasterPid(member(name).dataDir);
       if (!pid) throw new Error(`member ${name} has no running postmaster`);
+      const walSenders = childrenTitled(pid, 'walsender');
       process.kill(pid, 'SIGKILL');
+      for (const sender of walSenders) process.kill(sender, 'SIGKILL');
+    },
+    pauseWalSenders(name) {
+      const walSenders = childrenTitled(postmasterPid(member(name).dataDir) ?? 0, 'walsender');
+      if (walSenders.length === 0) throw new Error(`member ${name} has no WAL sender`);
+      for (const pid of walSenders) process.kill(pid, 'SIGSTOP');
     },
     async stopEtcd(...stopped) {
       await Promise.all(stopped.map((name) => stopProcess(layout.pids[name], 'SIGTERM', 5_000)));
