@@ -1,25 +1,25 @@
 // A Patroni cluster on loopback, from deploy/ha/'s example configurations (README "Failover"): three etcd 3.4 members
-// (the DCS), three PostgreSQL 15 members managed by Patroni 3.0 (synchronous_mode), and HAProxy routing to the
-// leader by Patroni's REST /primary — Debian's own binaries, each member with its own ports and folder under one
-// temporary folder. The processes are detached, their pids in the folder's ha-cluster.json, so that the same code
-// serves test/ha/ (which starts one and stops it) and `npm run ha:cluster -- up|down` (scripts/ha-cluster.ts),
-// whose processes outlive it. Everything runs as the `postgres` OS user when we are root (PostgreSQL and Patroni
-// refuse to run as root).
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
+// (the DCS), three PostgreSQL members (the newest installed: 15 on Debian 12) managed by Patroni 3.0 in
+// synchronous_mode, and HAProxy routing to the leader by Patroni's REST /primary — Debian's own binaries, each member
+// with its own ports and folder under one temporary folder. The processes are detached, their pids in the folder's
+// ha-cluster.json, so that the same code serves test/ha/ (which starts one and stops it) and
+// `npm run ha:cluster -- up|down` (scripts/ha-cluster.ts), whose processes outlive it. Everything runs as the
+// `postgres` OS user when we are root (PostgreSQL and Patroni refuse to run as root).
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { parse, stringify } from 'yaml';
 import { freePort } from './cli.js';
+import { childProcesses, serverBinaries, serverUser } from './pg-cluster.js';
 import { until } from './until.js';
 
 const PATRONI = '/usr/bin/patroni';
 const PATRONICTL = '/usr/bin/patronictl';
 const ETCD = '/usr/bin/etcd';
 const HAPROXY = '/usr/sbin/haproxy';
-const PG_BIN = '/usr/lib/postgresql/15/bin';
 const EXAMPLES = new URL('../../deploy/ha/', import.meta.url);
 const STATE_FILE = 'ha-cluster.json';
 const MEMBERS = 3;
@@ -87,13 +87,6 @@ export interface HaCluster {
   stop(): Promise<void>;
 }
 
-/** The uid and gid the cluster runs as: the `postgres` user when we are root, else ourselves. */
-function serverUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  return { uid: id('-u'), gid: id('-g') };
-}
-
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -118,21 +111,13 @@ const postmasterPid = (dataDir: string): number | undefined => {
 
 /** The children of a process whose command line (a PostgreSQL process's title) contains `title`. */
 function childrenTitled(parent: number, title: string): number[] {
-  const read = (file: string) => {
+  return childProcesses(parent).filter((pid) => {
     try {
-      return readFileSync(file, 'utf8');
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(title);
     } catch {
-      return '';
+      return false;
     }
-  };
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      // /proc/PID/stat: "pid (comm) state ppid …", comm may hold spaces and parentheses
-      const stat = read(`/proc/${pid}/stat`);
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent && read(`/proc/${pid}/cmdline`).includes(title);
-    })
-    .map(Number);
+  });
 }
 
 function etcdConfig(example: string, folder: string, member: EtcdMember, all: EtcdMember[]): string {
@@ -153,7 +138,7 @@ function etcdConfig(example: string, folder: string, member: EtcdMember, all: Et
   return stringify(config);
 }
 
-function patroniConfig(example: string, folder: string, member: PatroniMember, etcd: EtcdMember[]): string {
+function patroniConfig(example: string, folder: string, bin: string, member: PatroniMember, etcd: EtcdMember[]): string {
   const config = parse(example) as Record<string, any>;
   config.name = member.name;
   config.restapi.listen = config.restapi.connect_address = `127.0.0.1:${member.restPort}`;
@@ -161,7 +146,7 @@ function patroniConfig(example: string, folder: string, member: PatroniMember, e
   const pgConfig = config.postgresql;
   pgConfig.listen = pgConfig.connect_address = `127.0.0.1:${member.pgPort}`;
   pgConfig.data_dir = member.dataDir;
-  pgConfig.bin_dir = PG_BIN;
+  pgConfig.bin_dir = bin;
   pgConfig.pgpass = join(folder, `${member.name}.pgpass`);
   pgConfig.parameters = {
     ...pgConfig.parameters,
@@ -196,9 +181,10 @@ export async function stopHaCluster(folder: string): Promise<void> {
 
 /** Starts a cluster in a new folder (under `parent`, default the system's temporary folder) and waits until it is healthy. */
 export async function startHaCluster(parent: string = tmpdir()): Promise<HaCluster> {
-  for (const binary of [PATRONI, PATRONICTL, ETCD, HAPROXY, join(PG_BIN, 'postgres')]) {
-    if (!existsSync(binary)) throw new Error(`${binary} is needed (Debian: patroni etcd-server etcd-client haproxy postgresql-15)`);
+  for (const binary of [PATRONI, PATRONICTL, ETCD, HAPROXY]) {
+    if (!existsSync(binary)) throw new Error(`${binary} is needed (Debian: patroni etcd-server etcd-client haproxy)`);
   }
+  const bin = serverBinaries();
   const user = serverUser();
   await mkdir(parent, { recursive: true });
   const folder = await mkdtemp(join(parent, 'lc-ha-'));
@@ -224,9 +210,10 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
       cwd: folder,
       detached: true,
       stdio: ['ignore', log, log],
-      env: { PATH: `${PG_BIN}:/usr/bin:/bin:/usr/sbin:/sbin`, LANG: 'C.UTF-8', HOME: folder },
+      env: { PATH: `${bin}:/usr/bin:/bin:/usr/sbin:/sbin`, LANG: 'C.UTF-8', HOME: folder },
     });
     child.unref();
+    closeSync(log);
     layout.pids[name] = child.pid!;
     await saveLayout();
   };
@@ -235,7 +222,7 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     ['etcd.example.yml', 'patroni.example.yml', 'haproxy.example.cfg'].map((file) => readFile(new URL(file, EXAMPLES), 'utf8')),
   );
   for (const member of etcd) await writeOwned(`${member.name}.yml`, etcdConfig(etcdExample, folder, member, etcd));
-  for (const member of members) await writeOwned(`${member.name}.yml`, patroniConfig(patroniExample, folder, member, etcd));
+  for (const member of members) await writeOwned(`${member.name}.yml`, patroniConfig(patroniExample, folder, bin, member, etcd));
   await writeOwned('haproxy.cfg', haproxyConfig(haproxyExample, layout.haproxyPort, members));
 
   const startEtcdMember = (member: EtcdMember) => launch(member.name, ETCD, ['--config-file', join(folder, `${member.name}.yml`)]);
@@ -254,7 +241,7 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
   const etcdHealthy = async (member: EtcdMember) =>
     (await fetch(`http://127.0.0.1:${member.clientPort}/health`).catch(() => undefined))?.status === 200;
 
-  const members_ = async (): Promise<MemberState[]> => {
+  const memberStates = async (): Promise<MemberState[]> => {
     for (const member of members) {
       const res = await fetch(`http://127.0.0.1:${member.restPort}/cluster`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
       if (res?.ok) return ((await res.json()) as { members: MemberState[] }).members;
@@ -293,15 +280,15 @@ export async function startHaCluster(parent: string = tmpdir()): Promise<HaClust
     memberUrl: (name, database = 'postgres') => `postgresql://postgres@127.0.0.1:${member(name).pgPort}/${database}`,
     memberNames: members.map((m) => m.name),
     etcdNames: etcd.map((m) => m.name),
-    members: members_,
+    members: memberStates,
     async leader() {
-      return (await members_()).find((m) => m.role === 'leader' && m.state === 'running')?.name;
+      return (await memberStates()).find((m) => m.role === 'leader' && m.state === 'running')?.name;
     },
     async healthy(timeoutMs = 90_000) {
       return until(
         'the Patroni cluster to have a leader, a synchronous standby and a replica, with HAProxy leading to the leader',
         async () => {
-          const state = await members_();
+          const state = await memberStates();
           const running = (role: string) => state.filter((m) => m.role === role && m.state === 'running').length;
           return running('leader') === 1 && running('sync_standby') === 1 && running('replica') === 1 && (await viaHaproxy()) && state;
         },
