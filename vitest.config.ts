@@ -13,6 +13,7 @@ const require = createRequire(import.meta.url);
  * - process: `serve` / `work` / CLI processes, faults, shutdown, upgrades, other servers;
  * - browser: the console in Chromium.
  * - nifi: the kit against Apache NiFi's own artifacts (its Expression Language engine, run on a JVM), no database.
+ * - ha: `serve` and `work` on a Patroni cluster of its own (etcd, HAProxy), no shared database.
  * A new tier is a new folder of test/ plus its `test:NAME` script; support/ and fixtures/ hold no tier.
  */
 const NOT_TIERS = new Set(['support', 'fixtures']);
@@ -22,7 +23,7 @@ const TIERS = readdirSync('test', { withFileTypes: true })
   .sort();
 
 /** Tiers with no database: running them alone starts no PostgreSQL and makes no template. */
-const WITHOUT_DATABASE = new Set(['unit', 'nifi']);
+const WITHOUT_DATABASE = new Set(['unit', 'nifi', 'ha']);
 
 function tier(name: string): TestProjectInlineConfiguration {
   const database = !WITHOUT_DATABASE.has(name);

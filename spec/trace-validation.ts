@@ -32,7 +32,7 @@ export interface ObservedLedger {
  * of two one-row chunks, worker 1 owning partition 1 (token 1) and worker 2 partition 2 (token 2), each first chunk
  * reported; `firstPartitionDone`: partition 1's last chunk too.
  */
-export const HISTORY_STARTS = {
+const HISTORY_STARTS = {
   bothFirstChunks: 'planned.then(claimStep(1, 0)).then(claimStep(2, 0)).then(reportChunkStep(1, 0, 1)).then(reportChunkStep(2, 0, 1))',
   firstPartitionDone:
     'planned.then(claimStep(1, 0)).then(claimStep(2, 0)).then(reportChunkStep(1, 0, 1)).then(reportChunkStep(2, 0, 1)).then(reportChunkStep(1, 1, 1))',

@@ -251,8 +251,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       if (leased.length === 0 && unwanted.length === 0) return attempted;
       attempted += leased.length;
-      // the next batch is leased while this one is on the wire
+      // the next batch is leased while this one is on the wire; if that lease fails meanwhile (the database went
+      // away), its rejection waits for the await above, or the catch below, instead of ending the process unhandled
       next = lease();
+      next.catch(() => undefined);
       try {
         if (unwanted.length > 0) await cancelUnwanted(unwanted);
         onTheWire = { dispatchIds: leased.map((d) => d.dispatchId), since: performance.now() };

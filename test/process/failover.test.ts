@@ -12,7 +12,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { startTestApi, testConfig, type TestApi } from '../support/api.js';
 import { freePort, runCli, type CliProcess } from '../support/cli.js';
 import { CLAIM, CREATE_RUN, HDFS_ROOT, JOB, REPORT } from '../support/fixtures.js';
-import { expectAcknowledgedIn, startNifiLoad } from '../support/nifi-load.js';
+import { expectAcknowledgedIn, readinessPoller, startNifiLoad } from '../support/nifi-load.js';
 import { createPgClusters, type PgCluster, type PgClusters } from '../support/pg-cluster.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -24,8 +24,6 @@ const FLOWS = 4;
 const SHAPE = { businessKeyPrefix: 'BK_FAILOVER', rows: [4, 4, 4], chunks: 2 };
 /** How soon a client sends a request again after a 503 (NiFi waits the Retry-After, 1 s; shorter here, to time the window). */
 const RETRY_MS = 100;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let clusters: PgClusters;
 let primary: PgCluster;
@@ -89,14 +87,7 @@ describe('a failover of PostgreSQL under load', () => {
       ...SHAPE,
       flows: FLOWS,
       retryMs: RETRY_MS,
-      watchers: [
-        async (stopped) => {
-          while (!stopped()) {
-            readiness.push({ at: performance.now(), status: (await fetch(`${apiUrl}/readyz`)).status });
-            await sleep(100);
-          }
-        },
-      ],
+      watchers: [readinessPoller(apiUrl, readiness)],
     });
     const { answers, done } = load;
     let failedAt = 0;

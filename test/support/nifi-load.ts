@@ -1,16 +1,18 @@
-// NiFi-like load through the API while something happens to the processes or the database behind it: flows that
-// drive runs one after the other (createRun, the manifest, claims, chunk reports, a query on serve's execution
-// thread) and a console page polling the runs, each request sent again after a 503 as NiFi does. What the clients
-// got a 200 for is kept, to be looked for in the database afterwards.
+// NiFi-like load through the API while something happens to the processes or the database behind it (a failover,
+// a Patroni switchover, a rolling upgrade): flows that drive runs one after the other (createRun, the manifest,
+// claims, chunk reports, a query on serve's execution thread) and a console page polling the runs, each request sent
+// again after a 503 as NiFi does; a load balancer polling /readyz beside them; NiFi's validation flow behind a
+// receiver. What the clients got a 200 for is kept, to be looked for in the database afterwards.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { expect } from 'vitest';
 import { graphqlCaller } from './api.js';
-import { JOB } from './fixtures.js';
+import { JOB, START_VALIDATION } from './fixtures.js';
 import { claimPartition, partitionId, reportChunks, startRun, validateDispatch, type Gql } from './ledger-flow.js';
+import type { Receiver } from './receiver.js';
 import { until } from './until.js';
 
-interface Answer {
+export interface Answer {
   /** performance.now() when the answer (or the failure) came. */
   at: number;
   /** How long the request took. */
@@ -153,6 +155,67 @@ export function startNifiLoad(
       stop = true;
       await clients;
       if (failure) throw failure;
+    },
+  };
+}
+
+/** Answers other than 200 and 503 SERVICE_UNAVAILABLE (a 500, a reset connection …): there must be none. */
+export const unexpectedAnswers = (answers: Answer[]): Answer[] =>
+  answers.filter((a) => a.status !== 200 && !(a.status === 503 && a.code === 'SERVICE_UNAVAILABLE'));
+
+/** A load balancer's health check: polls the API's /readyz every 100 ms and records each answer (a watcher). */
+export function readinessPoller(apiUrl: string, readiness: Array<{ at: number; status: number }>) {
+  return async (stopped: () => boolean): Promise<void> => {
+    while (!stopped()) {
+      readiness.push({ at: performance.now(), status: (await fetch(`${apiUrl}/readyz`)).status });
+      await sleep(100);
+    }
+  };
+}
+
+export interface Validations {
+  /** Per dispatch, how many startValidation calls won (answered started: true). */
+  wins: Map<string, number>;
+  /** Waits until every delivery received so far has had its startValidation answered; throws if one was not 200 or 503. */
+  settled(): Promise<void>;
+}
+
+/**
+ * NiFi's validation flow behind `receiver`: every VALIDATE_RUN it receives (each delivery, repeats included) is
+ * started with startValidation — sent again `retryMs` after a 503, like any NiFi call — after the receiver answered.
+ */
+export function validateOnDelivery(receiver: Receiver, apiUrl: string, retryMs: number): Validations {
+  const gql = graphqlCaller(apiUrl);
+  const wins = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+  const failures: unknown[] = [];
+  receiver.onCall((call) => {
+    if (!call.path.includes('/validate/')) return;
+    const { runId, dispatchId } = call.body as { runId: string; dispatchId: string };
+    const started = (async () => {
+      for (;;) {
+        const res = await gql<{ startValidation: { started: boolean } }>(START_VALIDATION, {
+          input: { runId, dispatchId, node: 'nifi-01' },
+        });
+        if (res.status === 503) {
+          await sleep(retryMs);
+          continue;
+        }
+        if (res.status !== 200 || !res.body.data) throw new Error(`startValidation: HTTP ${res.status} ${JSON.stringify(res.body.errors)}`);
+        if (res.body.data.startValidation.started) wins.set(dispatchId, (wins.get(dispatchId) ?? 0) + 1);
+        return;
+      }
+    })().catch((error: unknown) => {
+      failures.push(error);
+    });
+    inFlight.add(started);
+    void started.then(() => inFlight.delete(started));
+  });
+  return {
+    wins,
+    async settled() {
+      while (inFlight.size > 0) await Promise.all(inFlight);
+      if (failures.length > 0) throw failures[0];
     },
   };
 }

@@ -39,7 +39,7 @@ export interface PgClusters {
 }
 
 /** The newest installed PostgreSQL with the binaries a failover needs. */
-function serverBinaries(): string {
+export function serverBinaries(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)) : [];
   const needed = ['initdb', 'pg_ctl', 'pg_basebackup', 'pg_rewind'];
@@ -52,16 +52,15 @@ function serverBinaries(): string {
 }
 
 /** The uid and gid PostgreSQL runs as: the `postgres` user when we are root, else ourselves. */
-function serverUser(): { uid: number; gid: number } | undefined {
+export function serverUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
   return { uid: id('-u'), gid: id('-g') };
 }
 
-/** The postmaster of a running data directory and its children (backends, checkpointer, walwriter, …). */
-function serverProcesses(dataDir: string): number[] {
-  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = readdirSync('/proc')
+/** The processes whose parent is `parent` (a postmaster's: backends, checkpointer, walwriter, WAL senders, …). */
+export function childProcesses(parent: number): number[] {
+  return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       // /proc/PID/stat: "pid (comm) state ppid …", comm may hold spaces and parentheses
@@ -72,10 +71,15 @@ function serverProcesses(dataDir: string): number[] {
           return '';
         }
       })();
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
     })
     .map(Number);
-  return [postmaster, ...children];
+}
+
+/** The postmaster of a running data directory and its children. */
+function serverProcesses(dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return [postmaster, ...childProcesses(postmaster)];
 }
 
 export async function createPgClusters(): Promise<PgClusters> {

@@ -1,8 +1,11 @@
+import { once } from 'node:events';
 import http from 'node:http';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { FAIL_PARTITION, JOB, claim, completeRun, startRun } from '../../support/fixtures.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
+import { until } from '../../support/until.js';
 import { dispatchRow, eventsNamed, makeDue, testWorker, workerConfig, type TestWorkerParts } from '../../support/worker.js';
 import { inStatement, inTransaction } from '../../../src/db/transaction.js';
 import { backoffMs } from '../../../src/domain/dispatch/backoff.js';
@@ -259,6 +262,68 @@ describe('dispatcher', () => {
     });
     await worker.dispatcher.dispatchOnce();
     expect(await dispatchRow(api, dispatchId)).toMatchObject({ status: 'ACKED', acked_at: expect.any(Date), sent_at: null });
+  });
+
+  it('fails the pass, not the process, when the next lease fails while a batch is on the wire', async () => {
+    // seen on the Patroni cluster (test/ha/): the lease taken during a batch's delivery failed in a switchover, and
+    // its rejection, awaited only after the delivery, ended `work` as an unhandled rejection
+    const run = await completeRun(api);
+    const own = testWorker(api, workerConfig(api, receiver), { ownPool: true });
+    extraWorkers.push(own);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    let reply!: () => void;
+    const replied = new Promise<void>((resolve) => {
+      reply = resolve;
+    });
+    receiver.onCall(() => replied);
+    const [share, exclusive] = [
+      new pg.Client({ connectionString: api.database.url }),
+      new pg.Client({ connectionString: api.database.url }),
+    ];
+    await Promise.all([share.connect(), exclusive.connect()]);
+    const lockWaiters = async () =>
+      (
+        await api.sql.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      ).rows;
+    try {
+      // the first lease waits behind a SHARE lock and an EXCLUSIVE lock queues behind it: once the first lease has
+      // committed, the EXCLUSIVE lock is granted, and the next lease, begun as the batch goes out, waits behind it
+      await share.query('BEGIN; LOCK TABLE nifi_ops.load_dispatch IN SHARE MODE');
+      const pass = own.dispatcher.dispatchOnce();
+      pass.catch(() => undefined);
+      await until('the first lease to wait', async () => (await lockWaiters()).length === 1);
+      await exclusive.query('BEGIN');
+      const locked = exclusive.query('LOCK TABLE nifi_ops.load_dispatch IN EXCLUSIVE MODE');
+      await until('the EXCLUSIVE lock to queue', async () => (await lockWaiters()).length === 2);
+      await share.query('COMMIT');
+      await locked;
+      await until('the batch to be on the wire', () => receiver.callsFor(run.dispatchId).length === 1);
+      const [nextLease] = await until('the next lease to wait', async () => {
+        const waiting = await lockWaiters();
+        return waiting.length === 1 && waiting;
+      });
+      // the database ends the next lease's connection while the batch's call is still unanswered
+      const removed = once(own.db.pool, 'remove');
+      await api.sql.query('SELECT pg_terminate_backend($1)', [nextLease!.pid]);
+      await removed;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      await exclusive.query('COMMIT');
+      reply();
+      await expect(pass).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      // the batch on the wire was recorded all the same
+      expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'SENT', attempt_count: 1 });
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      reply();
+      receiver.onCall(undefined);
+      await exclusive.query('ROLLBACK').catch(() => undefined);
+      await Promise.all([share.end(), exclusive.end()]);
+    }
   });
 
   it('does not resend a leased call while its lease runs, and resends it once the lease expired', async () => {
