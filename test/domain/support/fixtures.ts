@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { Config } from '../../../src/config/config.js';
+import { DomainError } from '../../../src/contract/errors.js';
 import { createDb, type Db } from '../../../src/db/client.js';
 import { perform } from '../../../src/db/operation.js';
 import { type ReportChunkCommand, reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
@@ -13,7 +14,7 @@ import { type DefineGateCommand, defineGateOperation } from '../../../src/domain
 import { readiness } from '../../../src/domain/gate/ledger.js';
 import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
 import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
-import { registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
+import { type RegisterManifestCommand, registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
 import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
 import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
 import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
@@ -24,7 +25,7 @@ import { recordMetricsOperation } from '../../../src/domain/validation/record-me
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
 import { type ConfigOverrides, testConfig } from '../../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
-import { chunkInput, HDFS_ROOT, JOB, partitionsFor } from '../../support/fixtures.js';
+import { chunkInput, HDFS_ROOT, JOB, manifestInput, type PartitionSpec } from '../../support/fixtures.js';
 
 /** The actor of every fixture: the token name the test API gives the NiFi cluster. */
 export const ACTOR = 'nifi-cluster';
@@ -82,21 +83,7 @@ export async function createdRun(t: DomainTest, overrides: Partial<CreateRunComm
 /** A run in EXTRACTING with the given partition row counts (test/support/fixtures.ts's manifest). */
 export async function startedRun(t: DomainTest, counts: number[], create: Partial<CreateRunCommand> = {}): Promise<DomainRun> {
   const run = await createdRun(t, create);
-  const partitions = partitionsFor(counts).map((p) => ({ ...p, expectedRowCount: BigInt(p.expectedRowCount) }));
-  const total = counts.reduce((a, b) => a + b, 0);
-  await perform(t.db, registerManifestOperation, {
-    runId: run.runId,
-    snapshotScn: '1234567890',
-    sourceCount: BigInt(total),
-    sourceNullSplitCount: 0n,
-    sourceMinSplit: '1',
-    sourceMaxSplit: String(1 + counts.length * 1000),
-    plannedPartitionCount: partitions.length,
-    sourceMetrics: { AMOUNT_SUM: '123.45' },
-    sourceMetricsVersion: 'v1',
-    partitions,
-    actor: ACTOR,
-  });
+  await perform(t.db, registerManifestOperation, manifestCommand(run.runId, counts));
   return run;
 }
 
@@ -255,4 +242,38 @@ export async function decisionsOf(t: DomainTest, consumer: string, businessDate:
 export async function readinessOf(t: DomainTest, consumer: string, businessDate: string) {
   const [decision] = await currentDecisions(t.db.prisma, [{ consumer, businessDate }]);
   return { ...(await readiness(t.db.prisma, consumer, businessDate)), decision };
+}
+
+// ---- the manifest ----
+
+/** test/support/fixtures.ts's manifestInput as registerManifest receives it once its input is parsed. */
+export function manifestCommand(runId: string, counts: number[], options: { nullCount?: number } = {}): RegisterManifestCommand {
+  const input = manifestInput(runId, counts, options) as Record<'snapshotScn' | 'sourceMinSplit' | 'sourceMaxSplit', string> &
+    Record<'sourceCount' | 'sourceNullSplitCount' | 'plannedPartitionCount', string> & {
+      sourceMetrics: Record<string, string>;
+      partitions: PartitionSpec[];
+    };
+  return {
+    runId,
+    snapshotScn: input.snapshotScn,
+    sourceCount: BigInt(input.sourceCount),
+    sourceNullSplitCount: BigInt(input.sourceNullSplitCount),
+    sourceMinSplit: input.sourceMinSplit,
+    sourceMaxSplit: input.sourceMaxSplit,
+    plannedPartitionCount: Number(input.plannedPartitionCount),
+    sourceMetrics: input.sourceMetrics,
+    sourceMetricsVersion: 'v1',
+    partitions: input.partitions.map((p) => ({ ...p, expectedRowCount: BigInt(p.expectedRowCount) })),
+    actor: ACTOR,
+  };
+}
+
+/** The contract error an operation raised; the test fails when it answered instead, or failed otherwise. */
+export async function refusal(answer: Promise<unknown>): Promise<DomainError> {
+  const error = await answer.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(DomainError);
+  return error as DomainError;
 }
