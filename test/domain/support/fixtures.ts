@@ -16,6 +16,8 @@ import type { ObservationState } from '../../../src/domain/gate/observation-stat
 import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
 import { type RegisterManifestCommand, registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
 import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
+import { type FailPartitionCommand, failPartitionOperation } from '../../../src/domain/partitions/fail-partition.js';
+import { reissuePartitionOperation } from '../../../src/domain/partitions/reissue-partition.js';
 import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
 import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
 import { reportPublishResultOperation } from '../../../src/domain/publish/report-publish-result.js';
@@ -276,4 +278,30 @@ export async function refusal(answer: Promise<unknown>): Promise<DomainError> {
   );
   expect(error).toBeInstanceOf(DomainError);
   return error as DomainError;
+}
+
+// ---- partitions ----
+
+/** The actor of an operator's call: the token name the test API gives the operator. */
+export const OPERATOR = 'alice-operator';
+
+/** The owner's failPartition, with the kit's usual SQL error unless overridden. */
+export function partitionFailed(t: DomainTest, runId: string, claimToken: string, overrides: Partial<FailPartitionCommand> = {}) {
+  return perform(t.db, failPartitionOperation, {
+    runId,
+    partitionId: '0000',
+    claimToken,
+    errorStage: 'EXTRACT',
+    errorClass: 'SQL',
+    errorCode: 'ORA-00942',
+    message: 'table missing',
+    attempt: null,
+    actor: ACTOR,
+    ...overrides,
+  });
+}
+
+/** An operator's reissuePartition, as the API performs it. */
+export function reissued(t: DomainTest, runId: string, partitionId: string, reason = 'worker node nifi-01 is gone') {
+  return perform(t.db, reissuePartitionOperation, { runId, partitionId, reason, errorCode: 'OPERATOR_REISSUE', actor: OPERATOR });
 }
