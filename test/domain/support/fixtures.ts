@@ -108,7 +108,7 @@ export function chunk(
 }
 
 /** Claims every non-empty partition and reports each as one chunk: the run reaches EXTRACTED_VALIDATED. */
-async function extractedRun(
+export async function extractedRun(
   t: DomainTest,
   counts: number[] = [3, 4],
   create: Partial<CreateRunCommand> = {},
