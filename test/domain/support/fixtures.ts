@@ -22,6 +22,7 @@ import { claimPublishOperation } from '../../../src/domain/publish/claim-publish
 import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
 import { reportPublishResultOperation } from '../../../src/domain/publish/report-publish-result.js';
 import { type CreateRunCommand, type CreateRunResult, createRunOperation } from '../../../src/domain/runs/create-run.js';
+import { type FailRunCommand, failRunOperation } from '../../../src/domain/runs/fail-run.js';
 import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
 import { recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
@@ -304,4 +305,20 @@ export function partitionFailed(t: DomainTest, runId: string, claimToken: string
 /** An operator's reissuePartition, as the API performs it. */
 export function reissued(t: DomainTest, runId: string, partitionId: string, reason = 'worker node nifi-01 is gone') {
   return perform(t.db, reissuePartitionOperation, { runId, partitionId, reason, errorCode: 'OPERATOR_REISSUE', actor: OPERATOR });
+}
+
+// ---- runs ----
+
+/** NiFi's failRun: by default a CREATED run failed at its manifest. */
+export function runFailed(t: DomainTest, runId: string, overrides: Partial<FailRunCommand> = {}) {
+  return perform(t.db, failRunOperation, {
+    runId,
+    expectedStatus: 'CREATED',
+    failStatus: 'FAILED_MANIFEST',
+    errorStage: 'MANIFEST',
+    errorCode: 'X',
+    message: '',
+    actor: ACTOR,
+    ...overrides,
+  });
 }
