@@ -15,6 +15,7 @@ import { readiness } from '../../../src/domain/gate/ledger.js';
 import type { ObservationState } from '../../../src/domain/gate/observation-states.js';
 import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
 import { type RegisterManifestCommand, registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
+import { cancelRunOperation } from '../../../src/domain/operator/cancel-run.js';
 import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
 import { type FailPartitionCommand, failPartitionOperation } from '../../../src/domain/partitions/fail-partition.js';
 import { reissuePartitionOperation } from '../../../src/domain/partitions/reissue-partition.js';
@@ -321,4 +322,9 @@ export function runFailed(t: DomainTest, runId: string, overrides: Partial<FailR
     actor: ACTOR,
     ...overrides,
   });
+}
+
+/** An operator's cancelRun. */
+export function cancelled(t: DomainTest, runId: string, reason = 'not needed') {
+  return perform(t.db, cancelRunOperation, { runId, reason, actor: OPERATOR });
 }
