@@ -25,7 +25,7 @@ import { reportPublishResultOperation } from '../../../src/domain/publish/report
 import { type CreateRunCommand, type CreateRunResult, createRunOperation } from '../../../src/domain/runs/create-run.js';
 import { type FailRunCommand, failRunOperation } from '../../../src/domain/runs/fail-run.js';
 import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
-import { recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
+import { type RecordMetricsCommand, recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
 import { type ConfigOverrides, testConfig } from '../../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
@@ -132,15 +132,8 @@ export async function extractedRun(
 }
 
 /** extractedRun, validated: its STAGING metrics pass with STAGE_COUNT = the extracted count — STAGING_VALIDATED. */
-async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
-  const run = await extractedRun(t, counts, create);
-  const started = await perform(t.db, startValidationOperation, {
-    runId: run.runId,
-    dispatchId: run.dispatchId,
-    node: 'nifi-01',
-    actor: ACTOR,
-  });
-  expect(started.started).toBe(true);
+export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await stageValidatingRun(t, counts, create);
   const total = String(counts.reduce((a, b) => a + b, 0));
   await perform(t.db, recordMetricsOperation, {
     runId: run.runId,
@@ -154,14 +147,7 @@ async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 4], cre
   return run;
 }
 
-const pass = (metricName: string, value: string) => ({
-  metricName,
-  result: 'PASS' as const,
-  actualValue: value,
-  expectedValue: value,
-  tolerance: null,
-  details: {},
-});
+const pass = (metricName: string, value: string) => measured(metricName, 'PASS', value);
 
 /** stagingValidatedRun, claimed for publishing by a new publish token: PUBLISHING. */
 export async function publishingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
@@ -327,4 +313,39 @@ export function runFailed(t: DomainTest, runId: string, overrides: Partial<FailR
 /** An operator's cancelRun. */
 export function cancelled(t: DomainTest, runId: string, reason = 'not needed') {
   return perform(t.db, cancelRunOperation, { runId, reason, actor: OPERATOR });
+}
+
+// ---- validation ----
+
+/** extractedRun, and the validation flow started: STAGE_VALIDATING. */
+export async function stageValidatingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
+  const run = await extractedRun(t, counts, create);
+  const started = await perform(t.db, startValidationOperation, {
+    runId: run.runId,
+    dispatchId: run.dispatchId,
+    node: 'nifi-01',
+    actor: ACTOR,
+  });
+  expect(started.started).toBe(true);
+  return run;
+}
+
+/** A measured metric, its expected value the actual one (test/support/fixtures.ts's metric). */
+export function measured(
+  metricName: string,
+  result: RecordMetricsCommand['metrics'][number]['result'] = 'PASS',
+  actualValue: string | null = '0',
+): RecordMetricsCommand['metrics'][number] {
+  return { metricName, result, actualValue, expectedValue: actualValue, tolerance: null, details: {} };
+}
+
+/** NiFi's recordMetrics. */
+export function metricsRecorded(
+  t: DomainTest,
+  runId: string,
+  stage: RecordMetricsCommand['stage'],
+  metrics: RecordMetricsCommand['metrics'],
+  queryVersion = 'v1',
+) {
+  return perform(t.db, recordMetricsOperation, { runId, stage, queryVersion, metrics, actor: ACTOR });
 }
