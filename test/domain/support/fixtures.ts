@@ -349,3 +349,22 @@ export function metricsRecorded(
 ) {
   return perform(t.db, recordMetricsOperation, { runId, stage, queryVersion, metrics, actor: ACTOR });
 }
+
+// ---- publishing ----
+
+/** publishingRun whose outcome PG-50 could not tell: PUBLISH_UNKNOWN, waiting for an operator. */
+export async function publishUnknownRun(t: DomainTest, errorCode: string | null = null) {
+  const run = await publishingRun(t);
+  const result = await perform(t.db, reportPublishResultOperation, {
+    runId: run.runId,
+    publishToken: run.publishToken,
+    outcome: 'PUBLISH_UNKNOWN',
+    errorCode,
+    message: 'no answer from HiveServer2',
+    queryId: null,
+    details: {},
+    actor: ACTOR,
+  });
+  expect(result.runStatus).toBe('PUBLISH_UNKNOWN');
+  return run;
+}
