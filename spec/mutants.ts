@@ -55,7 +55,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: `run_completed := totals.status = 'EXTRACTING' AND totals.success_partition_count = totals.expected_partition_count`,
     replace: `run_completed := totals.status = 'EXTRACTING' AND totals.success_partition_count > totals.expected_partition_count`,
-    tests: ['test/api/chunks/chunks.test.ts'],
+    tests: ['test/domain/chunks/chunks.test.ts'],
   },
   {
     id: 'start-validation-second-winner',
@@ -65,7 +65,7 @@ export const MUTANTS: Mutant[] = [
       to: 'STAGE_VALIDATING',`,
     replace: `      from: ['EXTRACTED_VALIDATED', 'STAGE_VALIDATING'],
       to: 'STAGE_VALIDATING',`,
-    tests: ['test/api/validation/validation.test.ts'],
+    tests: ['test/domain/validation/validation.test.ts'],
   },
   {
     id: 'partition-success-ignores-rows',
@@ -73,7 +73,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: `                         AND p.received_rows + p_record_count = p.expected_row_count`,
     replace: ``,
-    tests: ['test/api/chunks/chunks.test.ts', 'test/api/runs/received-rows.test.ts'],
+    tests: ['test/domain/chunks/chunks.test.ts', 'test/domain/runs/received-rows.test.ts'],
   },
   {
     id: 'late-report-token-ignored',
@@ -81,7 +81,7 @@ export const MUTANTS: Mutant[] = [
     file: REPORT_CHUNK_SQL,
     find: ` AND p.partition_id = p_partition_id AND p.claim_token = p_claim_token`,
     replace: ` AND p.partition_id = p_partition_id`,
-    tests: ['test/api/partitions/reissue-partition.test.ts', 'test/api/chunks/chunks.test.ts'],
+    tests: ['test/domain/partitions/reissue-partition.test.ts', 'test/domain/chunks/chunks.test.ts'],
   },
   {
     id: 'batch-first-of-run-null',
@@ -106,7 +106,7 @@ export const MUTANTS: Mutant[] = [
     file: CLAIM_SQL,
     find: `    IF current_run_status <> 'EXTRACTING' THEN`,
     replace: `    IF current_run_status IS NULL THEN`,
-    tests: ['test/api/chunks/chunks.test.ts'],
+    tests: ['test/domain/chunks/chunks.test.ts'],
     testNamePattern: 'once the run is not extracting',
   },
   {
@@ -115,7 +115,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/publish/claim-publish.ts',
     find: `return { claimed: run.publishToken === cmd.publishToken, runStatus: run.status };`,
     replace: `return { claimed: true, runStatus: run.status };`,
-    tests: ['test/api/publish/publish.test.ts'],
+    tests: ['test/domain/publish/publish.test.ts'],
   },
   {
     id: 'publish-result-token-unchecked',
@@ -123,7 +123,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/publish/report-publish-result.ts',
     find: `  if (run.publishToken !== cmd.publishToken) throw new DomainError('PUBLISH_TOKEN_MISMATCH');`,
     replace: ``,
-    tests: ['test/api/publish/publish.test.ts'],
+    tests: ['test/domain/publish/publish.test.ts'],
   },
   {
     id: 'stale-publish-failed',
@@ -148,7 +148,7 @@ export const MUTANTS: Mutant[] = [
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is source code holding a template literal
     find: 'const status = Prisma.sql`t.status = ANY(${[...move.from]}::text[])`;',
     replace: 'const status = Prisma.sql`true`;',
-    tests: ['test/api/operator/operator.test.ts', 'test/api/publish/publish.test.ts'],
+    tests: ['test/domain/operator/operator.test.ts', 'test/domain/publish/publish.test.ts'],
   },
   {
     id: 'cancel-guard-widened',
@@ -156,7 +156,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/operator/cancel-run.ts',
     find: `  if (!canTransitionRun(run.status, 'CANCELLED')) throw`,
     replace: `  if (run.status === 'PUBLISH_UNKNOWN') throw`,
-    tests: ['test/api/operator/operator.test.ts'],
+    tests: ['test/domain/operator/operator.test.ts'],
   },
   {
     id: 'resolve-unknown-guard-dropped',
@@ -164,7 +164,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/operator/resolve-unknown.ts',
     find: `  if (run.status !== RESOLVABLE_RUN_STATUS) throw new DomainError('RUN_STATUS_MISMATCH', { runStatus: run.status });`,
     replace: ``,
-    tests: ['test/api/operator/operator.test.ts'],
+    tests: ['test/domain/operator/operator.test.ts'],
   },
   {
     id: 'resend-run-less-dispatch',
@@ -172,7 +172,7 @@ export const MUTANTS: Mutant[] = [
     file: 'src/domain/operator/resend-dispatch.ts',
     find: `AND run_id IS NOT DISTINCT FROM \${runId}::uuid FOR UPDATE`,
     replace: `AND run_id = \${runId}::uuid FOR UPDATE`,
-    tests: ['test/api/operator/operator.test.ts', 'test/api/notifications/notifications.test.ts'],
+    tests: ['test/domain/operator/operator.test.ts', 'test/api/notifications/notifications.test.ts'],
   },
   {
     id: 'lease-ignores-due-time',

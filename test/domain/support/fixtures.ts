@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { Config } from '../../../src/config/config.js';
+import { DomainError } from '../../../src/contract/errors.js';
 import { createDb, type Db } from '../../../src/db/client.js';
 import { perform } from '../../../src/db/operation.js';
 import { type ReportChunkCommand, reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
@@ -15,8 +16,10 @@ import type { ObservationState } from '../../../src/domain/gate/observation-stat
 import { recordObservationOperation } from '../../../src/domain/gate/record-observation.js';
 import { leaseDispatchesOperation } from '../../../src/domain/dispatch/lease.js';
 import { markReceivedOperation } from '../../../src/domain/dispatch/deliver.js';
-import { registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
+import { type RegisterManifestCommand, registerManifestOperation } from '../../../src/domain/manifest/register-manifest.js';
+import { cancelRunOperation } from '../../../src/domain/operator/cancel-run.js';
 import { claimPartitionOperation } from '../../../src/domain/partitions/claim-partition.js';
+import { type FailPartitionCommand, failPartitionOperation } from '../../../src/domain/partitions/fail-partition.js';
 import { reissuePartitionOperation } from '../../../src/domain/partitions/reissue-partition.js';
 import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
 import { markSuccessOperation } from '../../../src/domain/publish/mark-success.js';
@@ -24,11 +27,11 @@ import { reportPublishResultOperation } from '../../../src/domain/publish/report
 import { type CreateRunCommand, type CreateRunResult, createRunOperation } from '../../../src/domain/runs/create-run.js';
 import { type FailRunCommand, failRunOperation } from '../../../src/domain/runs/fail-run.js';
 import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
-import { recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
+import { type RecordMetricsCommand, recordMetricsOperation } from '../../../src/domain/validation/record-metrics.js';
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
 import { type ConfigOverrides, testConfig } from '../../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
-import { chunkInput, HDFS_ROOT, JOB, partitionsFor } from '../../support/fixtures.js';
+import { chunkInput, HDFS_ROOT, JOB, manifestInput, type PartitionSpec } from '../../support/fixtures.js';
 
 /** The actor of every fixture: the token name the test API gives the NiFi cluster. */
 export const ACTOR = 'nifi-cluster';
@@ -86,21 +89,7 @@ export async function createdRun(t: DomainTest, overrides: Partial<CreateRunComm
 /** A run in EXTRACTING with the given partition row counts (test/support/fixtures.ts's manifest). */
 export async function startedRun(t: DomainTest, counts: number[], create: Partial<CreateRunCommand> = {}): Promise<DomainRun> {
   const run = await createdRun(t, create);
-  const partitions = partitionsFor(counts).map((p) => ({ ...p, expectedRowCount: BigInt(p.expectedRowCount) }));
-  const total = counts.reduce((a, b) => a + b, 0);
-  await perform(t.db, registerManifestOperation, {
-    runId: run.runId,
-    snapshotScn: '1234567890',
-    sourceCount: BigInt(total),
-    sourceNullSplitCount: 0n,
-    sourceMinSplit: '1',
-    sourceMaxSplit: String(1 + counts.length * 1000),
-    plannedPartitionCount: partitions.length,
-    sourceMetrics: { AMOUNT_SUM: '123.45' },
-    sourceMetricsVersion: 'v1',
-    partitions,
-    actor: ACTOR,
-  });
+  await perform(t.db, registerManifestOperation, manifestCommand(run.runId, counts));
   return run;
 }
 
@@ -151,14 +140,7 @@ export async function stagingValidatedRun(t: DomainTest, counts: number[] = [3, 
   return run;
 }
 
-const pass = (metricName: string, value: string) => ({
-  metricName,
-  result: 'PASS' as const,
-  actualValue: value,
-  expectedValue: value,
-  tolerance: null,
-  details: {},
-});
+const pass = (metricName: string, value: string) => measured(metricName, 'PASS', value);
 
 /** stagingValidatedRun, claimed for publishing by a new publish token: PUBLISHING. */
 export async function publishingRun(t: DomainTest, counts: number[] = [3, 4], create: Partial<CreateRunCommand> = {}) {
@@ -245,6 +227,87 @@ export async function readinessOf(t: DomainTest, consumer: string, businessDate:
   return { ...(await readiness(t.db.prisma, consumer, businessDate)), decision };
 }
 
+// ---- the manifest ----
+
+/** test/support/fixtures.ts's manifestInput as registerManifest receives it once its input is parsed. */
+export function manifestCommand(runId: string, counts: number[], options: { nullCount?: number } = {}): RegisterManifestCommand {
+  const input = manifestInput(runId, counts, options) as Record<'snapshotScn' | 'sourceMinSplit' | 'sourceMaxSplit', string> &
+    Record<'sourceCount' | 'sourceNullSplitCount' | 'plannedPartitionCount', string> & {
+      sourceMetrics: Record<string, string>;
+      partitions: PartitionSpec[];
+    };
+  return {
+    runId,
+    snapshotScn: input.snapshotScn,
+    sourceCount: BigInt(input.sourceCount),
+    sourceNullSplitCount: BigInt(input.sourceNullSplitCount),
+    sourceMinSplit: input.sourceMinSplit,
+    sourceMaxSplit: input.sourceMaxSplit,
+    plannedPartitionCount: Number(input.plannedPartitionCount),
+    sourceMetrics: input.sourceMetrics,
+    sourceMetricsVersion: 'v1',
+    partitions: input.partitions.map((p) => ({ ...p, expectedRowCount: BigInt(p.expectedRowCount) })),
+    actor: ACTOR,
+  };
+}
+
+/** The contract error an operation raised; the test fails when it answered instead, or failed otherwise. */
+export async function refusal(answer: Promise<unknown>): Promise<DomainError> {
+  const error = await answer.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(DomainError);
+  return error as DomainError;
+}
+
+// ---- partitions ----
+
+/** The actor of an operator's call: the token name the test API gives the operator. */
+export const OPERATOR = 'alice-operator';
+
+/** The owner's failPartition, with the kit's usual SQL error unless overridden. */
+export function partitionFailed(t: DomainTest, runId: string, claimToken: string, overrides: Partial<FailPartitionCommand> = {}) {
+  return perform(t.db, failPartitionOperation, {
+    runId,
+    partitionId: '0000',
+    claimToken,
+    errorStage: 'EXTRACT',
+    errorClass: 'SQL',
+    errorCode: 'ORA-00942',
+    message: 'table missing',
+    attempt: null,
+    actor: ACTOR,
+    ...overrides,
+  });
+}
+
+/** An operator's reissuePartition, as the API performs it. */
+export function reissued(t: DomainTest, runId: string, partitionId: string, reason = 'worker node nifi-01 is gone') {
+  return perform(t.db, reissuePartitionOperation, { runId, partitionId, reason, errorCode: 'OPERATOR_REISSUE', actor: OPERATOR });
+}
+
+// ---- runs ----
+
+/** NiFi's failRun: by default a CREATED run failed at its manifest. */
+export function runFailed(t: DomainTest, runId: string, overrides: Partial<FailRunCommand> = {}) {
+  return perform(t.db, failRunOperation, {
+    runId,
+    expectedStatus: 'CREATED',
+    failStatus: 'FAILED_MANIFEST',
+    errorStage: 'MANIFEST',
+    errorCode: 'X',
+    message: '',
+    actor: ACTOR,
+    ...overrides,
+  });
+}
+
+/** An operator's cancelRun. */
+export function cancelled(t: DomainTest, runId: string, reason = 'not needed') {
+  return perform(t.db, cancelRunOperation, { runId, reason, actor: OPERATOR });
+}
+
 // ---- more stages and the outbox ----
 
 /** extractedRun whose validation a node started: STAGE_VALIDATING. */
@@ -278,7 +341,29 @@ export async function stagingPassed(t: DomainTest, runId: string, stageCount: st
   expect(validated.stageValidated).toBe(true);
 }
 
-/** publishingRun whose publisher could not tell whether it published: PUBLISH_UNKNOWN. */
+/** A measured metric, its expected value the actual one (test/support/fixtures.ts's metric). */
+export function measured(
+  metricName: string,
+  result: RecordMetricsCommand['metrics'][number]['result'] = 'PASS',
+  actualValue: string | null = '0',
+): RecordMetricsCommand['metrics'][number] {
+  return { metricName, result, actualValue, expectedValue: actualValue, tolerance: null, details: {} };
+}
+
+/** NiFi's recordMetrics. */
+export function metricsRecorded(
+  t: DomainTest,
+  runId: string,
+  stage: RecordMetricsCommand['stage'],
+  metrics: RecordMetricsCommand['metrics'],
+  queryVersion = 'v1',
+) {
+  return perform(t.db, recordMetricsOperation, { runId, stage, queryVersion, metrics, actor: ACTOR });
+}
+
+// ---- publishing ----
+
+/** publishingRun whose outcome PG-50 could not tell: PUBLISH_UNKNOWN, waiting for an operator. */
 export async function publishUnknownRun(t: DomainTest, errorCode: string | null = null) {
   const run = await publishingRun(t);
   const result = await perform(t.db, reportPublishResultOperation, {
@@ -286,18 +371,13 @@ export async function publishUnknownRun(t: DomainTest, errorCode: string | null 
     publishToken: run.publishToken,
     outcome: 'PUBLISH_UNKNOWN',
     errorCode,
-    message: '',
+    message: 'no answer from HiveServer2',
     queryId: null,
     details: {},
     actor: ACTOR,
   });
   expect(result).toEqual({ runStatus: 'PUBLISH_UNKNOWN', changed: true });
   return run;
-}
-
-/** An operator's reissuePartition, as the GraphQL field performs it. */
-export function operatorReissued(t: DomainTest, runId: string, partitionId: string, reason = 'lost flowfile') {
-  return perform(t.db, reissuePartitionOperation, { runId, partitionId, reason, errorCode: 'OPERATOR_REISSUE', actor: 'alice-operator' });
 }
 
 /** A dispatcher's pass whose receiver answered 200 to every due call: leased, then marked received. Returns the ids. */
@@ -327,16 +407,7 @@ export function observedAs(t: DomainTest, observation: Observation & { runId?: s
 
 /** A run failed: unless told otherwise, a CREATED one at its manifest (FAILED_MANIFEST, BAD_PLAN), which raises RUN_FAILED. */
 export async function failedRun(t: DomainTest, runId: string, more: Partial<FailRunCommand> = {}) {
-  const result = await perform(t.db, failRunOperation, {
-    runId,
-    expectedStatus: 'CREATED',
-    failStatus: 'FAILED_MANIFEST',
-    errorStage: 'MANIFEST',
-    errorCode: 'BAD_PLAN',
-    message: '',
-    actor: ACTOR,
-    ...more,
-  });
+  const result = await runFailed(t, runId, { errorCode: 'BAD_PLAN', ...more });
   expect(result.changed).toBe(true);
   return result;
 }

@@ -22,7 +22,7 @@ import {
   deliveredDueCalls,
   type DomainTest,
   extractedRun,
-  operatorReissued,
+  reissued as operatorReissued,
   publishedRun,
   publishingRun,
   publishUnknownRun,
