@@ -6,6 +6,7 @@
 // a reset or a refused connection; every write a client got a 200 for is in the database; every VALIDATE_RUN is
 // delivered once. Then today's serves are restarted the same way: with server.shutdownDelay they listen until
 // HAProxy took them out, and HAProxy never has to try a request again (the old release needs its retry-on).
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -211,7 +212,14 @@ describe('a rolling upgrade from 24440f7 behind HAProxy under load', () => {
       startedAt = performance.now();
       const migrated = await migrate(database.url);
       migratedAt = performance.now();
-      expect(migrated.applied).toEqual(['0022_alert_webhooks', '0023_alert_webhooks_validate']);
+      // every migration today's release has and the previous one had not
+      const previous = new Set(readdirSync(join(release.dir, 'prisma/migrations')));
+      expect(migrated.applied).toEqual(
+        readdirSync('prisma/migrations')
+          .filter((name) => !previous.has(name))
+          .sort(),
+      );
+      expect(migrated.applied.length).toBeGreaterThan(0);
       expect(migrated.functionsApplied.length).toBeGreaterThan(0);
       expect(await readSchemaStatus(database.url)).toEqual({ pendingMigrations: [], pendingFunctions: [], unknownMigrations: [] });
       await load.until(
