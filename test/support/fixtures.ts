@@ -249,3 +249,29 @@ export async function toPublished(api: TestApi, counts: number[] = [3, 4], optio
   expect(res.body.data?.reportPublishResult).toEqual({ runStatus: 'PUBLISHED', changed: true });
   return { ...run, publishToken };
 }
+
+/** What startValidation answers every call after the one that started the validation. */
+export const LOST_VALIDATION_START = {
+  started: false,
+  jobKey: null,
+  businessKey: null,
+  snapshotScn: null,
+  hdfsRunPath: null,
+  stageTable: null,
+  sourceCount: null,
+  extractedCount: null,
+  sourceMetrics: {},
+};
+
+/** A run's partitions (status, owner, claims) and how many dispatches, events and written files it has. */
+export async function partitionSnapshot(world: Pick<TestApi, 'sql'>, runId: string) {
+  const { rows } = await world.sql.query(
+    `SELECT (SELECT json_agg(p ORDER BY partition_id) FROM (SELECT partition_id, status, claim_token, attempt_count
+               FROM nifi_ops.load_partition WHERE run_id = $1) p) AS partitions,
+            (SELECT count(*)::int FROM nifi_ops.load_dispatch WHERE run_id = $1) AS dispatches,
+            (SELECT count(*)::int FROM nifi_ops.load_event WHERE run_id = $1) AS events,
+            (SELECT count(*)::int FROM nifi_ops.load_file WHERE run_id = $1 AND status = 'WRITTEN') AS written`,
+    [runId],
+  );
+  return rows[0];
+}

@@ -76,6 +76,15 @@ export function childProcesses(parent: number): number[] {
     .map(Number);
 }
 
+/** Sends `name` to `pid` unless it has exited since it was listed (a backend whose client left). */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
 /** The postmaster of a running data directory and its children. */
 function serverProcesses(dataDir: string): number[] {
   const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -136,10 +145,10 @@ export async function createPgClusters(): Promise<PgClusters> {
       },
       freeze() {
         // the postmaster first, so that it forks nothing new while its children stop
-        for (const pid of serverProcesses(dataDir)) process.kill(pid, 'SIGSTOP');
+        for (const pid of serverProcesses(dataDir)) signal(pid, 'SIGSTOP');
       },
       thaw() {
-        for (const pid of serverProcesses(dataDir).reverse()) process.kill(pid, 'SIGCONT');
+        for (const pid of serverProcesses(dataDir).reverse()) signal(pid, 'SIGCONT');
       },
     };
     clusters.push({ cluster: self, running: () => running });

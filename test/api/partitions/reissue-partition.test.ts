@@ -2,7 +2,7 @@
 // test/domain/partitions/reissue-partition.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
-import { claim, startRun } from '../../support/fixtures.js';
+import { claim, partitionSnapshot, startRun } from '../../support/fixtures.js';
 
 const REISSUE = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
 
@@ -14,18 +14,6 @@ afterAll(async () => api?.close());
 
 function reissue(input: Record<string, unknown>, token: 'operator' | 'nifi' | 'viewer' | null = 'operator') {
   return api.gql(REISSUE, { input: { reason: 'worker node nifi-01 is gone', ...input } }, { token });
-}
-
-async function snapshot(runId: string) {
-  const { rows } = await api.sql.query(
-    `SELECT (SELECT json_agg(p ORDER BY partition_id) FROM (SELECT partition_id, status, claim_token, attempt_count
-               FROM nifi_ops.load_partition WHERE run_id = $1) p) AS partitions,
-            (SELECT count(*)::int FROM nifi_ops.load_dispatch WHERE run_id = $1) AS dispatches,
-            (SELECT count(*)::int FROM nifi_ops.load_event WHERE run_id = $1) AS events,
-            (SELECT count(*)::int FROM nifi_ops.load_file WHERE run_id = $1 AND status = 'WRITTEN') AS written`,
-    [runId],
-  );
-  return rows[0];
 }
 
 describe('reissuePartition', () => {
@@ -47,13 +35,13 @@ describe('reissuePartition', () => {
 
   it('is for operators only', async () => {
     const run = await startRun(api, [3]);
-    const before = await snapshot(run.runId);
+    const before = await partitionSnapshot(api, run.runId);
     expect((await reissue({ runId: run.runId, partitionId: '0000' }, null)).status).toBe(401);
     for (const token of ['nifi', 'viewer'] as const) {
       const res = await reissue({ runId: run.runId, partitionId: '0000' }, token);
       expect([res.status, res.code]).toEqual([403, 'FORBIDDEN']);
     }
-    expect(await snapshot(run.runId)).toEqual(before);
+    expect(await partitionSnapshot(api, run.runId)).toEqual(before);
   });
 
   it.each([
@@ -63,11 +51,11 @@ describe('reissuePartition', () => {
   ])('refuses malformed input %o with 422 INVALID_INPUT and changes nothing', async (input, field) => {
     const run = await startRun(api, [3]);
     await claim(api, run.runId, '0000');
-    const before = await snapshot(run.runId);
+    const before = await partitionSnapshot(api, run.runId);
     const res = await reissue({ runId: run.runId, partitionId: '0000', ...input });
     expect([res.status, res.code]).toEqual([422, 'INVALID_INPUT']);
     expect(res.details).toMatchObject({ field });
-    expect(await snapshot(run.runId)).toEqual(before);
+    expect(await partitionSnapshot(api, run.runId)).toEqual(before);
   });
 
   it('refuses a runId that is not a UUID with 422 INVALID_INPUT', async () => {

@@ -1,24 +1,17 @@
 // The processes of an installation as the API lists them, and the worker's heartbeat: registration, beats, the metric,
 // the stop, and beats through a database outage. The alerts built on them and the domain's rules are in
 // test/domain/processes/processes.test.ts.
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { registration, silence } from '../../support/process-registrations.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
 import { until } from '../../support/until.js';
 import { quietLog } from '../../support/worker.js';
 import { createDb } from '../../../src/db/client.js';
 import { startHeartbeat } from '../../../src/worker/heartbeat.js';
-import {
-  beat,
-  listProcesses,
-  markStopped,
-  registerProcess,
-  STALE_AFTER_MS,
-  type ProcessRegistration,
-} from '../../../src/domain/processes/processes.js';
+import { beat, listProcesses, markStopped, registerProcess, STALE_AFTER_MS } from '../../../src/domain/processes/processes.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -30,29 +23,6 @@ beforeEach(async () => {
 });
 
 const PROCESSES = `{ processes { instanceId role host pid version dispatcher sweeper state startedAt lastSeenAt lastSweepAt stoppedAt } }`;
-
-function registration(overrides: Partial<ProcessRegistration> = {}): ProcessRegistration {
-  return {
-    instanceId: randomUUID(),
-    role: 'work',
-    host: 'etl-01',
-    pid: 4242,
-    version: '0.1.0',
-    dispatcher: true,
-    sweeper: true,
-    ...overrides,
-  };
-}
-
-/** Moves a process's last beat (and its start, which cannot come after it) back by `ms`. */
-async function silence(instanceId: string, ms: number): Promise<void> {
-  await api.sql.query(
-    `UPDATE nifi_ops.process_instance
-        SET last_seen_at = last_seen_at - $2 * interval '1 millisecond', started_at = started_at - $2 * interval '1 millisecond'
-      WHERE instance_id = $1`,
-    [instanceId, ms],
-  );
-}
 
 describe('processes', () => {
   it('are listed with their state: live after registering and beating, stale when silent, stopped when they say so', async () => {
@@ -68,7 +38,7 @@ describe('processes', () => {
       ['work', 'LIVE', sweptAt.toISOString()],
     ]);
 
-    await silence(work.instanceId, STALE_AFTER_MS + 1000);
+    await silence(api, work.instanceId, STALE_AFTER_MS + 1000);
     await markStopped(api.db.prisma, serve.instanceId);
     listed = (await api.gql<{ processes: Array<Record<string, unknown>> }>(PROCESSES, {}, { token: 'viewer' })).body.data!.processes;
     expect(listed.map((p) => [p.role, p.state, p.stoppedAt !== null])).toEqual([
@@ -87,11 +57,11 @@ describe('the heartbeat', () => {
   it('registers, beats with the last sweep, reports every process in lc_process_heartbeat_age_seconds, and records the stop', async () => {
     const silent = registration({ host: 'etl-09' });
     await registerProcess(api.db.prisma, silent);
-    await silence(silent.instanceId, 90_000);
+    await silence(api, silent.instanceId, 90_000);
     // a crashed worker of this host, which the heartbeat's process (same role, same host) replaces
     const crashed = registration({ host: hostname() });
     await registerProcess(api.db.prisma, crashed);
-    await silence(crashed.instanceId, 90_000);
+    await silence(api, crashed.instanceId, 90_000);
     const registry = new Registry();
     const sweptAt = new Date();
     const heartbeat = startHeartbeat({

@@ -3,12 +3,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { FAIL_RUN, chunkInput, claim, report, startRun } from '../../support/fixtures.js';
+import { DAY, detailRows, endedDaysAgo, purgeOnce } from '../../support/purge-fixtures.js';
 import { testWorker, workerConfig } from '../../support/worker.js';
 import type { Db } from '../../../src/db/client.js';
-import { PURGED_TABLES, noRows, purgeLedger, type PurgeBatch, type RowCounts } from '../../../src/domain/retention/purge.js';
-
-const DAY = 86_400_000;
-const RETENTION = 90 * DAY;
+import { noRows } from '../../../src/domain/retention/purge.js';
 
 let api: TestApi;
 beforeEach(async () => {
@@ -16,28 +14,7 @@ beforeEach(async () => {
 });
 afterEach(async () => api?.close());
 
-const cutoff = () => new Date(Date.now() - RETENTION);
-const purge = (options: { batchRows?: number; budgetMs?: number; afterBatch?: (b: PurgeBatch) => void } = {}, db: Db = api.db) =>
-  purgeLedger(db, { before: cutoff(), batchRows: 1000, ...options });
-
-/** Moves a run's start, last heartbeat and end (if it ended) `days` into the past. */
-async function endedDaysAgo(runId: string, days: number): Promise<void> {
-  await api.sql.query(
-    `UPDATE nifi_ops.load_run SET completed_at = completed_at - $2 * interval '1 day',
-            heartbeat_at = heartbeat_at - $2 * interval '1 day', started_at = started_at - $2 * interval '1 day'
-      WHERE run_id = $1`,
-    [runId, days],
-  );
-}
-
-async function detailRows(runId: string): Promise<RowCounts> {
-  const counts = noRows();
-  for (const table of PURGED_TABLES) {
-    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.${table} WHERE run_id = $1`, [runId]);
-    counts[table] = rows[0].n;
-  }
-  return counts;
-}
+const purge = (options: Parameters<typeof purgeOnce>[1] = {}, db: Db = api.db) => purgeOnce(db, options);
 
 async function runRow(runId: string) {
   const { rows } = await api.sql.query('SELECT * FROM nifi_ops.load_run WHERE run_id = $1', [runId]);
@@ -96,8 +73,8 @@ async function failStagingValidated<T extends { runId: string }>(run: T): Promis
 /** A failed run ended 100 days ago, with all its detail rows. */
 async function dueRun() {
   const run = await failedPublish();
-  await endedDaysAgo(run.runId, 100);
-  return { ...run, rows: await detailRows(run.runId) };
+  await endedDaysAgo(api, run.runId, 100);
+  return { ...run, rows: await detailRows(api, run.runId) };
 }
 
 describe('the sweeper', () => {
@@ -112,14 +89,14 @@ describe('the sweeper', () => {
   it('purges what is past retention.ledger in its cycle and counts it in lc_ledger_purged_*_total', async () => {
     const due = await dueRun();
     const inside = await failedPublish();
-    await endedDaysAgo(inside.runId, 60);
-    const insideRows = await detailRows(inside.runId);
+    await endedDaysAgo(api, inside.runId, 60);
+    const insideRows = await detailRows(api, inside.runId);
     const worker = testWorker(api, workerConfig(api, { url: 'http://127.0.0.1:9/' }));
     try {
       await worker.sweeper.cycle();
-      expect(await detailRows(due.runId)).toEqual(noRows());
+      expect(await detailRows(api, due.runId)).toEqual(noRows());
       expect((await runRow(due.runId)).purged_at).toBeInstanceOf(Date);
-      expect(await detailRows(inside.runId)).toEqual(insideRows);
+      expect(await detailRows(api, inside.runId)).toEqual(insideRows);
       expect(await counters(worker.registry)).toEqual({
         runs: [1],
         rows: Object.fromEntries(Object.entries(due.rows).filter(([, n]) => n > 0)),
@@ -134,7 +111,7 @@ describe('the sweeper', () => {
     const worker = testWorker(api, { ...workerConfig(api, { url: 'http://127.0.0.1:9/' }), retention: { ledger: 200 * DAY } });
     try {
       await worker.sweeper.cycle();
-      expect(await detailRows(run.runId)).toEqual(run.rows);
+      expect(await detailRows(api, run.runId)).toEqual(run.rows);
       expect(await counters(worker.registry)).toEqual({ runs: [0], rows: {} });
     } finally {
       await worker.close();

@@ -2,7 +2,7 @@
 // The flow's rules and races are domain tests: test/domain/validation/validation.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
-import { HDFS_ROOT, JOB, START_VALIDATION, completeRun, metric, toStageValidating } from '../../support/fixtures.js';
+import { HDFS_ROOT, JOB, LOST_VALIDATION_START, START_VALIDATION, completeRun, metric, toStageValidating } from '../../support/fixtures.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -17,18 +17,6 @@ async function dispatchRow(dispatchId: string) {
   const { rows } = await api.sql.query('SELECT status, acked_at FROM nifi_ops.load_dispatch WHERE dispatch_id = $1', [dispatchId]);
   return rows[0];
 }
-
-const LOSER = {
-  started: false,
-  jobKey: null,
-  businessKey: null,
-  snapshotScn: null,
-  hdfsRunPath: null,
-  stageTable: null,
-  sourceCount: null,
-  extractedCount: null,
-  sourceMetrics: {},
-};
 
 describe('startValidation', () => {
   it('starts the validation over GraphQL: the run context in the kit’s types, nulls for a later call', async () => {
@@ -49,7 +37,7 @@ describe('startValidation', () => {
     });
     const again = await start(run.runId, run.dispatchId);
     expect(again.status).toBe(200);
-    expect(again.body.data!.startValidation).toEqual({ ...LOSER, runStatus: 'STAGE_VALIDATING' });
+    expect(again.body.data!.startValidation).toEqual({ ...LOST_VALIDATION_START, runStatus: 'STAGE_VALIDATING' });
   });
 
   it('answers 422 for malformed input and needs the nifi role, changing nothing', async () => {

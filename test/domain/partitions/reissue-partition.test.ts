@@ -3,6 +3,7 @@
 // performed on the database directly, on separate connections. Roles and input parsing: test/api/partitions/.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partitionSnapshot } from '../../support/fixtures.js';
 import { perform } from '../../../src/db/operation.js';
 import { reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js';
 import {
@@ -22,18 +23,6 @@ beforeAll(async () => {
   t = await startDomainTest();
 });
 afterAll(async () => t?.close());
-
-async function snapshot(runId: string) {
-  const { rows } = await t.sql.query(
-    `SELECT (SELECT json_agg(p ORDER BY partition_id) FROM (SELECT partition_id, status, claim_token, attempt_count
-               FROM nifi_ops.load_partition WHERE run_id = $1) p) AS partitions,
-            (SELECT count(*)::int FROM nifi_ops.load_dispatch WHERE run_id = $1) AS dispatches,
-            (SELECT count(*)::int FROM nifi_ops.load_event WHERE run_id = $1) AS events,
-            (SELECT count(*)::int FROM nifi_ops.load_file WHERE run_id = $1 AND status = 'WRITTEN') AS written`,
-    [runId],
-  );
-  return rows[0];
-}
 
 describe('reissuePartition', () => {
   it("takes a RUNNING partition from its owner, invalidates its chunks and queues a reissue call, in the operator's name", async () => {
@@ -93,7 +82,7 @@ describe('reissuePartition', () => {
     const done = await claimed(t, run.runId, '0000');
     await perform(t.db, reportChunkOperation, chunk(run, '0000', done.claimToken, 0, 1, 3));
     await reissued(t, run.runId, '0001');
-    const before = await snapshot(run.runId);
+    const before = await partitionSnapshot(t, run.runId);
     for (const [partitionId, partitionStatus] of [
       ['0000', 'SUCCESS'],
       ['0001', 'RETRY'],
@@ -102,7 +91,7 @@ describe('reissuePartition', () => {
       expect([error.httpStatus, error.code]).toEqual([409, 'PARTITION_STATUS_MISMATCH']);
       expect(error.details).toEqual({ partitionStatus });
     }
-    expect(await snapshot(run.runId)).toEqual(before);
+    expect(await partitionSnapshot(t, run.runId)).toEqual(before);
   });
 
   it('refuses a run that is not EXTRACTING with 409 RUN_STATUS_MISMATCH', async () => {
@@ -128,7 +117,7 @@ describe('reissuePartition', () => {
       expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
       const lost = results.find((r) => r.status === 'rejected')!.reason;
       expect(lost).toMatchObject({ code: 'PARTITION_STATUS_MISMATCH', details: { partitionStatus: 'RETRY' } });
-      expect((await snapshot(run.runId)).dispatches).toBe(1);
+      expect((await partitionSnapshot(t, run.runId)).dispatches).toBe(1);
     }
   });
 
@@ -140,7 +129,7 @@ describe('reissuePartition', () => {
         reissued(t, run.runId, '0000'),
         perform(t.db, reportChunkOperation, chunk(run, '0000', owner.claimToken, 0, 1, 3)),
       ]);
-      const state = await snapshot(run.runId);
+      const state = await partitionSnapshot(t, run.runId);
       const {
         rows: [row],
       } = await t.sql.query('SELECT status FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);

@@ -1,14 +1,13 @@
 // The processes of an installation (src/domain/processes/processes.ts): the alerts built on their registrations and
 // beats (WORKER_STALE, NO_DISPATCHER), the week after which they are forgotten, and the roles the table allows.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { registration, silence } from '../../support/process-registrations.js';
 import { alertThresholds, monitorSummary } from '../../../src/domain/monitor/monitor-summary.js';
 import {
   forgetProcesses,
   listProcesses,
   markStopped,
   PROCESS_ROLES,
-  type ProcessRegistration,
   registerProcess,
   STALE_AFTER_MS,
 } from '../../../src/domain/processes/processes.js';
@@ -22,29 +21,6 @@ afterAll(async () => t?.close());
 beforeEach(async () => {
   await t.sql.query('TRUNCATE nifi_ops.process_instance, nifi_ops.load_dispatch, nifi_ops.load_event CASCADE');
 });
-
-function registration(overrides: Partial<ProcessRegistration> = {}): ProcessRegistration {
-  return {
-    instanceId: randomUUID(),
-    role: 'work',
-    host: 'etl-01',
-    pid: 4242,
-    version: '0.1.0',
-    dispatcher: true,
-    sweeper: true,
-    ...overrides,
-  };
-}
-
-/** Moves a process's last beat (and its start, which cannot come after it) back by `ms`. */
-async function silence(instanceId: string, ms: number): Promise<void> {
-  await t.sql.query(
-    `UPDATE nifi_ops.process_instance
-        SET last_seen_at = last_seen_at - $2 * interval '1 millisecond', started_at = started_at - $2 * interval '1 millisecond'
-      WHERE instance_id = $1`,
-    [instanceId, ms],
-  );
-}
 
 /** The monitor summary's alerts of one kind. */
 const alerts = async (kind: string) =>
@@ -62,7 +38,7 @@ describe('processes', () => {
     const crashed = registration();
     await registerProcess(t.db.prisma, crashed);
     expect(await alerts('WORKER_STALE')).toEqual([]);
-    await silence(crashed.instanceId, STALE_AFTER_MS + 1000);
+    await silence(t, crashed.instanceId, STALE_AFTER_MS + 1000);
     const [stale] = await alerts('WORKER_STALE');
     expect(stale).toMatchObject({ severity: 'ERROR' });
     expect(stale!.message).toContain(`work on etl-01 (pid 4242, instance ${crashed.instanceId}) last seen at`);
@@ -70,7 +46,7 @@ describe('processes', () => {
     // a stopped process is not stale, and a serve that went quiet is a warning
     const quietServe = registration({ role: 'serve', host: 'api-01', dispatcher: false, sweeper: false });
     await registerProcess(t.db.prisma, quietServe);
-    await silence(quietServe.instanceId, STALE_AFTER_MS + 1000);
+    await silence(t, quietServe.instanceId, STALE_AFTER_MS + 1000);
     expect((await alerts('WORKER_STALE')).map((a) => a.severity).sort()).toEqual(['ERROR', 'WARN']);
     await markStopped(t.db.prisma, quietServe.instanceId);
 
@@ -93,7 +69,7 @@ describe('processes', () => {
     await registerProcess(t.db.prisma, registration({ role: 'serve', dispatcher: false, sweeper: false }));
     const stale = registration();
     await registerProcess(t.db.prisma, stale);
-    await silence(stale.instanceId, STALE_AFTER_MS + 1000);
+    await silence(t, stale.instanceId, STALE_AFTER_MS + 1000);
     expect(await alerts('NO_DISPATCHER')).toHaveLength(1);
     await registerProcess(t.db.prisma, registration({ host: 'etl-02' }));
     expect(await alerts('NO_DISPATCHER')).toEqual([]);
@@ -104,7 +80,7 @@ describe('processes', () => {
     const recent = registration({ pid: 7 });
     await registerProcess(t.db.prisma, old);
     await registerProcess(t.db.prisma, recent);
-    await silence(old.instanceId, 7 * 24 * 3600_000 + 1000);
+    await silence(t, old.instanceId, 7 * 24 * 3600_000 + 1000);
     expect(await forgetProcesses(t.db.prisma)).toBe(1);
     expect((await listProcesses(t.db.prisma)).map((p) => p.instanceId)).toEqual([recent.instanceId]);
   });

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { unique } from '../../support/gate-fixtures.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
+import { cutoff, detailRows, endedDaysAgo, purgeOnce } from '../../support/purge-fixtures.js';
 import { DomainError } from '../../../src/contract/errors.js';
 import { createDb, type Db } from '../../../src/db/client.js';
 import { perform } from '../../../src/db/operation.js';
@@ -14,15 +15,7 @@ import { recordCleanupOperation } from '../../../src/domain/cleanup/record-clean
 import { listAttempts } from '../../../src/domain/gate/ledger.js';
 import { publishOperation } from '../../../src/domain/gate/publish.js';
 import { cancelRunOperation } from '../../../src/domain/operator/cancel-run.js';
-import {
-  nextDueRun,
-  noRows,
-  PURGED_TABLES,
-  type PurgeBatch,
-  previewPurge,
-  purgeLedger,
-  type RowCounts,
-} from '../../../src/domain/retention/purge.js';
+import { nextDueRun, noRows, PURGED_TABLES, type PurgeBatch, previewPurge, type RowCounts } from '../../../src/domain/retention/purge.js';
 import type { CreateRunCommand } from '../../../src/domain/runs/create-run.js';
 import { Prisma } from '../../../src/generated/prisma/client.js';
 import {
@@ -45,9 +38,6 @@ import {
   validationStarted,
 } from '../support/fixtures.js';
 
-const DAY = 86_400_000;
-const RETENTION = 90 * DAY;
-
 // a purge covers the whole ledger: every test has a database of its own
 let t: DomainTest;
 beforeEach(async () => {
@@ -55,28 +45,7 @@ beforeEach(async () => {
 });
 afterEach(async () => t?.close());
 
-const cutoff = () => new Date(Date.now() - RETENTION);
-const purge = (options: { batchRows?: number; budgetMs?: number; afterBatch?: (b: PurgeBatch) => void } = {}, db: Db = t.db) =>
-  purgeLedger(db, { before: cutoff(), batchRows: 1000, ...options });
-
-/** Moves a run's start, last heartbeat and end (if it ended) `days` into the past. */
-async function endedDaysAgo(runId: string, days: number): Promise<void> {
-  await t.sql.query(
-    `UPDATE nifi_ops.load_run SET completed_at = completed_at - $2 * interval '1 day',
-            heartbeat_at = heartbeat_at - $2 * interval '1 day', started_at = started_at - $2 * interval '1 day'
-      WHERE run_id = $1`,
-    [runId, days],
-  );
-}
-
-async function detailRows(runId: string): Promise<RowCounts> {
-  const counts = noRows();
-  for (const table of PURGED_TABLES) {
-    const { rows } = await t.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.${table} WHERE run_id = $1`, [runId]);
-    counts[table] = rows[0].n;
-  }
-  return counts;
-}
+const purge = (options: Parameters<typeof purgeOnce>[1] = {}, db: Db = t.db) => purgeOnce(db, options);
 
 const sum = (counts: RowCounts[]): RowCounts => {
   const total = noRows();
@@ -166,24 +135,24 @@ async function cleanedUp(runId: string) {
 /** A failed run ended 100 days ago, with all its detail rows. */
 async function dueRun() {
   const run = await failedPublish();
-  await endedDaysAgo(run.runId, 100);
-  return { ...run, rows: await detailRows(run.runId) };
+  await endedDaysAgo(t, run.runId, 100);
+  return { ...run, rows: await detailRows(t, run.runId) };
 }
 
 describe('purgeLedger', () => {
   it('purges runs that ended before the cutoff and keeps each load_run row as the summary, stamped purged_at', async () => {
     const failed = await failedPublish();
-    await endedDaysAgo(failed.runId, 100);
+    await endedDaysAgo(t, failed.runId, 100);
     const success = await successfulRun();
-    await endedDaysAgo(success.runId, 120);
+    await endedDaysAgo(t, success.runId, 120);
     await cleanedUp(success.runId);
     const cancelled = await startedRun(t, [3]);
     await perform(t.db, cancelRunOperation, { runId: cancelled.runId, reason: 'not needed', actor: 'alice-operator' });
-    await endedDaysAgo(cancelled.runId, 95);
+    await endedDaysAgo(t, cancelled.runId, 95);
     const before = {
-      failed: [await runRow(failed.runId), await detailRows(failed.runId)],
-      success: [await runRow(success.runId), await detailRows(success.runId)],
-      cancelled: [await runRow(cancelled.runId), await detailRows(cancelled.runId)],
+      failed: [await runRow(failed.runId), await detailRows(t, failed.runId)],
+      success: [await runRow(success.runId), await detailRows(t, success.runId)],
+      cancelled: [await runRow(cancelled.runId), await detailRows(t, cancelled.runId)],
     } as const;
     for (const [, rows] of Object.values(before)) expect(Object.values(rows).some((n) => n > 0)).toBe(true);
     // two files for the first partition; SOURCE metrics from the manifest and the fixture's two STAGING ones
@@ -200,7 +169,7 @@ describe('purgeLedger', () => {
       [success.runId, before.success],
       [cancelled.runId, before.cancelled],
     ] as const) {
-      expect(await detailRows(id)).toEqual(noRows());
+      expect(await detailRows(t, id)).toEqual(noRows());
       const after = await runRow(id);
       expect(after.purged_at).toBeInstanceOf(Date);
       expect({ ...after, purged_at: null }).toEqual(row);
@@ -210,18 +179,18 @@ describe('purgeLedger', () => {
 
   it('leaves active runs, PUBLISH_UNKNOWN, runs inside retention and a SUCCESS run not cleaned up untouched', async () => {
     const extracting = await startedRun(t, [3, 4]);
-    await endedDaysAgo(extracting.runId, 200);
+    await endedDaysAgo(t, extracting.runId, 200);
     const unknown = await publishUnknownRun(t);
-    await endedDaysAgo(unknown.runId, 200);
+    await endedDaysAgo(t, unknown.runId, 200);
     const recentFailure = await failedPublish();
-    await endedDaysAgo(recentFailure.runId, 80);
+    await endedDaysAgo(t, recentFailure.runId, 80);
     const recentSuccess = await successfulRun();
-    await endedDaysAgo(recentSuccess.runId, 10);
+    await endedDaysAgo(t, recentSuccess.runId, 10);
     await cleanedUp(recentSuccess.runId);
     const notCleaned = await successfulRun();
-    await endedDaysAgo(notCleaned.runId, 200);
+    await endedDaysAgo(t, notCleaned.runId, 200);
     const published = await publishedRun(t);
-    await endedDaysAgo(published.runId, 200);
+    await endedDaysAgo(t, published.runId, 200);
     const snapshot = await everything();
 
     const summary = await purge();
@@ -248,7 +217,7 @@ describe('purgeLedger', () => {
       actor: ACTOR,
     });
     expect(published.published).toBe(true);
-    for (const run of [first, second]) await endedDaysAgo(run.runId, 100);
+    for (const run of [first, second]) await endedDaysAgo(t, run.runId, 100);
     await cleanedUp(second.runId);
 
     const gateBefore = await gateTables();
@@ -284,8 +253,8 @@ describe('purgeLedger', () => {
     await validationStarted(t, run);
     await stagingPassed(t, run.runId, '40');
     await failStagingValidated(run);
-    await endedDaysAgo(run.runId, 100);
-    const rows = await detailRows(run.runId);
+    await endedDaysAgo(t, run.runId, 100);
+    const rows = await detailRows(t, run.runId);
     const total = Object.values(rows).reduce((a, b) => a + b, 0);
     expect(rows.load_file).toBe(40);
 
@@ -296,7 +265,7 @@ describe('purgeLedger', () => {
     expect(batches.map((b) => b.purged)).toEqual([...Array(batches.length - 1).fill(false), true]);
     expect(batches.length).toBe(Math.floor(total / 7) + 1);
     expect(summary.deleted).toEqual(rows);
-    expect(await detailRows(run.runId)).toEqual(noRows());
+    expect(await detailRows(t, run.runId)).toEqual(noRows());
     // files go before their partitions (RESTRICT): no batch deletes a partition while files remain
     const filesGoneAt = batches.findIndex((_, i) => batches.slice(0, i + 1).reduce((n, x) => n + x.deleted.load_file, 0) === 40);
     expect(batches.slice(0, filesGoneAt).every((b) => b.deleted.load_partition === 0)).toBe(true);
@@ -331,7 +300,7 @@ describe('purgeLedger', () => {
   it('starts no batch once its time budget is spent', async () => {
     const run = await dueRun();
     expect(await purge({ budgetMs: 0 })).toEqual({ purgedRuns: [], deleted: noRows(), batches: 0, complete: false });
-    expect(await detailRows(run.runId)).toEqual(run.rows);
+    expect(await detailRows(t, run.runId)).toEqual(run.rows);
   });
 
   it('resumes a purge interrupted between batches (the process died) and completes it, counting every row once', async () => {
@@ -345,14 +314,14 @@ describe('purgeLedger', () => {
         },
       }),
     ).rejects.toBe(died);
-    const left = await detailRows(run.runId);
+    const left = await detailRows(t, run.runId);
     expect(Object.values(left).reduce((a, b) => a + b, 0)).toBe(Object.values(run.rows).reduce((a, b) => a + b, 0) - 3);
     expect((await runRow(run.runId)).purged_at).toBeNull();
 
     const resumed = await purge({ batchRows: 3 });
     expect(resumed.purgedRuns.map((r) => r.runId)).toEqual([run.runId]);
     expect(resumed.deleted).toEqual(left);
-    expect(await detailRows(run.runId)).toEqual(noRows());
+    expect(await detailRows(t, run.runId)).toEqual(noRows());
     expect((await runRow(run.runId)).purged_at).toBeInstanceOf(Date);
   });
 
@@ -370,7 +339,7 @@ describe('purgeLedger', () => {
       const cut = purge({ batchRows: 2, afterBatch: () => proxy.cut() }, db);
       await expect(cut).rejects.toSatisfy((e) => e instanceof DomainError && e.code === 'SERVICE_UNAVAILABLE');
       expect((await runRow(run.runId)).purged_at).toBeNull();
-      const left = await detailRows(run.runId);
+      const left = await detailRows(t, run.runId);
       expect(sum([left, { ...noRows(), load_file: 2 }])).toEqual(run.rows);
       await proxy.restore();
       const resumed = await purge({ batchRows: 2 }, db);
@@ -392,7 +361,7 @@ describe('purgeLedger', () => {
         expect(purged.sort()).toEqual(runs.map((r) => r.runId).sort());
         expect(sum(summaries.map((s) => s.deleted))).toEqual(sum(runs.map((r) => r.rows)));
         for (const run of runs) {
-          expect(await detailRows(run.runId)).toEqual(noRows());
+          expect(await detailRows(t, run.runId)).toEqual(noRows());
           expect((await runRow(run.runId)).purged_at).toBeInstanceOf(Date);
         }
       }
@@ -405,11 +374,11 @@ describe('purgeLedger', () => {
 describe('previewPurge', () => {
   it('lists the due runs with their rows per table, oldest first, and changes nothing', async () => {
     const older = await failedPublish();
-    await endedDaysAgo(older.runId, 150);
+    await endedDaysAgo(t, older.runId, 150);
     const newer = await failedPublish();
-    await endedDaysAgo(newer.runId, 100);
+    await endedDaysAgo(t, newer.runId, 100);
     const inside = await failedPublish();
-    await endedDaysAgo(inside.runId, 30);
+    await endedDaysAgo(t, inside.runId, 30);
     const snapshot = await everything();
 
     const preview = await inTransaction(t.db, (tx) => previewPurge(tx, cutoff()));
@@ -421,7 +390,7 @@ describe('previewPurge', () => {
         businessKey: older.businessKey,
         status: 'FAILED_PUBLISH',
         completedAt: expect.any(Date),
-        rows: await detailRows(older.runId),
+        rows: await detailRows(t, older.runId),
       },
       {
         runId: newer.runId,
@@ -429,7 +398,7 @@ describe('previewPurge', () => {
         businessKey: newer.businessKey,
         status: 'FAILED_PUBLISH',
         completedAt: expect.any(Date),
-        rows: await detailRows(newer.runId),
+        rows: await detailRows(t, newer.runId),
       },
     ]);
     expect(await everything()).toEqual(snapshot);

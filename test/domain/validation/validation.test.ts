@@ -7,7 +7,7 @@ import { perform } from '../../../src/db/operation.js';
 import { claimPublishOperation } from '../../../src/domain/publish/claim-publish.js';
 import { markStageValidatedOperation } from '../../../src/domain/validation/mark-stage-validated.js';
 import { startValidationOperation } from '../../../src/domain/validation/start-validation.js';
-import { HDFS_ROOT, JOB } from '../../support/fixtures.js';
+import { HDFS_ROOT, JOB, LOST_VALIDATION_START } from '../../support/fixtures.js';
 import {
   ACTOR,
   type DomainTest,
@@ -48,18 +48,6 @@ async function eventsNamed(runId: string, name: string) {
   return rows;
 }
 
-const LOSER = {
-  started: false,
-  jobKey: null,
-  businessKey: null,
-  snapshotScn: null,
-  hdfsRunPath: null,
-  stageTable: null,
-  sourceCount: null,
-  extractedCount: null,
-  sourceMetrics: {},
-};
-
 describe('startValidation', () => {
   it('starts the validation once with the run context and SOURCE metrics, ACKs the dispatch, and answers later calls with nulls', async () => {
     const run = await extractedRun(t, [3, 4]);
@@ -82,7 +70,7 @@ describe('startValidation', () => {
       expect.objectContaining({ event_level: 'INFO', actor: 'nifi-cluster', details: { dispatchId: run.dispatchId, node: 'nifi-02' } }),
     ]);
 
-    expect(await start(run.runId, run.dispatchId)).toEqual({ ...LOSER, runStatus: 'STAGE_VALIDATING' });
+    expect(await start(run.runId, run.dispatchId)).toEqual({ ...LOST_VALIDATION_START, runStatus: 'STAGE_VALIDATING' });
     expect(await eventsNamed(run.runId, 'STAGE_VALIDATION_STARTED')).toHaveLength(1);
   });
 
@@ -96,7 +84,7 @@ describe('startValidation', () => {
 
     // e.g. an operator resent it after NiFi had already started: the duplicate loses, the call is still acknowledged
     await t.sql.query(`UPDATE nifi_ops.load_dispatch SET status = 'SENT', acked_at = NULL WHERE dispatch_id = $1`, [run.dispatchId]);
-    expect(await start(run.runId, run.dispatchId)).toEqual({ ...LOSER, runStatus: 'STAGE_VALIDATING' });
+    expect(await start(run.runId, run.dispatchId)).toEqual({ ...LOST_VALIDATION_START, runStatus: 'STAGE_VALIDATING' });
     expect((await dispatchRow(run.dispatchId)).status).toBe('ACKED');
   });
 
@@ -129,7 +117,8 @@ describe('startValidation', () => {
       const started = results.filter((r) => r.started);
       expect(started).toHaveLength(1);
       expect(started[0]!.extractedCount).toBe(2n);
-      for (const loser of results.filter((r) => !r.started)) expect(loser).toEqual({ ...LOSER, runStatus: 'STAGE_VALIDATING' });
+      for (const loser of results.filter((r) => !r.started))
+        expect(loser).toEqual({ ...LOST_VALIDATION_START, runStatus: 'STAGE_VALIDATING' });
       expect((await dispatchRow(run.dispatchId)).status).toBe('ACKED');
       expect(await eventsNamed(run.runId, 'STAGE_VALIDATION_STARTED')).toHaveLength(1);
     }
