@@ -5,7 +5,7 @@ import { PURGED_TABLES, noRows, purgeLedger, type PurgeBatch, type RowCounts } f
 import type { TestApi } from './api.js';
 
 export const DAY = 86_400_000;
-export const RETENTION = 90 * DAY;
+const RETENTION = 90 * DAY;
 
 export const cutoff = () => new Date(Date.now() - RETENTION);
 
