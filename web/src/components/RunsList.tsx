@@ -175,7 +175,7 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
     setDraft((d) => (d.job.trim() === f.job && d.key.trim() === f.key && d.id.trim() === f.id ? d : { job: f.job, key: f.key, id: f.id }));
   }, [appliedKey]);
 
-  const { data, error, reload, setData } = useQuery(RUNS, runsVariables(applied, jobKey));
+  const { data, error, reload, setData, current } = useQuery(RUNS, runsVariables(applied, jobKey));
   const runs = data && (data.runs?.nodes ?? []);
   const next = data?.runs?.pageInfo.hasNextPage ? data.runs.pageInfo.endCursor : null;
 
@@ -296,38 +296,42 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
         </p>
       )}
       {runs === null && !error && <p className="muted">Loading…</p>}
-      {runs && runs.length === 0 && <p className="muted">No runs match.</p>}
-      {runs && runs.length > 0 && (
-        <>
-          <Table
-            labelledBy={titleId}
-            className="runs"
-            regionClassName="runs-table"
-            rows={runs}
-            rowKey={(r) => r.runId}
-            rowProps={(r) => ({ 'data-run': r.runId })}
-            columns={runColumns(jobKey, now)}
-          />
-          {/* a phone gets cards, status first: nothing scrolls sideways */}
-          <ul className="run-cards" aria-labelledby={titleId}>
-            {runs.map((r) => (
-              <li key={r.runId} className="run-card" data-run-card={r.runId}>
-                <div className="run-card-head">
-                  <Badge status={r.status} />
-                  <Link to={`/runs/${r.runId}`} aria-label={`${r.jobKey} / ${r.businessKey}, run ${r.runId}`}>
-                    {r.jobKey} / {r.businessKey}
-                  </Link>
-                </div>
-                <p className="muted">
-                  Partitions {r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'} · extracted{' '}
-                  {count(r.extractedCount)} · started {formatTime(r.startedAt)} · {elapsed(r.startedAt, r.completedAt, now)}
-                  {r.errorCode && ` · ${r.errorCode}`}
-                </p>
-              </li>
-            ))}
-          </ul>
-        </>
-      )}
+      {/* the runs of the filter before, until the new filter's answer comes: said, and marked busy */}
+      {runs && !current && !error && <p className="muted">Updating…</p>}
+      {runs && runs.length === 0 && current && <p className="muted">No runs match.</p>}
+      <div className="runs-shown" aria-busy={!current}>
+        {runs && runs.length > 0 && (
+          <>
+            <Table
+              labelledBy={titleId}
+              className="runs"
+              regionClassName="runs-table"
+              rows={runs}
+              rowKey={(r) => r.runId}
+              rowProps={(r) => ({ 'data-run': r.runId })}
+              columns={runColumns(jobKey, now)}
+            />
+            {/* a phone gets cards, status first: nothing scrolls sideways */}
+            <ul className="run-cards" aria-labelledby={titleId}>
+              {runs.map((r) => (
+                <li key={r.runId} className="run-card" data-run-card={r.runId}>
+                  <div className="run-card-head">
+                    <Badge status={r.status} />
+                    <Link to={`/runs/${r.runId}`} aria-label={`${r.jobKey} / ${r.businessKey}, run ${r.runId}`}>
+                      {r.jobKey} / {r.businessKey}
+                    </Link>
+                  </div>
+                  <p className="muted">
+                    Partitions {r.successPartitionCount}/{r.failedPartitionCount}/{r.expectedPartitionCount ?? '—'} · extracted{' '}
+                    {count(r.extractedCount)} · started {formatTime(r.startedAt)} · {elapsed(r.startedAt, r.completedAt, now)}
+                    {r.errorCode && ` · ${r.errorCode}`}
+                  </p>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </div>
       <nav className="pager" aria-label="Pages of runs">
         {applied.after && (
           <Link to={`${path}${writeFilter({ ...applied, after: '' })}`} className="button">
