@@ -1,6 +1,7 @@
 // The gate pushes (issue 15, point 2): readinessChanged to subscribers, and each decision to the gate's receiver as
 // a GATE_READY call through the outbox — the same leases, backoff, DEAD and resend as the other calls.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RESEND_DISPATCH } from '../../support/ledger-flow.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { createRun } from '../../support/fixtures.js';
 import { decisionsOf, defineGate, observed, unique } from '../../support/gate-fixtures.js';
@@ -9,7 +10,6 @@ import { subscribe } from '../../support/sse.js';
 import { until } from '../../support/until.js';
 import { dispatchRow, testWorker, workerConfig, type TestWorkerParts } from '../../support/worker.js';
 
-const RESEND = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
 const GATE_DISPATCHES = `query($consumer: String!, $businessDate: Date) {
   gate(consumer: $consumer) { notifyUrl dispatches(businessDate: $businessDate) { dispatchId businessDate version status attemptCount lastHttpStatus lastError } } }`;
 const ALERTS = `query { monitorSummary(alertLimit: 500) { alerts { kind severity runId jobKey businessKey dispatchId consumer message } } }`;
@@ -129,9 +129,9 @@ describe('GATE_READY calls to a gate’s receiver', () => {
 
     // a dispatch of no run is not any run's: naming one is 404
     const someRun = await createRun(api);
-    const wrongRun = await api.gql(RESEND, { input: { runId: someRun.runId, dispatchId } }, { token: 'operator' });
+    const wrongRun = await api.gql(RESEND_DISPATCH, { input: { runId: someRun.runId, dispatchId } }, { token: 'operator' });
     expect([wrongRun.status, wrongRun.code]).toEqual([404, 'DISPATCH_NOT_FOUND']);
-    const resent = await api.gql(RESEND, { input: { dispatchId, reason: 'receiver fixed' } }, { token: 'operator' });
+    const resent = await api.gql(RESEND_DISPATCH, { input: { dispatchId, reason: 'receiver fixed' } }, { token: 'operator' });
     expect(resent.body.data!.resendDispatch).toEqual({ dispatchId, status: 'PENDING' });
     await worker.dispatcher.dispatchOnce();
     expect(await dispatchRow(api, dispatchId)).toMatchObject({ status: 'ACKED', attempt_count: 1, last_http_status: 202 });
@@ -140,7 +140,7 @@ describe('GATE_READY calls to a gate’s receiver', () => {
     expect(calls).toHaveLength(3);
     expect(new Set(calls.map((c) => JSON.stringify(c.body))).size).toBe(1);
 
-    const again = await api.gql(RESEND, { input: { dispatchId } }, { token: 'operator' });
+    const again = await api.gql(RESEND_DISPATCH, { input: { dispatchId } }, { token: 'operator' });
     expect([again.status, again.code]).toEqual([409, 'DISPATCH_STATUS_MISMATCH']);
     const { rows: resentEvents } = await api.sql.query(
       `SELECT run_id, actor, details FROM nifi_ops.load_event WHERE event_name = 'DISPATCH_RESENT' AND details->>'dispatchId' = $1`,

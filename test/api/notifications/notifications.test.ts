@@ -3,6 +3,7 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RESEND_DISPATCH } from '../../support/ledger-flow.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { failCreatedRun, completeRun, createRun, toPublishUnknown } from '../../support/fixtures.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
@@ -16,7 +17,6 @@ import { inTransaction } from '../../../src/db/transaction.js';
 import { alertThresholds, readAlerts } from '../../../src/domain/monitor/monitor-summary.js';
 import { NOTIFIED_ALERTS_PER_CYCLE, recordAlertOccurrences } from '../../../src/domain/notifications/occurrences.js';
 
-const RESEND = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
 const CALLS = `query($receiver: String, $last: Int) { alertWebhookCalls(receiver: $receiver, last: $last) {
   dispatchId receiver status attemptCount lastHttpStatus lastError ackedAt deadAt
   occurrence { dedupKey kind severity message runId jobKey businessKey dispatchId partitionId consumer at raisedAt } } }`;
@@ -260,7 +260,11 @@ describe('alert webhooks', () => {
     expect(rows).toEqual([]);
     // an operator may send it again once the receiver is mended
     generic.setDefault(202);
-    const resent = await api.gql(RESEND, { input: { dispatchId: call.dispatch_id, reason: 'receiver mended' } }, { token: 'operator' });
+    const resent = await api.gql(
+      RESEND_DISPATCH,
+      { input: { dispatchId: call.dispatch_id, reason: 'receiver mended' } },
+      { token: 'operator' },
+    );
     expect(resent.body.data!.resendDispatch).toEqual({ dispatchId: call.dispatch_id, status: 'PENDING' });
     expect(await worker.dispatcher.dispatchOnce()).toBe(1);
     expect(await dispatchRow(api, call.dispatch_id)).toMatchObject({ status: 'ACKED', attempt_count: 1 });
@@ -293,7 +297,7 @@ describe('alert webhooks', () => {
       ['DISPATCH_DEAD', run.dispatchId, 'VALIDATE_RUN: unknown flow'],
     ]);
 
-    const resent = await api.gql(RESEND, { input: { runId: run.runId, dispatchId: run.dispatchId } }, { token: 'operator' });
+    const resent = await api.gql(RESEND_DISPATCH, { input: { runId: run.runId, dispatchId: run.dispatchId } }, { token: 'operator' });
     expect(resent.body.errors).toBeUndefined();
     // PENDING again: the alert has cleared; the next cycle sees none
     await worker.sweeper.cycle();
