@@ -1,6 +1,7 @@
 // The operator's commands for runbooks: `load-control runs|run|alerts|resolve|resend|cancel|reissue`, through
 // the API like the console (the token decides what is allowed, and every action is recorded under its name).
 import { parseArgs } from 'node:util';
+import { RUN_ID_PREFIX, idDigits } from '../domain/runs/run-id-prefix.js';
 import { RUN_STATUSES } from '../domain/states.js';
 
 const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue'] as const;
@@ -139,8 +140,6 @@ const MAX_LIMIT = 10_000;
 const PAGE = 500;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** The first digits of an id, as the console shows it (8), or more. */
-const ID_PREFIX = /^(?:[0-9a-f]-?){4,31}$/i;
 
 /** An answer the command gives itself, without asking the API for what it was asked. */
 class Refusal extends Error {
@@ -194,7 +193,7 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
 
   /** A whole run id, or the one run whose id begins with the digits given. */
   const runIdOf = async (id: string): Promise<string> => {
-    if (UUID.test(id) || !ID_PREFIX.test(id)) return id;
+    if (UUID.test(id) || !RUN_ID_PREFIX.test(id)) return id;
     const answer = await call<{ runs: { nodes: Row[] } }>(url, token, RUNS_BY_PREFIX, { prefix: id });
     if (answer.error)
       throw new Refusal(exitCodeFor(answer), `error: ${answer.error.code} (HTTP ${answer.status}): ${answer.error.message}`);
@@ -210,12 +209,11 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
   };
   /** A whole dispatch id, or the one dispatch of the run whose id begins with the digits given. */
   const dispatchIdOf = async (runId: string, id: string): Promise<string> => {
-    if (UUID.test(id) || !ID_PREFIX.test(id)) return id;
+    if (UUID.test(id) || !RUN_ID_PREFIX.test(id)) return id;
     const answer = await call<{ run: { dispatches: Row[] } | null }>(url, token, RUN_DISPATCHES, { runId });
     if (answer.error)
       throw new Refusal(exitCodeFor(answer), `error: ${answer.error.code} (HTTP ${answer.status}): ${answer.error.message}`);
-    const digits = id.replaceAll('-', '').toLowerCase();
-    const matching = (answer.data!.run?.dispatches ?? []).filter((d) => String(d.dispatchId).replaceAll('-', '').startsWith(digits));
+    const matching = (answer.data!.run?.dispatches ?? []).filter((d) => idDigits(String(d.dispatchId)).startsWith(idDigits(id)));
     if (matching.length === 0)
       throw new Refusal(EXIT_CODES.notFound, `error: DISPATCH_NOT_FOUND: no dispatch of run ${runId} begins with ${id}`);
     if (matching.length > 1)

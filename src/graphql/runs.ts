@@ -1,3 +1,4 @@
+import { RUN_ID_PREFIX } from '../domain/runs/run-id-prefix.js';
 import { z } from 'zod';
 import type { AuthMethod } from '../auth/principal.js';
 import type { Tx } from '../db/client.js';
@@ -354,7 +355,7 @@ const listRunsArgs = z.object({
       startedBefore: dateTime.nullish().describe('Runs started before this instant.'),
       runIdPrefix: z
         .string()
-        .regex(/^(?:[0-9a-fA-F]-?){4,32}$/, 'hexadecimal digits of a run id (at least 4; hyphens allowed)')
+        .regex(RUN_ID_PREFIX, 'hexadecimal digits of a run id (at least 4; hyphens allowed)')
         .nullish()
         .describe('Runs whose id begins with these hexadecimal digits (at least 4; hyphens ignored): the short ids the console shows.'),
     }),

@@ -1,5 +1,6 @@
 import type { Tx } from '../../db/client.js';
 import { selectList } from '../../db/select-list.js';
+import { idDigits } from './run-id-prefix.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { DomainError } from '../../contract/errors.js';
 import {
@@ -281,11 +282,11 @@ export interface RunFilter {
   runIdPrefix?: string | null;
 }
 
-/** The first and the last run id that begin with `prefix`'s hexadecimal digits: a range the primary key scans. */
-function runIdRange(prefix: string): [string, string] {
-  const digits = prefix.replaceAll('-', '').toLowerCase();
+/** The run ids that begin with `prefix`'s hexadecimal digits, as a range between the first and the last: the primary key scans it. */
+function runIdWithin(prefix: string): Prisma.Sql {
+  const digits = idDigits(prefix);
   const uuid = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  return [uuid(digits.padEnd(32, '0')), uuid(digits.padEnd(32, 'f'))];
+  return Prisma.sql`run_id BETWEEN ${uuid(digits.padEnd(32, '0'))}::uuid AND ${uuid(digits.padEnd(32, 'f'))}::uuid`;
 }
 
 export const RUN_ORDERS = ['NEWEST_FIRST', 'OLDEST_FIRST'] as const;
@@ -340,9 +341,7 @@ export async function listRuns(
     ...(filter.activeOnly ? [Prisma.sql`status = ANY(${ACTIVE_RUN_STATUSES}::text[])`] : []),
     ...(filter.startedFrom ? [Prisma.sql`started_at >= ${filter.startedFrom}`] : []),
     ...(filter.startedBefore ? [Prisma.sql`started_at < ${filter.startedBefore}`] : []),
-    ...(filter.runIdPrefix
-      ? [Prisma.sql`run_id BETWEEN ${runIdRange(filter.runIdPrefix)[0]}::uuid AND ${runIdRange(filter.runIdPrefix)[1]}::uuid`]
-      : []),
+    ...(filter.runIdPrefix ? [runIdWithin(filter.runIdPrefix)] : []),
     ...(after
       ? [
           newestFirst

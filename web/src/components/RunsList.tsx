@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { RUN_ID_PREFIX, idDigits } from '../../../src/domain/runs/run-id-prefix.js';
 import { RUNS, RUNS_CHANGED, type RunRow } from '../api/operations';
 import { useLive, useQuery } from '../api/typed';
 import { count, dayStart, elapsed, formatTime, shortId } from '../format';
@@ -55,16 +56,12 @@ function writeFilter(f: Filter): string {
   return text ? `?${text}` : '';
 }
 
-/** Enough hexadecimal digits to ask for (the API's rule): fewer, or anything else, is not sent. */
-const ID_PREFIX = /^(?:[0-9a-fA-F]-?){4,32}$/;
-const idDigits = (id: string) => id.replaceAll('-', '').toLowerCase();
-
 function matches(run: RunRow, f: Filter, jobKey: string | undefined): boolean {
   const contains = (text: string, part: string) => text.toLowerCase().includes(part.toLowerCase());
   if (jobKey && run.jobKey !== jobKey) return false;
   if (f.job && !contains(run.jobKey, f.job)) return false;
   if (f.key && !contains(run.businessKey, f.key)) return false;
-  if (ID_PREFIX.test(f.id) && !idDigits(run.runId).startsWith(idDigits(f.id))) return false;
+  if (RUN_ID_PREFIX.test(f.id) && !idDigits(run.runId).startsWith(idDigits(f.id))) return false;
   if (f.status && run.status !== f.status) return false;
   if (f.from && run.startedAt < dayStart(f.from)) return false;
   if (f.to && run.startedAt >= dayStart(f.to, true)) return false;
@@ -84,7 +81,7 @@ function runsVariables(f: Filter, jobKey: string | undefined) {
       activeOnly: f.active || null,
       startedFrom: f.from ? dayStart(f.from) : null,
       startedBefore: f.to ? dayStart(f.to, true) : null,
-      runIdPrefix: ID_PREFIX.test(f.id) ? f.id : null,
+      runIdPrefix: RUN_ID_PREFIX.test(f.id) ? f.id : null,
     },
   };
 }
@@ -234,10 +231,10 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
             value={draft.id}
             spellCheck={false}
             autoComplete="off"
-            aria-describedby={draft.id.trim() && !ID_PREFIX.test(draft.id.trim()) ? ids.idHint : undefined}
+            aria-describedby={draft.id.trim() && !RUN_ID_PREFIX.test(draft.id.trim()) ? ids.idHint : undefined}
             onChange={(e) => setDraft({ ...draft, id: e.target.value })}
           />
-          {draft.id.trim() && !ID_PREFIX.test(draft.id.trim()) && (
+          {draft.id.trim() && !RUN_ID_PREFIX.test(draft.id.trim()) && (
             <p id={ids.idHint} className="hint">
               At least 4 hexadecimal digits of the id.
             </p>
