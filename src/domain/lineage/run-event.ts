@@ -141,6 +141,16 @@ export function runEvent(target: Pick<LineageTarget, 'namespace' | 'producer' | 
                 l.sourceCount === null ? null : standard('1-0-3', 'DataQualityMetricsInputDatasetFacet', { rowCount: l.sourceCount, columnMetrics: {} }),
               ],
               ['inputStatistics', ended ? standard('1-0-0', 'InputStatisticsInputDatasetFacet', { rowCount: l.extractedCount }) : null],
+              // OpenLineage puts data-quality results on the dataset read (an input facet): the load's validation
+              // gates, from the source's counts to the target's
+              [
+                'dataQualityAssertions',
+                ended && l.validations.length > 0
+                  ? standard('1-0-2', 'DataQualityAssertionsDatasetFacet', {
+                      assertions: l.validations.map((v) => ({ assertion: `${v.stage}.${v.metricName}`, success: v.result !== 'FAIL' })),
+                    })
+                  : null,
+              ],
             ]),
           },
         ]
@@ -155,14 +165,6 @@ export function runEvent(target: Pick<LineageTarget, 'namespace' | 'producer' | 
             facets: definedFacets([
               ['dataSource', standard('1-0-1', 'DatasourceDatasetFacet', { name: job.target, uri: job.target })],
               [PARTITION_FACET, own('LoadControlPartitionDatasetFacet', { column: job.partitionColumn, value: l.businessKey })],
-              [
-                'dataQualityAssertions',
-                ended && l.validations.length > 0
-                  ? standard('1-0-2', 'DataQualityAssertionsDatasetFacet', {
-                      assertions: l.validations.map((v) => ({ assertion: `${v.stage}.${v.metricName}`, success: v.result !== 'FAIL' })),
-                    })
-                  : null,
-              ],
             ]),
             outputFacets: definedFacets([
               [
