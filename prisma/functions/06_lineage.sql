@@ -32,6 +32,7 @@ BEGIN
     IF event_type IS NULL OR NOT EXISTS (SELECT 1 FROM nifi_ops.lineage_delivery) THEN
         RETURN NULL;
     END IF;
+    PERFORM nifi_ops.fault_point('write_lineage_event');
     IF event_type <> 'START' THEN
         INSERT INTO nifi_ops.load_dispatch (dispatch_id, run_id, dispatch_type, lineage_event_type)
         VALUES (gen_random_uuid(), NEW.run_id, 'LINEAGE_EVENT', 'START')
