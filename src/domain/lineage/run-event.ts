@@ -9,8 +9,8 @@ const RUN_EVENT_SCHEMA = 'https://openlineage.io/spec/2-0-2/OpenLineage.json#/$d
 const FACETS = 'https://openlineage.io/spec/facets';
 /** Load Control's own facets: their JSON schemas are schema/openlineage/, whose $id these are. */
 const OWN_FACETS = 'urn:load-control:openlineage:facets:1-0-0';
-export const RUN_FACET = 'loadControl_run';
-export const PARTITION_FACET = 'loadControl_partition';
+const RUN_FACET = 'loadControl_run';
+const PARTITION_FACET = 'loadControl_partition';
 
 /** Where one job reads and writes, as lineage.jobs names it (OpenLineage's naming conventions). */
 export interface LineageJob {
