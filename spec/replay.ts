@@ -411,7 +411,10 @@ export class Replay {
     const { leased, unwanted } = await inStatement(this.api.db, (sql) =>
       leaseDispatches(sql, { batch, leaseMs: lease, alertReceivers: [], lineage: false }),
     );
-    if (unwanted.length > 0) await inTransaction(this.api.db, (tx) => cancelUnwantedDispatches(tx, unwanted, 'dispatcher', { alertReceivers: [], lineage: false }));
+    if (unwanted.length > 0)
+      await inTransaction(this.api.db, (tx) =>
+        cancelUnwantedDispatches(tx, unwanted, 'dispatcher', { alertReceivers: [], lineage: false }),
+      );
     this.leases.set(dispatcher, leased);
     return { leased: leased.length };
   }

@@ -354,10 +354,26 @@ const lineageJobSchema = section({
     .regex(ORACLE_SOURCE, 'must be oracle://host:port/SERVICE_NAME')
     .nullable()
     .default(null),
-  sourceTable: z.string({ error: typeError('a string') }).regex(QUALIFIED_NAME, 'must be SCHEMA.TABLE').nullable().default(null),
-  target: z.string({ error: typeError('a string') }).regex(HIVE_TARGET, 'must be hive://host:port').nullable().default(null),
-  targetTable: z.string({ error: typeError('a string') }).regex(QUALIFIED_NAME, 'must be database.table').nullable().default(null),
-  partitionColumn: z.string({ error: typeError('a string') }).min(1, 'must not be empty').max(200).default('business_date'),
+  sourceTable: z
+    .string({ error: typeError('a string') })
+    .regex(QUALIFIED_NAME, 'must be SCHEMA.TABLE')
+    .nullable()
+    .default(null),
+  target: z
+    .string({ error: typeError('a string') })
+    .regex(HIVE_TARGET, 'must be hive://host:port')
+    .nullable()
+    .default(null),
+  targetTable: z
+    .string({ error: typeError('a string') })
+    .regex(QUALIFIED_NAME, 'must be database.table')
+    .nullable()
+    .default(null),
+  partitionColumn: z
+    .string({ error: typeError('a string') })
+    .min(1, 'must not be empty')
+    .max(200)
+    .default('business_date'),
 });
 
 /** Each job's datasets, by job key: a JSON object in LC_LINEAGE__JOBS. */
@@ -462,7 +478,11 @@ const configSchema = z
         /** Marquez's (or any OpenLineage HTTP consumer's) endpoint, e.g. http://marquez:5000/api/v1/lineage. */
         url: url(['http:', 'https:']),
         /** The job namespace; the job name is the job key. */
-        namespace: z.string({ error: typeError('a string') }).min(1, 'must not be empty').max(200).default('load-control'),
+        namespace: z
+          .string({ error: typeError('a string') })
+          .min(1, 'must not be empty')
+          .max(200)
+          .default('load-control'),
         /** Each event's and facet's producer: a URI naming this software. */
         producer: z
           .string({ error: typeError('a string') })

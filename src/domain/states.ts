@@ -185,7 +185,7 @@ export const DISPATCH_RECEIVED_STATUS: Record<DispatchType, Extract<DispatchStat
 export const LINEAGE_EVENT_TYPES = ['START', 'RUNNING', 'COMPLETE', 'ABORT', 'FAIL'] as const;
 export type LineageEventType = (typeof LINEAGE_EVENT_TYPES)[number];
 /** The event a run sends when it enters a status: extraction starts, the run ends (SUCCESS, CANCELLED, a failure). */
-export const LINEAGE_EVENT_ON_ENTERING: Partial<Record<RunStatus, LineageEventType>> = {
+const LINEAGE_EVENT_ON_ENTERING: Partial<Record<RunStatus, LineageEventType>> = {
   EXTRACTING: 'START',
   SUCCESS: 'COMPLETE',
   CANCELLED: 'ABORT',
@@ -195,7 +195,7 @@ export const LINEAGE_EVENT_ON_ENTERING: Partial<Record<RunStatus, LineageEventTy
  * An operator's resolution of PUBLISH_UNKNOWN as PUBLISHED is a RUNNING event: the run goes on (target validation
  * and markSuccess end it with COMPLETE or FAIL). Resolved as FAILED_PUBLISH it is the run's FAIL.
  */
-export const LINEAGE_RESOLUTION: { from: RunStatus; to: RunStatus; eventType: LineageEventType } = {
+const LINEAGE_RESOLUTION: { from: RunStatus; to: RunStatus; eventType: LineageEventType } = {
   from: 'PUBLISH_UNKNOWN',
   to: 'PUBLISHED',
   eventType: 'RUNNING',

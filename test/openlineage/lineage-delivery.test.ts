@@ -173,11 +173,16 @@ describe('OpenLineage events through the outbox', () => {
         expect(call.headers['content-type']).toBe('application/json');
         expect(call.body).toEqual(calls[0]!.body);
       }
-      expect(calls[0]!.body).toMatchObject({ eventType: row.event_type, run: { runId: row.run_id }, job: { namespace: 'load-control-test', name: JOB } });
+      expect(calls[0]!.body).toMatchObject({
+        eventType: row.event_type,
+        run: { runId: row.run_id },
+        job: { namespace: 'load-control-test', name: JOB },
+      });
     }
     expect(marquez.calls).toHaveLength(18);
 
-    const event = (runId: string, type: string) => delivered.get(rows.find((r) => r.run_id === runId && r.event_type === type)!.dispatch_id)!;
+    const event = (runId: string, type: string) =>
+      delivered.get(rows.find((r) => r.run_id === runId && r.event_type === type)!.dispatch_id)!;
     const complete = event(success.runId, 'COMPLETE');
     const { rows: scn } = await api.sql.query(`SELECT snapshot_scn::text FROM nifi_ops.load_run WHERE run_id = $1`, [success.runId]);
     expect(complete).toMatchObject({
@@ -211,7 +216,11 @@ describe('OpenLineage events through the outbox', () => {
       ],
     });
     expect(event(failed.runId, 'FAIL')).toMatchObject({
-      run: { facets: { errorMessage: { message: 'EXTRACT: ORA-03113: end-of-file on communication channel', programmingLanguage: 'TypeScript' } } },
+      run: {
+        facets: {
+          errorMessage: { message: 'EXTRACT: ORA-03113: end-of-file on communication channel', programmingLanguage: 'TypeScript' },
+        },
+      },
     });
     expect(event(aborted.runId, 'ABORT')).toMatchObject({ run: { facets: { loadControl_run: { status: 'CANCELLED' } } } });
     // a START says what the manifest said, nothing of the end
@@ -334,7 +343,9 @@ describe('the events, checked by the standard', () => {
   }
 
   // one JVM for both: the first run of a machine also fetches the artifacts from Maven Central
-  it('accepts every event delivered, by the published OpenLineage schemas and openlineage-java’s model, and refuses a broken one', { timeout: 180_000 }, () => {
+  it('accepts every event delivered, by the published OpenLineage schemas and openlineage-java’s model, and refuses a broken one', {
+    timeout: 180_000,
+  }, () => {
     const events = [...delivered.values()];
     expect(new Set(events.map((e) => e.eventType))).toEqual(new Set(['START', 'RUNNING', 'COMPLETE', 'FAIL', 'ABORT']));
     const { results, openlineageJava, schemas } = validateOpenLineageEvents([...events, broken()]);

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { resolveArtifacts, runJava } from '../../nifi/nifi-engine.js';
 
-export const OPENLINEAGE_JAVA_VERSION = '1.46.0';
+const OPENLINEAGE_JAVA_VERSION = '1.46.0';
 const ARTIFACTS = [
   { group: 'io.openlineage', artifact: 'openlineage-java', version: OPENLINEAGE_JAVA_VERSION },
   { group: 'com.networknt', artifact: 'json-schema-validator', version: '3.0.9' },

@@ -13,7 +13,7 @@ const RUN_FACET = 'loadControl_run';
 const PARTITION_FACET = 'loadControl_partition';
 
 /** Where one job reads and writes, as lineage.jobs names it (OpenLineage's naming conventions). */
-export interface LineageJob {
+interface LineageJob {
   /** oracle://host:port/SERVICE: the namespace oracle://host:port, the service name's prefix on the table. */
   source: string | null;
   /** SCHEMA.TABLE, when the run's parameters do not say it (sourceTable, as the NiFi kit's createRun sends it). */
@@ -70,7 +70,7 @@ function nextDay(date: string): string {
 function oracleSource(source: string): { namespace: string; service: string } | null {
   const parsed = URL.canParse(source) ? new URL(source) : null;
   const service = parsed?.pathname.replace(/^\/+/, '') ?? '';
-  if (!parsed || parsed.protocol !== 'oracle:' || !parsed.hostname || !parsed.port || !service) return null;
+  if (parsed?.protocol !== 'oracle:' || !parsed.hostname || !parsed.port || !service) return null;
   return { namespace: `oracle://${parsed.hostname}:${parsed.port}`, service };
 }
 
@@ -79,7 +79,11 @@ function definedFacets(entries: Array<[string, Facet | null]>): Facets {
 }
 
 /** The RunEvent a LINEAGE_EVENT call posts; its run id is the Load Control run id. */
-export function runEvent(target: Pick<LineageTarget, 'namespace' | 'producer' | 'jobs'>, runId: string, l: LeasedLineage): Record<string, unknown> {
+function runEvent(
+  target: Pick<LineageTarget, 'namespace' | 'producer' | 'jobs'>,
+  runId: string,
+  l: LeasedLineage,
+): Record<string, unknown> {
   const facet = (schema: string, name: string, fields: Facet): Facet => ({
     _producer: target.producer,
     _schemaURL: `${schema}#/$defs/${name}`,
@@ -94,7 +98,9 @@ export function runEvent(target: Pick<LineageTarget, 'namespace' | 'producer' | 
   const runFacets = definedFacets([
     [
       'nominalTime',
-      date === null ? null : standard('1-0-1', 'NominalTimeRunFacet', { nominalStartTime: `${date}T00:00:00Z`, nominalEndTime: `${nextDay(date)}T00:00:00Z` }),
+      date === null
+        ? null
+        : standard('1-0-1', 'NominalTimeRunFacet', { nominalStartTime: `${date}T00:00:00Z`, nominalEndTime: `${nextDay(date)}T00:00:00Z` }),
     ],
     [
       'errorMessage',
@@ -124,7 +130,8 @@ export function runEvent(target: Pick<LineageTarget, 'namespace' | 'producer' | 
   ]);
 
   const oracle = job?.source ? oracleSource(job.source) : null;
-  const sourceTable = typeof l.parameters.sourceTable === 'string' && l.parameters.sourceTable ? l.parameters.sourceTable : job?.sourceTable;
+  const sourceTable =
+    typeof l.parameters.sourceTable === 'string' && l.parameters.sourceTable ? l.parameters.sourceTable : job?.sourceTable;
   const inputs =
     oracle && sourceTable
       ? [
@@ -133,12 +140,17 @@ export function runEvent(target: Pick<LineageTarget, 'namespace' | 'producer' | 
             name: `${oracle.service}.${sourceTable}`,
             facets: definedFacets([
               ['dataSource', standard('1-0-1', 'DatasourceDatasetFacet', { name: oracle.namespace, uri: oracle.namespace })],
-              ['version', l.snapshotScn === null ? null : standard('1-0-1', 'DatasetVersionDatasetFacet', { datasetVersion: l.snapshotScn })],
+              [
+                'version',
+                l.snapshotScn === null ? null : standard('1-0-1', 'DatasetVersionDatasetFacet', { datasetVersion: l.snapshotScn }),
+              ],
             ]),
             inputFacets: definedFacets([
               [
                 'dataQualityMetrics',
-                l.sourceCount === null ? null : standard('1-0-3', 'DataQualityMetricsInputDatasetFacet', { rowCount: l.sourceCount, columnMetrics: {} }),
+                l.sourceCount === null
+                  ? null
+                  : standard('1-0-3', 'DataQualityMetricsInputDatasetFacet', { rowCount: l.sourceCount, columnMetrics: {} }),
               ],
               ['inputStatistics', ended ? standard('1-0-0', 'InputStatisticsInputDatasetFacet', { rowCount: l.extractedCount }) : null],
               // OpenLineage puts data-quality results on the dataset read (an input facet): the load's validation

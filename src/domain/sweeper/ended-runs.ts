@@ -1,7 +1,12 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
-import { RUN_WAITING_DISPATCH_TYPES, TERMINAL_RUN_STATUSES, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES } from '../states.js';
+import {
+  RUN_WAITING_DISPATCH_TYPES,
+  TERMINAL_RUN_STATUSES,
+  UNDELIVERED_DISPATCH_STATUSES,
+  UNFINISHED_PARTITION_STATUSES,
+} from '../states.js';
 import { transitionDispatch, transitionPartition } from '../transitions.js';
 import { SWEEPER_ACTOR, type RuleOutcome } from './settings.js';
 

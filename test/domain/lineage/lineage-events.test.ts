@@ -131,8 +131,12 @@ describe('lineage on: one call per run and eventType, written with the move', ()
     await expect(
       inTransaction(t.db, async (tx) => {
         await transitionRun(tx, { runId: run.runId }, { from: ['CREATED'], to: 'CANCELLED' });
-        expect((await tx.$queryRaw<Array<{ n: number }>>`
-          SELECT count(*)::int AS n FROM nifi_ops.load_dispatch WHERE run_id = ${run.runId}::uuid`)[0]!.n).toBe(2);
+        expect(
+          (
+            await tx.$queryRaw<Array<{ n: number }>>`
+          SELECT count(*)::int AS n FROM nifi_ops.load_dispatch WHERE run_id = ${run.runId}::uuid`
+          )[0]!.n,
+        ).toBe(2);
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');

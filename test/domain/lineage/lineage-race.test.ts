@@ -19,9 +19,7 @@ beforeAll(async () => {
   t = await startDomainTest();
   const admin = new pg.Client({ connectionString: t.database.url });
   await admin.connect();
-  await admin.query(
-    `ALTER DATABASE ${admin.escapeIdentifier(t.database.name)} SET load_control.fault_points = 'write_lineage_event=0.02'`,
-  );
+  await admin.query(`ALTER DATABASE ${admin.escapeIdentifier(t.database.name)} SET load_control.fault_points = 'write_lineage_event=0.02'`);
   await admin.end();
   // new sessions only: these connections sleep at the point
   racing = createDb(t.database.url, { poolSize: 2 * RACERS_OF_EACH_KIND + 2, timeouts: t.config.database });

@@ -503,9 +503,18 @@ lineage:
     [{ LC_LINEAGE__ENABLED: 'true' }, 'config: lineage.url: is required when lineage.enabled is true'],
     [{ LC_LINEAGE__ENABLED: 'yes' }, 'config: lineage.enabled: must be true or false'],
     [{ LC_LINEAGE__URL: 'kafka://broker:9092' }, 'config: lineage.url: must be a http or https URL'],
-    [{ LC_LINEAGE__JOBS: JSON.stringify({ J: { source: 'oracle://db:1521' } }) }, 'config: lineage.jobs.J.source: must be oracle://host:port/SERVICE_NAME'],
-    [{ LC_LINEAGE__JOBS: JSON.stringify({ J: { target: 'hive://metastore' } }) }, 'config: lineage.jobs.J.target: must be hive://host:port'],
-    [{ LC_LINEAGE__JOBS: JSON.stringify({ J: { targetTable: 'insp_dtl' } }) }, 'config: lineage.jobs.J.targetTable: must be database.table'],
+    [
+      { LC_LINEAGE__JOBS: JSON.stringify({ J: { source: 'oracle://db:1521' } }) },
+      'config: lineage.jobs.J.source: must be oracle://host:port/SERVICE_NAME',
+    ],
+    [
+      { LC_LINEAGE__JOBS: JSON.stringify({ J: { target: 'hive://metastore' } }) },
+      'config: lineage.jobs.J.target: must be hive://host:port',
+    ],
+    [
+      { LC_LINEAGE__JOBS: JSON.stringify({ J: { targetTable: 'insp_dtl' } }) },
+      'config: lineage.jobs.J.targetTable: must be database.table',
+    ],
     [{ LC_LINEAGE__JOBS: JSON.stringify({ J: { table: 'x.y' } }) }, 'config: lineage.jobs.J.table: unknown key'],
     [{ LC_LINEAGE__JOBS: '{not json' }, 'config: lineage.jobs: must be a JSON object of job keys to'],
   ])('refuses %j', (env, expected) => {
