@@ -249,6 +249,26 @@ describe('OpenLineage events through the outbox', () => {
     });
   });
 
+  it('sends a job that lineage.jobs does not name without datasets, and a business key that is no date without nominalTime', async () => {
+    marquez.reset();
+    acceptAll(marquez);
+    const run = await createRun(api, { jobKey: 'ORACLE_UNMAPPED_DAILY', businessKey: 'BATCH_0042' });
+    const failure = await api.gql(FAIL_RUN, {
+      input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'BAD_PLAN' },
+    });
+    expect(failure.body.data?.failRun.changed).toBe(true);
+    await drain(worker);
+    const rows = await lineageRows([run.runId]);
+    expect(rows.map((r) => [r.event_type, r.status])).toEqual([
+      ['START', 'ACKED'],
+      ['FAIL', 'ACKED'],
+    ]);
+    const fail = delivered.get(rows[1]!.dispatch_id)!;
+    expect(fail).toMatchObject({ job: { name: 'ORACLE_UNMAPPED_DAILY' }, inputs: [], outputs: [] });
+    expect(fail).not.toHaveProperty('run.facets.nominalTime');
+    expect(fail).toHaveProperty('run.facets.errorMessage.message', 'MANIFEST: BAD_PLAN');
+  });
+
   it('retries a receiver that is down until the call is DEAD; an operator resends it and it is delivered once', async () => {
     marquez.reset();
     acceptAll(marquez);

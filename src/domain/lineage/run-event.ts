@@ -117,6 +117,8 @@ function runEvent(
         ? standard('1-0-2', 'ExternalQueryRunFacet', { externalQueryId: l.publishQueryId, source: job.target })
         : null,
     ],
+    // the hooks for what the ledger does not hold yet: `parent` (ParentRunFacet: the run's backfill, job
+    // <namespace>/<backfill>) once runs record their backfill, and the NiFi flow version once runs carry it
     [
       RUN_FACET,
       own('LoadControlRunFacet', {
