@@ -115,8 +115,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
   const receivers = { alertReceivers: config.alerts.webhooks.map((w) => w.name), lineage: targets.lineage !== null };
   const receiver = createReceiverClient(config.nifi.tls, log);
-  // gates' receivers, alert webhooks and the lineage endpoint are not NiFi: their certificates are checked against Node's CAs, and no
-  // client certificate
+  // gates' receivers, alert webhooks and the lineage endpoint are not NiFi: their certificates are checked against
+  // Node's CAs, and no client certificate
   const otherReceivers = createReceiverClient(undefined, log);
   let stopping = false;
 

@@ -12,8 +12,8 @@ export interface ConfiguredReceivers {
 /**
  * SQL condition: the call is still wanted (ref §2.3 "run still waiting"; a GATE_READY call while its gate has a
  * receiver; an ALERT_WEBHOOK call while its receiver is among the configured alert receivers; a LINEAGE_EVENT
- * while lineage is enabled, whatever became of its run). Written over the aliases `d` (load_dispatch), `r` (its run), `p` (its partition) and `g` (its
- * gate), each LEFT JOINed: a run's call has no gate, a gate's call no run.
+ * while lineage is enabled, whatever became of its run). Written over the aliases `d` (load_dispatch), `r` (its
+ * run), `p` (its partition) and `g` (its gate), each LEFT JOINed: a run's call has no gate, a gate's call no run.
  */
 export function stillWaiting({ alertReceivers, lineage }: ConfiguredReceivers): Prisma.Sql {
   return Prisma.sql`(
