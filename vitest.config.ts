@@ -13,6 +13,7 @@ const require = createRequire(import.meta.url);
  * - process: `serve` / `work` / CLI processes, faults, shutdown, upgrades, other servers;
  * - browser: the console in Chromium.
  * - nifi: the kit against Apache NiFi's own artifacts (its Expression Language engine, run on a JVM), no database.
+ * - openlineage: the api tier's pieces plus OpenLineage's own artifacts on a JVM, which check every event sent.
  * - ha: `serve` and `work` on a Patroni cluster of its own (etcd, HAProxy), no shared database.
  * A new tier is a new folder of test/ plus its `test:NAME` script; support/ and fixtures/ hold no tier.
  */

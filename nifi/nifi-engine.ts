@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The oldest NiFi the flow supports (README "Connecting NiFi" says why) and the newest release Maven Central serves. */
@@ -50,7 +50,7 @@ function pom(name: string, artifacts: Artifact[]): string {
  * The files of these artifacts and of everything they need at run time, from the cache, or fetched by Maven into it.
  * Throws naming the artifacts Maven Central did not serve.
  */
-function resolveArtifacts(name: string, artifacts: Artifact[]): string[] {
+export function resolveArtifacts(name: string, artifacts: Artifact[]): string[] {
   const dir = join(CACHE, 'resolutions', `${name}-${createHash('sha256').update(JSON.stringify(artifacts)).digest('hex').slice(0, 12)}`);
   const listing = join(dir, 'classpath.txt');
   if (existsSync(listing)) {
@@ -84,9 +84,9 @@ function resolveArtifacts(name: string, artifacts: Artifact[]): string[] {
   return readFileSync(listing, 'utf8').trim().split(delimiter);
 }
 
-/** A helper of nifi/engine compiled against this classpath (once per source and classpath). */
-function compiled(helper: 'NifiExpressions' | 'NifiComponents', classpath: string[]): string {
-  const source = join(ENGINE_DIR, `${helper}.java`);
+/** A Java helper (one source file, its class named after it) compiled against this classpath (once per source and classpath). */
+function compiled(source: string, classpath: string[]): string {
+  const helper = basename(source, '.java');
   const key = createHash('sha256').update(readFileSync(source)).update(classpath.join(delimiter)).digest('hex').slice(0, 16);
   const out = join(CACHE, 'classes', `${helper}-${key}`);
   if (!existsSync(join(out, `${helper}.class`))) {
@@ -99,9 +99,14 @@ function compiled(helper: 'NifiExpressions' | 'NifiComponents', classpath: strin
   return out;
 }
 
-function runJava(helper: 'NifiExpressions' | 'NifiComponents', classpath: string[], request: unknown): unknown {
+/**
+ * Runs a Java helper — nifi/engine's, or another single-file one such as the tests' OpenLineage validator — on a
+ * resolved classpath: the request as JSON on its standard input, its answer as JSON on its standard output.
+ */
+export function runJava(source: string, classpath: string[], request: unknown): unknown {
+  const helper = basename(source, '.java');
   const jars = classpath.filter((file) => file.endsWith('.jar'));
-  const classes = compiled(helper, jars);
+  const classes = compiled(source, jars);
   const answer = spawnSync(join(JAVA_HOME, 'bin', 'java'), ['-cp', [classes, ...jars].join(delimiter), helper], {
     input: JSON.stringify(request),
     encoding: 'utf8',
@@ -125,7 +130,7 @@ export function evaluateWithNifi(version: string, cases: EvaluationCase[]): { ni
     { artifact: 'nifi-expression-language', version },
     { artifact: 'nifi-parameter', version },
   ]);
-  return runJava('NifiExpressions', classpath, { cases }) as { nifiVersion: string; results: Evaluation[] };
+  return runJava(join(ENGINE_DIR, 'NifiExpressions.java'), classpath, { cases }) as { nifiVersion: string; results: Evaluation[] };
 }
 
 /** What NifiComponents reports of a component: its property descriptors and relationships as NiFi declares them. */
@@ -162,7 +167,7 @@ export function describeWithNifi(
       return [file, types];
     }),
   );
-  return runJava('NifiComponents', classpath, { classes, nars }) as {
+  return runJava(join(ENGINE_DIR, 'NifiComponents.java'), classpath, { classes, nars }) as {
     components: Record<string, DescribedComponent>;
     files: Record<string, string>;
   };

@@ -409,9 +409,12 @@ export class Replay {
   private async lease(dispatcher: number): Promise<Answer> {
     const { batch, lease } = this.settings.dispatch;
     const { leased, unwanted } = await inStatement(this.api.db, (sql) =>
-      leaseDispatches(sql, { batch, leaseMs: lease, alertReceivers: [] }),
+      leaseDispatches(sql, { batch, leaseMs: lease, alertReceivers: [], lineage: false }),
     );
-    if (unwanted.length > 0) await inTransaction(this.api.db, (tx) => cancelUnwantedDispatches(tx, unwanted, 'dispatcher', []));
+    if (unwanted.length > 0)
+      await inTransaction(this.api.db, (tx) =>
+        cancelUnwantedDispatches(tx, unwanted, 'dispatcher', { alertReceivers: [], lineage: false }),
+      );
     this.leases.set(dispatcher, leased);
     return { leased: leased.length };
   }

@@ -343,6 +343,45 @@ const webhooksSchema = jsonText(
     .superRefine(uniqueReceiverNames),
 ).default([]);
 
+// OpenLineage's naming conventions for the datasets a job reads and writes (src/domain/lineage/run-event.ts)
+const ORACLE_SOURCE = /^oracle:\/\/[^/:\s]+:\d{1,5}\/[^/\s]+$/;
+const HIVE_TARGET = /^hive:\/\/[^/:\s]+:\d{1,5}$/;
+const QUALIFIED_NAME = /^[^.\s]+\.[^.\s]+$/;
+
+const lineageJobSchema = section({
+  source: z
+    .string({ error: typeError('a string') })
+    .regex(ORACLE_SOURCE, 'must be oracle://host:port/SERVICE_NAME')
+    .nullable()
+    .default(null),
+  sourceTable: z
+    .string({ error: typeError('a string') })
+    .regex(QUALIFIED_NAME, 'must be SCHEMA.TABLE')
+    .nullable()
+    .default(null),
+  target: z
+    .string({ error: typeError('a string') })
+    .regex(HIVE_TARGET, 'must be hive://host:port')
+    .nullable()
+    .default(null),
+  targetTable: z
+    .string({ error: typeError('a string') })
+    .regex(QUALIFIED_NAME, 'must be database.table')
+    .nullable()
+    .default(null),
+  partitionColumn: z
+    .string({ error: typeError('a string') })
+    .min(1, 'must not be empty')
+    .max(200)
+    .default('business_date'),
+});
+
+/** Each job's datasets, by job key: a JSON object in LC_LINEAGE__JOBS. */
+const lineageJobsSchema = jsonText(
+  'a JSON object of job keys to {source, sourceTable, target, targetTable, partitionColumn}',
+  z.record(z.string().min(1).max(200), lineageJobSchema, { error: typeError('a mapping of job keys to datasets') }),
+).default({});
+
 /**
  * A request waits for the database at most acquireTimeout for a connection (opening a new one takes at most
  * connectTimeout of that) plus statementTimeout per statement and per transaction, then gets a 503: with these
@@ -433,6 +472,25 @@ const configSchema = z
         ledger: duration(90 * DAY),
       }).prefault({}),
       alerts: section({ webhooks: webhooksSchema }).prefault({}),
+      /** OpenLineage run events (src/domain/lineage/), posted through the outbox to lineage.url: off unless enabled. */
+      lineage: section({
+        enabled: flag(false),
+        /** Marquez's (or any OpenLineage HTTP consumer's) endpoint, e.g. http://marquez:5000/api/v1/lineage. */
+        url: url(['http:', 'https:']),
+        /** The job namespace; the job name is the job key. */
+        namespace: z
+          .string({ error: typeError('a string') })
+          .min(1, 'must not be empty')
+          .max(200)
+          .default('load-control'),
+        /** Each event's and facet's producer: a URI naming this software. */
+        producer: z
+          .string({ error: typeError('a string') })
+          .refine((value) => URL.canParse(value), 'must be a URI')
+          .default('urn:load-control'),
+        headers: exportHeadersSchema,
+        jobs: lineageJobsSchema,
+      }).prefault({}),
       monitor: section({
         /**
          * An extracting run whose partitions stop reporting is flagged (STALLED_RUN, lc_stalled_*, the console)
@@ -508,6 +566,14 @@ const configSchema = z
   )
   .superRefine(
     (config, ctx) => {
+      if (config.lineage.enabled && !config.lineage.url) {
+        ctx.addIssue({ code: 'custom', path: ['lineage', 'url'], message: 'is required when lineage.enabled is true' });
+      }
+    },
+    whenValid(['lineage', 'enabled'], ['lineage', 'url']),
+  )
+  .superRefine(
+    (config, ctx) => {
       const { backoffMin, backoffMax } = config.dispatch;
       if (backoffMax < backoffMin) {
         const message = `must be at least dispatch.backoffMin (${formatDuration(backoffMin)})`;
@@ -579,6 +645,11 @@ export function describeConfig(config: Config): Record<string, unknown> {
       tokens: copy.auth.tokens.map(({ name, roles }) => ({ name, roles })),
       tokensFile: copy.auth.tokensFile,
       oidc: copy.auth.oidc && { ...copy.auth.oidc, clientSecret: copy.auth.oidc.clientSecret && '***' },
+    },
+    lineage: {
+      ...copy.lineage,
+      url: redactUrl(copy.lineage.url),
+      headers: Object.fromEntries(Object.keys(copy.lineage.headers).map((name) => [name, '***'])),
     },
     // a webhook's URL may carry its secret (Slack's do), its headers too: the origin and the header names only
     alerts: {

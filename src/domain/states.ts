@@ -133,11 +133,12 @@ export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 /**
  * VALIDATE_RUN and REISSUE_PARTITION call NiFi's receiver about a run; GATE_READY calls a gate's receiver
  * (its notifyUrl) about one readiness decision — a consumer, a business date and a version — and has no run;
- * ALERT_WEBHOOK posts one alert occurrence to one receiver of alerts.webhooks, and has no run either.
+ * ALERT_WEBHOOK posts one alert occurrence to one receiver of alerts.webhooks, and has no run either;
+ * LINEAGE_EVENT posts one OpenLineage event of a run to lineage.url, whatever the run's status meanwhile.
  */
-export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY', 'ALERT_WEBHOOK'] as const;
+export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY', 'ALERT_WEBHOOK', 'LINEAGE_EVENT'] as const;
 export type DispatchType = (typeof DISPATCH_TYPES)[number];
-type RunDispatchType = Exclude<DispatchType, 'GATE_READY' | 'ALERT_WEBHOOK'>;
+type RunDispatchType = Exclude<DispatchType, 'GATE_READY' | 'ALERT_WEBHOOK' | 'LINEAGE_EVENT'>;
 
 export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, DispatchStatus]> = [
   ['PENDING', 'SENT'],
@@ -166,6 +167,8 @@ export const DISPATCH_WAITING_RUN_STATUS: Record<RunDispatchType, RunStatus> = {
   VALIDATE_RUN: 'EXTRACTED_VALIDATED',
   REISSUE_PARTITION: 'EXTRACTING',
 };
+/** The calls a run's end cancels: those that wait for a status of it (a LINEAGE_EVENT reports the end instead). */
+export const RUN_WAITING_DISPATCH_TYPES = Object.keys(DISPATCH_WAITING_RUN_STATUS) as RunDispatchType[];
 /**
  * What a 2xx makes of a PENDING call. NiFi's 2xx is a receipt, not an acknowledgement (startValidation, or the
  * claim of the reissued partition, is): SENT, re-sent after dispatch.ackTimeout. A gate's receiver and an alert
@@ -176,7 +179,37 @@ export const DISPATCH_RECEIVED_STATUS: Record<DispatchType, Extract<DispatchStat
   REISSUE_PARTITION: 'SENT',
   GATE_READY: 'ACKED',
   ALERT_WEBHOOK: 'ACKED',
+  LINEAGE_EVENT: 'ACKED',
 };
+/** The OpenLineage run-state transitions (RunEvent.eventType) Load Control reports; it never sends OTHER. */
+export const LINEAGE_EVENT_TYPES = ['START', 'RUNNING', 'COMPLETE', 'ABORT', 'FAIL'] as const;
+export type LineageEventType = (typeof LINEAGE_EVENT_TYPES)[number];
+/** The event a run sends when it enters a status: extraction starts, the run ends (SUCCESS, CANCELLED, a failure). */
+const LINEAGE_EVENT_ON_ENTERING: Partial<Record<RunStatus, LineageEventType>> = {
+  EXTRACTING: 'START',
+  SUCCESS: 'COMPLETE',
+  CANCELLED: 'ABORT',
+  ...Object.fromEntries(FAILED_RUN_STATUSES.filter((s) => s !== 'CANCELLED').map((s) => [s, 'FAIL'])),
+};
+/**
+ * An operator's resolution of PUBLISH_UNKNOWN as PUBLISHED is a RUNNING event: the run goes on (target validation
+ * and markSuccess end it with COMPLETE or FAIL). Resolved as FAILED_PUBLISH it is the run's FAIL.
+ */
+const LINEAGE_RESOLUTION: { from: RunStatus; to: RunStatus; eventType: LineageEventType } = {
+  from: 'PUBLISH_UNKNOWN',
+  to: 'PUBLISHED',
+  eventType: 'RUNNING',
+};
+
+/**
+ * The lineage event a run's move makes, if any. Its SQL copy, nifi_ops.lineage_event_type
+ * (prisma/functions/06_lineage.sql), writes the events and is held equal to this by states.test.ts.
+ */
+export function lineageEventType(from: RunStatus, to: RunStatus): LineageEventType | null {
+  if (from === LINEAGE_RESOLUTION.from && to === LINEAGE_RESOLUTION.to) return LINEAGE_RESOLUTION.eventType;
+  return LINEAGE_EVENT_ON_ENTERING[to] ?? null;
+}
+
 /** A reissue call is wanted only while its partition still waits in this status for a new owner. */
 export const REISSUE_WAITING_PARTITION_STATUS: PartitionStatus = 'RETRY';
 /** Partitions the sweeper or an operator may reset for reissue (a PENDING one was never claimed). */

@@ -107,11 +107,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   if (!receiverUrl) throw new Error('config: nifi.receiverUrl: required by the dispatcher');
   const log = options.log.child({ component: 'dispatcher' });
   const policy = config.dispatch;
-  const targets = { receiverUrl, alertWebhooks: config.alerts.webhooks };
-  const alertReceivers = config.alerts.webhooks.map((w) => w.name);
+  const { lineage } = config;
+  const targets = {
+    receiverUrl,
+    alertWebhooks: config.alerts.webhooks,
+    lineage: lineage.enabled && lineage.url ? { ...lineage, url: lineage.url } : null,
+  };
+  const receivers = { alertReceivers: config.alerts.webhooks.map((w) => w.name), lineage: targets.lineage !== null };
   const receiver = createReceiverClient(config.nifi.tls, log);
-  // gates' receivers and alert webhooks are not NiFi: their certificates are checked against Node's CAs, and no
-  // client certificate
+  // gates' receivers, alert webhooks and the lineage endpoint are not NiFi: their certificates are checked against
+  // Node's CAs, and no client certificate
   const otherReceivers = createReceiverClient(undefined, log);
   let stopping = false;
 
@@ -143,7 +148,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const traceparent = currentTraceparent();
         const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
         try {
-          const client = d.decision || d.alert ? otherReceivers : receiver;
+          const client = d.decision || d.alert || d.lineage ? otherReceivers : receiver;
           const response = await client.post(request.url, headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
           span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status);
           if (response.status < 200 || response.status >= 300) failSpan(span, String(response.status));
@@ -221,10 +226,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     for (const f of failures) if (f.status === 'rejected') log.error({ err: f.reason }, 'dispatch_record_failed');
   }
 
-  const lease = () => perform(db, leaseDispatchesOperation, { batch: policy.batch, leaseMs: policy.lease, alertReceivers });
+  const lease = () => perform(db, leaseDispatchesOperation, { batch: policy.batch, leaseMs: policy.lease, ...receivers });
 
   async function cancelUnwanted(dispatchIds: string[]): Promise<void> {
-    const cancelled = await perform(db, cancelUnwantedDispatchesOperation, { dispatchIds, actor: DISPATCHER_ACTOR, alertReceivers });
+    const cancelled = await perform(db, cancelUnwantedDispatchesOperation, { dispatchIds, actor: DISPATCHER_ACTOR, receivers });
     for (const c of cancelled) {
       metrics.dispatches.inc({ type: c.dispatchType, result: 'cancelled' });
       childLog(c).info({ reason: c.reason }, 'dispatch_cancelled');

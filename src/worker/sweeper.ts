@@ -9,6 +9,7 @@ import { forgetAlertOccurrencesOperation, notifyAlertsOperation, type RecordedNo
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnceOperation, type SweepResult } from '../domain/sweeper/sweep.js';
+import { setLineageDeliveryOperation } from '../domain/lineage/lineage-switch.js';
 import type { Logger } from '../logging/logger.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createPollLoop } from './poll-loop.js';
@@ -89,6 +90,12 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     return notified;
   }
 
+  /** lineage.enabled, told to the database each cycle: the trigger that writes the events reads it there. */
+  async function switchLineage(): Promise<void> {
+    const { enabled } = config.lineage;
+    if (await perform(db, setLineageDeliveryOperation, enabled)) log.info({ enabled }, 'lineage_switched');
+  }
+
   /** Occurrences older than retention.ledger, with their calls, a bounded batch per cycle. */
   async function forgetOldOccurrences(): Promise<void> {
     const before = new Date(Date.now() - config.retention.ledger);
@@ -109,6 +116,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       if (result.acted.length) log.warn({ actions: result.actions }, 'sweeper_actions');
     }
     // a failing step must not stop the others; the next cycle does it again
+    await switchLineage().catch((error: unknown) => log.error({ err: error }, 'lineage_switch_error'));
     await notifyAlerts().catch((error: unknown) => log.error({ err: error }, 'alert_notify_error'));
     await forgetOldOccurrences().catch((error: unknown) => log.error({ err: error }, 'alert_forget_error'));
     await purgeExpiredLedger().catch((error: unknown) => log.error({ err: error }, 'ledger_purge_error'));

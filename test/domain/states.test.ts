@@ -47,6 +47,9 @@ const STATUS_SUBJECTS: Record<string, string> = {
   ackable_dispatch_statuses: 'load_dispatch',
   // how a run status reads as an observation (05_gate_readiness.sql run_observation_state)
   p_status: 'load_run',
+  // a run's move (06_lineage.sql lineage_event_type)
+  p_from: 'load_run',
+  p_to: 'load_run',
   failed_run_statuses: 'load_run',
 };
 
@@ -71,6 +74,9 @@ const OTHER_SUBJECTS: Record<string, readonly string[]> = {
   // the gate's observation states (src/domain/gate/observation-states.ts), not statuses of a ledger table
   observation_state: OBSERVATION_STATES,
   'r.state': OBSERVATION_STATES,
+  // OpenLineage's eventType of a run's move (06_lineage.sql)
+  lineage_event_type: states.LINEAGE_EVENT_TYPES,
+  event_type: states.LINEAGE_EVENT_TYPES,
   TG_OP: ['INSERT', 'UPDATE'],
 };
 
@@ -299,12 +305,25 @@ describe('the live constraints and partial indexes hold the lists of states.ts',
         ORDER BY 2`,
     );
     expect(Object.fromEntries(rows.map((r) => [r.name, literalsOf(r.definition)]))).toEqual({
+      ck_load_dispatch_lineage_event_type: [...states.LINEAGE_EVENT_TYPES].sort(),
       ck_load_dispatch_status: [...states.DISPATCH_STATUSES].sort(),
       ck_load_dispatch_type: [...states.DISPATCH_TYPES].sort(),
       ck_load_file_status: [...states.FILE_STATUSES].sort(),
       ck_load_partition_status: [...states.PARTITION_STATUSES].sort(),
       ck_load_run_status: [...states.RUN_STATUSES].sort(),
     });
+  });
+
+  it('makes the lineage event of every run move that lineageEventType makes, and none for the others', async () => {
+    const moves = states.RUN_TRANSITIONS.map(([from, to]) => ({ from, to, expected: states.lineageEventType(from, to) }));
+    const { rows } = await client.query<{ event: string | null }>(
+      `SELECT nifi_ops.lineage_event_type(m.from_status, m.to_status) AS event
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS m(from_status, to_status, n) ORDER BY m.n`,
+      [moves.map((m) => m.from), moves.map((m) => m.to)],
+    );
+    expect(rows.map((r) => r.event)).toEqual(moves.map((m) => m.expected));
+    // every lineage moment of OpenLineage's run cycle is reached by some move
+    expect(new Set(moves.map((m) => m.expected).filter(Boolean))).toEqual(new Set(states.LINEAGE_EVENT_TYPES));
   });
 
   it('has partial indexes over exactly the status lists the code queries them with', async () => {

@@ -32,6 +32,8 @@ export interface Receiver {
   /** The next calls get these replies, in order; afterwards the default. */
   script(...replies: Array<number | Reply>): void;
   setDefault(reply: number | Reply): void;
+  /** Each call's reply decided from the call itself (e.g. by how often its X-Dispatch-Id came), before the script. */
+  replyBy(decide: ((call: ReceivedCall) => number | Reply) | undefined): void;
   onCall(hook: CallHook | undefined): void;
   /** Waits (polling) until at least n calls arrived; throws after timeoutMs. */
   waitForCalls(n: number, timeoutMs?: number): Promise<ReceivedCall[]>;
@@ -48,6 +50,7 @@ export async function startReceiver(options: { tls?: https.ServerOptions } = {})
   let queue: Reply[] = [];
   let fallback: Reply = { status: 202 };
   let hook: CallHook | undefined;
+  let decider: ((call: ReceivedCall) => number | Reply) | undefined;
 
   const handle: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
@@ -65,7 +68,7 @@ export async function startReceiver(options: { tls?: https.ServerOptions } = {})
       };
       if (options.tls) call.clientCertificate = (req.socket as TLSSocket).getPeerCertificate().fingerprint256;
       calls.push(call);
-      const reply = queue.shift() ?? fallback;
+      const reply = decider ? asReply(decider(call)) : (queue.shift() ?? fallback);
       void (async () => {
         if (hook) await hook(call);
         if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
@@ -91,6 +94,9 @@ export async function startReceiver(options: { tls?: https.ServerOptions } = {})
     onCall(h) {
       hook = h;
     },
+    replyBy(decide) {
+      decider = decide;
+    },
     async waitForCalls(n, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (calls.length < n) {
@@ -107,6 +113,7 @@ export async function startReceiver(options: { tls?: https.ServerOptions } = {})
       queue = [];
       fallback = { status: 202 };
       hook = undefined;
+      decider = undefined;
     },
     close() {
       return new Promise((resolve) => {

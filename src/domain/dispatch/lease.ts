@@ -6,8 +6,9 @@ import { Prisma } from '../../generated/prisma/client.js';
 import type { DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
 import type { DecisionEvidence } from '../gate/decisions.js';
+import type { LeasedLineage } from '../lineage/run-event.js';
 import { ALERT_NOTIFICATION_JSON, type AlertNotification } from '../notifications/alert-notification.js';
-import { DISPATCH_SUBJECTS, stillWaiting } from './waiting.js';
+import { DISPATCH_SUBJECTS, stillWaiting, type ConfiguredReceivers } from './waiting.js';
 
 /** What a GATE_READY call delivers: one readiness decision, to the gate's receiver. */
 export interface LeasedDecision {
@@ -48,13 +49,13 @@ export interface LeasedDispatch {
   expectedRowCount: string | null;
   decision: LeasedDecision | null;
   alert: LeasedAlert | null;
+  /** A LINEAGE_EVENT call's facts about its run. */
+  lineage: LeasedLineage | null;
 }
 
-export interface LeaseOptions {
+export interface LeaseOptions extends ConfiguredReceivers {
   batch: number;
   leaseMs: number;
-  /** The receivers alerts.webhooks names: an ALERT_WEBHOOK call for another one is unwanted. */
-  alertReceivers: readonly string[];
 }
 
 export interface LeaseResult {
@@ -89,7 +90,20 @@ interface LeaseRow {
   decided_at: string | null;
   receiver: string | null;
   alert: AlertNotification | null;
+  lineage: LeasedLineage | null;
 }
+
+/** A LINEAGE_EVENT call's LeasedLineage, as SQL over the aliases `l` (its leased row) and `r` (its run). */
+const LEASED_LINEAGE_JSON = Prisma.sql`CASE WHEN l.dispatch_type = 'LINEAGE_EVENT' THEN jsonb_build_object(
+  'eventType', l.lineage_event_type,
+  'eventTime', to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+  'jobKey', r.job_key, 'businessKey', r.business_key, 'status', r.status, 'snapshotScn', r.snapshot_scn::text,
+  'sourceCount', r.source_count, 'extractedCount', r.extracted_count, 'targetCount', r.target_count,
+  'parameters', r.parameters, 'errorStage', r.error_stage, 'errorCode', r.error_code, 'errorMessage', r.error_message,
+  'publishQueryId', r.publish_query_id,
+  'validations', COALESCE((SELECT jsonb_agg(jsonb_build_object('stage', v.stage, 'metricName', v.metric_name, 'result', v.result)
+                                    ORDER BY v.validation_id)
+                             FROM nifi_ops.load_validation v WHERE v.run_id = l.run_id), '[]'::jsonb)) END`;
 
 /**
  * The dispatcher's lease (ref §5.1), one statement committed before any HTTP call: due PENDING rows are
@@ -100,7 +114,7 @@ interface LeaseRow {
 export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Promise<LeaseResult> {
   const query = Prisma.sql`
     WITH picked AS (
-      SELECT d.dispatch_id, d.run_id, d.partition_id, ${stillWaiting(options.alertReceivers)} AS wanted
+      SELECT d.dispatch_id, d.run_id, d.partition_id, ${stillWaiting(options)} AS wanted
         FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
        -- a sub-select is evaluated once, so the due time bounds the index scan
        WHERE d.status = 'PENDING' AND d.next_attempt_at <= (SELECT clock_timestamp())
@@ -114,14 +128,14 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
         FROM picked
        WHERE t.dispatch_id = picked.dispatch_id AND picked.wanted
       RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count, t.next_attempt_at,
-                t.consumer, t.business_date, t.readiness_version, t.receiver, t.alert_dedup_key
+                t.consumer, t.business_date, t.readiness_version, t.receiver, t.alert_dedup_key, t.lineage_event_type, t.created_at
     )
     SELECT true AS leased, l.dispatch_id::text, l.run_id::text, l.dispatch_type, l.partition_id, l.attempt_count,
            l.next_attempt_at::text AS leased_until, r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
            p.upper_inclusive, p.is_null_partition, p.expected_row_count::text,
            l.consumer, to_char(l.business_date, 'YYYY-MM-DD') AS business_date, l.readiness_version, g.notify_url,
            dec.ready, dec.evidence, to_char(dec.decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at,
-           l.receiver, ${ALERT_NOTIFICATION_JSON} AS alert
+           l.receiver, ${ALERT_NOTIFICATION_JSON} AS alert, ${LEASED_LINEAGE_JSON} AS lineage
       FROM leased l
       LEFT JOIN nifi_ops.load_run r ON r.run_id = l.run_id
       LEFT JOIN nifi_ops.load_partition p ON p.run_id = l.run_id AND p.partition_id = l.partition_id
@@ -131,7 +145,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
       LEFT JOIN nifi_ops.alert_occurrence o ON o.dedup_key = l.alert_dedup_key
     UNION ALL
     SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM picked WHERE NOT wanted`;
   const { rows } = await sql.query<LeaseRow>(query.text, query.values);
   return {
@@ -166,6 +180,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
               }
             : null,
         alert: l.dispatch_type === 'ALERT_WEBHOOK' ? { receiver: l.receiver!, occurrence: l.alert! } : null,
+        lineage: l.lineage,
       })),
     unwanted: rows.filter((row) => !row.leased).map((row) => row.dispatch_id),
   };
@@ -204,13 +219,13 @@ export interface CancelledDispatch {
 
 /**
  * PENDING calls no longer wanted → CANCELLED, never sent: their run no longer waits for them (deviation 6), their
- * gate has no receiver any more, or their alert receiver is no longer configured.
+ * gate has no receiver any more, their alert receiver is no longer configured, or lineage was turned off.
  */
 export async function cancelUnwantedDispatches(
   tx: Tx,
   dispatchIds: string[],
   actor: string,
-  alertReceivers: readonly string[],
+  receivers: ConfiguredReceivers,
 ): Promise<CancelledDispatch[]> {
   const cancelled = await transitionDispatch<{
     dispatch_id: string;
@@ -224,10 +239,11 @@ export async function cancelUnwantedDispatches(
     {
       picked: Prisma.sql`SELECT d.dispatch_id,
                    CASE WHEN d.dispatch_type = 'ALERT_WEBHOOK' THEN 'the alert receiver ' || d.receiver || ' is not configured any more'
+                        WHEN d.dispatch_type = 'LINEAGE_EVENT' THEN 'lineage is not enabled (lineage.enabled)'
                         WHEN d.run_id IS NULL THEN 'the gate ' || d.consumer || ' has no receiver any more'
                         ELSE 'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') END AS reason
               FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
-             WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${stillWaiting(alertReceivers)}
+             WHERE d.dispatch_id = ANY(${dispatchIds}::uuid[]) AND d.status = 'PENDING' AND NOT ${stillWaiting(receivers)}
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`,
     },
@@ -261,6 +277,6 @@ export async function cancelUnwantedDispatches(
 export const leaseDispatchesOperation = asStatements(leaseDispatches);
 export const releaseLeasesOperation = asStatements(releaseLeases);
 export const cancelUnwantedDispatchesOperation = inOneTransaction(
-  (tx, input: { dispatchIds: string[]; actor: string; alertReceivers: readonly string[] }) =>
-    cancelUnwantedDispatches(tx, input.dispatchIds, input.actor, input.alertReceivers),
+  (tx, input: { dispatchIds: string[]; actor: string; receivers: ConfiguredReceivers }) =>
+    cancelUnwantedDispatches(tx, input.dispatchIds, input.actor, input.receivers),
 );

@@ -1,3 +1,4 @@
+import { lineageRequest, type LineageTarget } from '../lineage/run-event.js';
 import { alertWebhookRequest, type AlertWebhookTarget } from '../notifications/alert-notification.js';
 import type { LeasedDispatch } from './lease.js';
 
@@ -7,10 +8,11 @@ export interface DispatchRequest {
   body: Record<string, unknown>;
 }
 
-/** Where the calls go: NiFi's control receiver, and the receivers of alerts.webhooks by name. */
+/** Where the calls go: NiFi's control receiver, the receivers of alerts.webhooks by name, lineage.url when enabled. */
 export interface DispatchTargets {
   receiverUrl: string;
   alertWebhooks: readonly AlertWebhookTarget[];
+  lineage: LineageTarget | null;
 }
 
 /**
@@ -18,9 +20,15 @@ export interface DispatchTargets {
  * or /reissue/{jobKey}, X-Run-Id and X-Dispatch-Id headers, numerics as strings, nulls kept. A GATE_READY call
  * goes to its gate's notifyUrl: the decision (consumer, business date, version, ready and the evidence's run ids),
  * X-Dispatch-Id the same on every retry of one decision, so a receiver can drop the repeats of an at-least-once
- * delivery. An ALERT_WEBHOOK call goes to its receiver (alert-notification.ts).
+ * delivery. An ALERT_WEBHOOK call goes to its receiver (alert-notification.ts), a LINEAGE_EVENT to lineage.url
+ * (src/domain/lineage/run-event.ts).
  */
 export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): DispatchRequest {
+  if (d.lineage) {
+    // the lease takes LINEAGE_EVENT calls only while lineage is enabled (stillWaiting): none here is a bug
+    if (!targets.lineage) throw new Error('lineage is not enabled');
+    return lineageRequest(targets.lineage, d.dispatchId, d.runId!, d.lineage);
+  }
   if (d.alert) {
     const { receiver } = d.alert;
     // the lease takes only calls whose receiver is configured (stillWaiting): another one here is a bug

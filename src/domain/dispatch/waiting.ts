@@ -1,19 +1,28 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import { DISPATCH_WAITING_RUN_STATUS, REISSUE_WAITING_PARTITION_STATUS } from '../states.js';
 
+/** What the worker asking is configured to deliver besides NiFi's and the gates' calls. */
+export interface ConfiguredReceivers {
+  /** The names alerts.webhooks configures. */
+  alertReceivers: readonly string[];
+  /** lineage.enabled. */
+  lineage: boolean;
+}
+
 /**
  * SQL condition: the call is still wanted (ref §2.3 "run still waiting"; a GATE_READY call while its gate has a
- * receiver; an ALERT_WEBHOOK call while its receiver is among `alertReceivers`, the names alerts.webhooks
- * configures). Written over the aliases `d` (load_dispatch), `r` (its run), `p` (its partition) and `g` (its
- * gate), each LEFT JOINed: a run's call has no gate, a gate's call no run.
+ * receiver; an ALERT_WEBHOOK call while its receiver is among the configured alert receivers; a LINEAGE_EVENT
+ * while lineage is enabled, whatever became of its run). Written over the aliases `d` (load_dispatch), `r` (its
+ * run), `p` (its partition) and `g` (its gate), each LEFT JOINed: a run's call has no gate, a gate's call no run.
  */
-export function stillWaiting(alertReceivers: readonly string[]): Prisma.Sql {
+export function stillWaiting({ alertReceivers, lineage }: ConfiguredReceivers): Prisma.Sql {
   return Prisma.sql`(
   (d.dispatch_type = 'VALIDATE_RUN' AND r.status = ${DISPATCH_WAITING_RUN_STATUS.VALIDATE_RUN})
   OR (d.dispatch_type = 'REISSUE_PARTITION' AND r.status = ${DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION}
       AND p.status IS NOT DISTINCT FROM ${REISSUE_WAITING_PARTITION_STATUS})
   OR (d.dispatch_type = 'GATE_READY' AND g.notify_url IS NOT NULL)
-  OR (d.dispatch_type = 'ALERT_WEBHOOK' AND d.receiver = ANY(${[...alertReceivers]}::text[])))`;
+  OR (d.dispatch_type = 'ALERT_WEBHOOK' AND d.receiver = ANY(${[...alertReceivers]}::text[]))
+  OR (d.dispatch_type = 'LINEAGE_EVENT' AND ${lineage}::boolean))`;
 }
 
 /** The joins stillWaiting reads, after `FROM nifi_ops.load_dispatch d`. */

@@ -3,8 +3,9 @@ import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { lockRun } from '../runs/lock-run.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { canTransitionRun, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES, type RunStatus } from '../states.js';
-import { transitionDispatch, transitionPartition, transitionRun } from '../transitions.js';
+import { cancelUndeliveredDispatches } from '../dispatch/cancel.js';
+import { canTransitionRun, UNFINISHED_PARTITION_STATUSES, type RunStatus } from '../states.js';
+import { transitionPartition, transitionRun } from '../transitions.js';
 import { inOneTransaction } from '../../db/operation.js';
 
 export interface CancelRunCommand {
@@ -58,16 +59,7 @@ async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRunResult
       },
     )
   ).length;
-  const cancelledDispatches = (
-    await transitionDispatch(
-      tx,
-      { runId: cmd.runId },
-      {
-        from: UNDELIVERED_DISPATCH_STATUSES,
-        to: 'CANCELLED',
-      },
-    )
-  ).length;
+  const cancelledDispatches = (await cancelUndeliveredDispatches(tx, cmd.runId, null)).length;
 
   const publishedThenCancelled = run.status === 'PUBLISHED';
   await recordApiEvent(tx, {

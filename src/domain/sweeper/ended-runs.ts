@@ -1,13 +1,19 @@
 import type { Tx } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
-import { TERMINAL_RUN_STATUSES, UNDELIVERED_DISPATCH_STATUSES, UNFINISHED_PARTITION_STATUSES } from '../states.js';
+import {
+  RUN_WAITING_DISPATCH_TYPES,
+  TERMINAL_RUN_STATUSES,
+  UNDELIVERED_DISPATCH_STATUSES,
+  UNFINISHED_PARTITION_STATUSES,
+} from '../states.js';
 import { transitionDispatch, transitionPartition } from '../transitions.js';
 import { SWEEPER_ACTOR, type RuleOutcome } from './settings.js';
 
 /**
  * R6 ended runs (deviation 6): a run that ended — however it ended — leaves no work behind. Its
- * unfinished partitions become ABANDONED and its undelivered calls CANCELLED, so nothing is claimed,
+ * unfinished partitions become ABANDONED and its undelivered calls CANCELLED (not its lineage events: they report
+ * the end), so nothing is claimed,
  * sent or counted for it any more. Terminal runs never move again, so their rows need no lock; the
  * partition rows are locked before the dispatch rows (lock order), skipping rows in use.
  */
@@ -36,6 +42,7 @@ export async function sweepEndedRuns(tx: Tx): Promise<RuleOutcome> {
               FROM nifi_ops.load_dispatch d
               JOIN nifi_ops.load_run r ON r.run_id = d.run_id
              WHERE d.status = ANY(${UNDELIVERED_DISPATCH_STATUSES}::text[]) AND r.status = ANY(${TERMINAL_RUN_STATUSES}::text[])
+               AND d.dispatch_type = ANY(${RUN_WAITING_DISPATCH_TYPES}::text[])
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`,
     },

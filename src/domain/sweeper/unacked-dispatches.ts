@@ -14,12 +14,12 @@ import { SWEEPER_ACTOR, seconds, type RuleOutcome, type SweeperSettings } from '
  */
 export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, afterCommit: AfterCommit): Promise<RuleOutcome> {
   const { ackTimeout, maxAttempts } = settings.dispatch;
-  // SENT calls still wanted whose ACK is overdue (an ALERT_WEBHOOK call is never SENT: its 2xx acknowledges it,
-  // so no alert receiver needs naming): those with their attempts used up, or the others
+  // SENT calls still wanted whose ACK is overdue (an ALERT_WEBHOOK or LINEAGE_EVENT call is never SENT: its 2xx
+  // acknowledges it, so no receiver of theirs needs naming): those with their attempts used up, or the others
   const due = (exhausted: boolean) => Prisma.sql`SELECT d.dispatch_id
               FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
              WHERE d.status = 'SENT' AND d.sent_at < clock_timestamp() - make_interval(secs => ${seconds(ackTimeout)}::float8)
-               AND ${stillWaiting([])} AND (d.attempt_count >= ${maxAttempts}::int) = ${exhausted}
+               AND ${stillWaiting({ alertReceivers: [], lineage: false })} AND (d.attempt_count >= ${maxAttempts}::int) = ${exhausted}
              ORDER BY d.dispatch_id
                FOR UPDATE OF d SKIP LOCKED`;
   type DueRow = {

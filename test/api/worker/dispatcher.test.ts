@@ -67,16 +67,16 @@ describe('releaseLeases', () => {
 
   it('makes a lease not sent due at once with its attempt uncounted, but not one that expired and was taken again', async () => {
     const run = await completeRun(api);
-    const [first] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [] })).leased;
+    const [first] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [], lineage: false })).leased;
     expect(first).toMatchObject({ dispatchId: run.dispatchId, attempt: 1 });
     expect(await release([first!])).toBe(1);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 0, deferred: false });
 
-    const [again] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [] })).leased;
+    const [again] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [], lineage: false })).leased;
     expect(again).toMatchObject({ dispatchId: run.dispatchId, attempt: 1 });
     // the lease expires and another worker takes the call
     await makeDue(api, run.runId);
-    const [third] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [] })).leased;
+    const [third] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [], lineage: false })).leased;
     expect(third).toMatchObject({ dispatchId: run.dispatchId, attempt: 2 });
     expect(await release([again!])).toBe(0);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 2, deferred: true });
@@ -329,7 +329,7 @@ describe('dispatcher', () => {
   it('does not resend a leased call while its lease runs, and resends it once the lease expired', async () => {
     const run = await completeRun(api);
     // a worker leases the call and dies before sending it
-    const { leased } = await leaseDispatches(api.db.pool, { batch: 20, leaseMs: 60_000, alertReceivers: [] });
+    const { leased } = await leaseDispatches(api.db.pool, { batch: 20, leaseMs: 60_000, alertReceivers: [], lineage: false });
     expect(leased.map((l) => l.dispatchId)).toEqual([run.dispatchId]);
     expect(await worker.dispatcher.dispatchOnce()).toBe(0);
     expect(receiver.calls).toHaveLength(0);

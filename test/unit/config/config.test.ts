@@ -73,6 +73,7 @@ describe('loadConfig defaults', () => {
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
       retention: { ledger: 90 * DAY },
       alerts: { webhooks: [] },
+      lineage: { enabled: false, url: null, namespace: 'load-control', producer: 'urn:load-control', headers: {}, jobs: {} },
       monitor: { stallAfter: 600_000 },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
       tracing: { endpoint: null, serviceName: 'load-control', sampleRatio: 1, headers: {} },
@@ -462,6 +463,64 @@ alerts:
     expect(found).toHaveLength(1);
     expect(found[0]).toContain(expected);
     expect(found[0]).toContain('(from LC_ALERTS__WEBHOOKS)');
+  });
+});
+
+describe('lineage', () => {
+  it('reads the endpoint, namespace, headers and each job’s datasets from YAML, and takes the switch from the environment', () => {
+    const path = writeConfig(`
+lineage:
+  url: http://marquez.example:5000/api/v1/lineage
+  namespace: dwh-loads
+  headers: { Authorization: Bearer marquez-key }
+  jobs:
+    ORACLE_INSP_DTL_DAILY:
+      source: oracle://oracle.example:1521/ORCLPDB1
+      target: hive://metastore.example:9083
+      targetTable: dw.insp_dtl
+`);
+    const { lineage } = loadConfig({ configPath: path, env: { LC_LINEAGE__ENABLED: 'true' } });
+    expect(lineage).toEqual({
+      enabled: true,
+      url: 'http://marquez.example:5000/api/v1/lineage',
+      namespace: 'dwh-loads',
+      producer: 'urn:load-control',
+      headers: { Authorization: 'Bearer marquez-key' },
+      jobs: {
+        ORACLE_INSP_DTL_DAILY: {
+          source: 'oracle://oracle.example:1521/ORCLPDB1',
+          sourceTable: null,
+          target: 'hive://metastore.example:9083',
+          targetTable: 'dw.insp_dtl',
+          partitionColumn: 'business_date',
+        },
+      },
+    });
+    expect(describeConfig(loadConfig({ configPath: path, env: {} })).lineage).toMatchObject({ headers: { Authorization: '***' } });
+  });
+
+  it.each([
+    [{ LC_LINEAGE__ENABLED: 'true' }, 'config: lineage.url: is required when lineage.enabled is true'],
+    [{ LC_LINEAGE__ENABLED: 'yes' }, 'config: lineage.enabled: must be true or false'],
+    [{ LC_LINEAGE__URL: 'kafka://broker:9092' }, 'config: lineage.url: must be a http or https URL'],
+    [
+      { LC_LINEAGE__JOBS: JSON.stringify({ J: { source: 'oracle://db:1521' } }) },
+      'config: lineage.jobs.J.source: must be oracle://host:port/SERVICE_NAME',
+    ],
+    [
+      { LC_LINEAGE__JOBS: JSON.stringify({ J: { target: 'hive://metastore' } }) },
+      'config: lineage.jobs.J.target: must be hive://host:port',
+    ],
+    [
+      { LC_LINEAGE__JOBS: JSON.stringify({ J: { targetTable: 'insp_dtl' } }) },
+      'config: lineage.jobs.J.targetTable: must be database.table',
+    ],
+    [{ LC_LINEAGE__JOBS: JSON.stringify({ J: { table: 'x.y' } }) }, 'config: lineage.jobs.J.table: unknown key'],
+    [{ LC_LINEAGE__JOBS: '{not json' }, 'config: lineage.jobs: must be a JSON object of job keys to'],
+  ])('refuses %j', (env, expected) => {
+    const found = problems(() => loadConfig({ env }));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(expected);
   });
 });
 
