@@ -107,7 +107,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   if (!receiverUrl) throw new Error('config: nifi.receiverUrl: required by the dispatcher');
   const log = options.log.child({ component: 'dispatcher' });
   const policy = config.dispatch;
-  const targets = { receiverUrl, alertWebhooks: config.alerts.webhooks };
+  const targets = { receiverUrl, alertWebhooks: config.alerts.webhooks, gateCredentials: config.gates.credentials };
   const alertReceivers = config.alerts.webhooks.map((w) => w.name);
   const receiver = createReceiverClient(config.nifi.tls, log);
   // gates' receivers and alert webhooks are not NiFi: their certificates are checked against Node's CAs, and no

@@ -1,4 +1,5 @@
 import { alertWebhookRequest, type AlertWebhookTarget } from '../notifications/alert-notification.js';
+import { gateReadyRequest, type GateCredential } from './gate-ready-request.js';
 import type { LeasedDispatch } from './lease.js';
 
 export interface DispatchRequest {
@@ -11,14 +12,14 @@ export interface DispatchRequest {
 export interface DispatchTargets {
   receiverUrl: string;
   alertWebhooks: readonly AlertWebhookTarget[];
+  gateCredentials: readonly GateCredential[];
 }
 
 /**
  * The call to NiFi's control receiver (PG-05), exactly as ref §3.23: POST {receiverUrl}/validate/{jobKey}
  * or /reissue/{jobKey}, X-Run-Id and X-Dispatch-Id headers, numerics as strings, nulls kept. A GATE_READY call
- * goes to its gate's notifyUrl: the decision (consumer, business date, version, ready and the evidence's run ids),
- * X-Dispatch-Id the same on every retry of one decision, so a receiver can drop the repeats of an at-least-once
- * delivery. An ALERT_WEBHOOK call goes to its receiver (alert-notification.ts).
+ * goes to its gate's receiver in the gate's format (gate-ready-request.ts). An ALERT_WEBHOOK call goes to its receiver
+ * (alert-notification.ts).
  */
 export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): DispatchRequest {
   if (d.alert) {
@@ -28,22 +29,7 @@ export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): Di
     if (!target) throw new Error(`alert receiver ${receiver} is not configured`);
     return alertWebhookRequest(target, d.dispatchId, d.alert.occurrence);
   }
-  if (d.decision) {
-    const { decision } = d;
-    return {
-      url: decision.notifyUrl,
-      headers: { 'Content-Type': 'application/json', 'X-Dispatch-Id': d.dispatchId },
-      body: {
-        dispatchId: d.dispatchId,
-        consumer: decision.consumer,
-        businessDate: decision.businessDate,
-        version: decision.version,
-        ready: decision.ready,
-        evidence: decision.evidence.map((e) => ({ jobId: e.jobId, attempt: e.attempt, runId: e.runId })),
-        decidedAt: decision.decidedAt,
-      },
-    };
-  }
+  if (d.decision) return gateReadyRequest(targets.gateCredentials, d.dispatchId, d.decision);
   const base = targets.receiverUrl.replace(/\/+$/, '');
   const headers = { 'Content-Type': 'application/json', 'X-Run-Id': d.runId!, 'X-Dispatch-Id': d.dispatchId };
   if (d.dispatchType === 'VALIDATE_RUN') {
