@@ -3,7 +3,13 @@
 import pg from 'pg';
 import { ConfigError } from '../config/config.js';
 import { importArchives } from '../domain/retention/import-archive.js';
-import { ARCHIVED_TABLES, CorruptArchiveError, findArchives, verifyArchive, type VerifiedArchive } from '../domain/retention/purge-archive.js';
+import {
+  ARCHIVED_TABLES,
+  CorruptArchiveError,
+  findArchives,
+  verifyArchive,
+  type VerifiedArchive,
+} from '../domain/retention/purge-archive.js';
 import { asProcess, migrationUrl, requireCurrentSchema, type Command } from './process.js';
 
 async function verifyAll(path: string, print: (line: string) => void): Promise<VerifiedArchive[]> {

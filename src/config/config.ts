@@ -412,7 +412,11 @@ const gateCredentialsSchema = jsonText(
       credentials.forEach((c, index) => {
         const first = credentials.findIndex((other) => other.origin === c.origin);
         if (first !== index)
-          ctx.addIssue({ code: 'custom', path: [index, 'origin'], message: `duplicate of gates.credentials[${first}].origin (${c.origin})` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [index, 'origin'],
+            message: `duplicate of gates.credentials[${first}].origin (${c.origin})`,
+          });
       });
     }),
 ).default([]);

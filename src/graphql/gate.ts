@@ -445,8 +445,7 @@ defineMutation('defineGate', {
       notifyAsset: f
         .optional(z.string().max(1100, 'at most 1100 characters'))
         .describe(
-          `AIRFLOW: ${ORCHESTRATOR_ASSET.AIRFLOW.description}. DAGSTER: ${ORCHESTRATOR_ASSET.DAGSTER.description}. ` +
-            'None for GENERIC.',
+          `AIRFLOW: ${ORCHESTRATOR_ASSET.AIRFLOW.description}. DAGSTER: ${ORCHESTRATOR_ASSET.DAGSTER.description}. None for GENERIC.`,
         ),
       expectedBy: f
         .optional(z.array(expectedByInput).max(100, 'at most 100 deadlines'), [])
@@ -462,7 +461,11 @@ defineMutation('defineGate', {
         return;
       }
       if (gate.notifyUrl === null)
-        ctx.addIssue({ code: 'custom', path: ['notifyUrl'], message: `required with notifyFormat ${gate.notifyFormat}: the API's base URL` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['notifyUrl'],
+          message: `required with notifyFormat ${gate.notifyFormat}: the API's base URL`,
+        });
       const asset = ORCHESTRATOR_ASSET[gate.notifyFormat];
       if (gate.notifyAsset === null || !asset.pattern.test(gate.notifyAsset))
         ctx.addIssue({ code: 'custom', path: ['notifyAsset'], message: `must be ${asset.description}` });

@@ -60,7 +60,8 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     const archive = config.retention.exportDir === null ? undefined : openPurgeArchive(config.retention.exportDir, before);
     const summary = await purgeLedger(db, { before, batchRows: PURGE_BATCH_ROWS, budgetMs: SWEEPER_PURGE_BUDGET_MS, archive });
     const exported = await archive?.finish(summary.complete);
-    if (exported) log.info({ dir: exported.dir, batches: exported.manifest.batches.length, bytes: archive!.bytesWritten() }, 'ledger_exported');
+    if (exported)
+      log.info({ dir: exported.dir, batches: exported.manifest.batches.length, bytes: archive!.bytesWritten() }, 'ledger_exported');
     const rows = PURGED_TABLES.reduce((n, table) => n + summary.deleted[table], 0);
     if (rows === 0 && summary.purgedRuns.length === 0) return;
     metrics.purgedRuns.inc(summary.purgedRuns.length);

@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { ARCHIVED_TABLES, CorruptArchiveError, readArchivedRows, type ArchivedTable, type VerifiedArchive } from './purge-archive.js';
 
-export const ARCHIVE_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
+const ARCHIVE_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export type ImportCounts = Record<ArchivedTable, { read: number; imported: number }>;
 

@@ -24,10 +24,10 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { PURGED_TABLES, type RowCounts } from './purge.js';
 
 const RELEASE = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-export const ARCHIVE_FORMAT = 'load-control-purge-archive/1';
+const ARCHIVE_FORMAT = 'load-control-purge-archive/1';
 
 /** Tables never purged whose rows an audit of a purged run needs: copied into the archive, once per run. */
-export const COPIED_TABLES = ['load_run', 'gate_publish_claim_evidence', 'gate_publication', 'gate_publication_evidence'] as const;
+const COPIED_TABLES = ['load_run', 'gate_publish_claim_evidence', 'gate_publication', 'gate_publication_evidence'] as const;
 export const ARCHIVED_TABLES = [...PURGED_TABLES, ...COPIED_TABLES] as const;
 export type ArchivedTable = (typeof ARCHIVED_TABLES)[number];
 type ArchiveRows = Record<ArchivedTable, string[]>;
@@ -39,7 +39,7 @@ interface ArchivedFile {
   sha256: string;
 }
 
-export interface BatchManifest {
+interface BatchManifest {
   format: typeof ARCHIVE_FORMAT;
   batch: number;
   cutoff: string;
@@ -49,7 +49,7 @@ export interface BatchManifest {
   tables: Record<ArchivedTable, ArchivedFile>;
 }
 
-export interface ArchiveManifest {
+interface ArchiveManifest {
   format: typeof ARCHIVE_FORMAT;
   cutoff: string;
   startedAt: string;
@@ -91,7 +91,7 @@ async function syncDirectory(path: string): Promise<void> {
 }
 
 /** What purgeNextBatch hands over before it commits: the batch's run and its deleted rows (to_jsonb text), per table. */
-export interface ExportedBatch {
+interface ExportedBatch {
   batch: number;
   runId: string;
   deleted: Record<(typeof PURGED_TABLES)[number], string[]>;
@@ -208,7 +208,7 @@ export function openPurgeArchive(exportDir: string, cutoff: Date): PurgeArchive 
 /** An archive that does not verify: a missing or changed file, a wrong count, a line that is no JSON object. */
 export class CorruptArchiveError extends Error {}
 
-export interface VerifiedBatch {
+interface VerifiedBatch {
   dir: string;
   manifest: BatchManifest;
 }
@@ -261,7 +261,8 @@ export async function readArchivedRows(batchDir: string, entry: ArchivedFile): P
     } catch {
       row = null;
     }
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) throw new CorruptArchiveError(`${path}: line ${i + 1} is no JSON object`);
+    if (row === null || typeof row !== 'object' || Array.isArray(row))
+      throw new CorruptArchiveError(`${path}: line ${i + 1} is no JSON object`);
   }
   return lines;
 }

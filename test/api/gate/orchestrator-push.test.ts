@@ -11,8 +11,12 @@ import { DEFINE_GATE, decisionsOf, defineGate, observed, unique } from '../../su
 import { startReceiver, type ReceivedCall, type Receiver } from '../../support/receiver.js';
 import { dispatchRow, testWorker, workerConfig, type TestWorkerParts } from '../../support/worker.js';
 
-const AIRFLOW = JSON.parse(readFileSync(new URL('../../fixtures/orchestrators/airflow-create-asset-events-body.schema.json', import.meta.url), 'utf8'));
-const DAGSTER = JSON.parse(readFileSync(new URL('../../fixtures/orchestrators/dagster-report-asset-materialization.json', import.meta.url), 'utf8'));
+const AIRFLOW = JSON.parse(
+  readFileSync(new URL('../../fixtures/orchestrators/airflow-create-asset-events-body.schema.json', import.meta.url), 'utf8'),
+);
+const DAGSTER = JSON.parse(
+  readFileSync(new URL('../../fixtures/orchestrators/dagster-report-asset-materialization.json', import.meta.url), 'utf8'),
+);
 const validAirflowBody = new Ajv2020({ strict: true }).compile(AIRFLOW.schema);
 
 const GATE_DISPATCHES = `query($consumer: String!) {
@@ -251,9 +255,21 @@ describe('defineGate with a receiver format', () => {
   it.each([
     [{ notifyFormat: 'AIRFLOW', notifyAsset: '42' }, 'input.notifyUrl', "required with notifyFormat AIRFLOW: the API's base URL"],
     [{ notifyUrl: 'https://airflow.example', notifyFormat: 'AIRFLOW' }, 'input.notifyAsset', 'must be an Airflow asset id'],
-    [{ notifyUrl: 'https://airflow.example', notifyFormat: 'AIRFLOW', notifyAsset: 'orders' }, 'input.notifyAsset', 'must be an Airflow asset id'],
-    [{ notifyUrl: 'https://airflow.example', notifyFormat: 'AIRFLOW', notifyAsset: '1234567890123456' }, 'input.notifyAsset', 'at most 15 digits'],
-    [{ notifyUrl: 'https://dagster.example', notifyFormat: 'DAGSTER', notifyAsset: 'orders-daily' }, 'input.notifyAsset', 'a Dagster asset key'],
+    [
+      { notifyUrl: 'https://airflow.example', notifyFormat: 'AIRFLOW', notifyAsset: 'orders' },
+      'input.notifyAsset',
+      'must be an Airflow asset id',
+    ],
+    [
+      { notifyUrl: 'https://airflow.example', notifyFormat: 'AIRFLOW', notifyAsset: '1234567890123456' },
+      'input.notifyAsset',
+      'at most 15 digits',
+    ],
+    [
+      { notifyUrl: 'https://dagster.example', notifyFormat: 'DAGSTER', notifyAsset: 'orders-daily' },
+      'input.notifyAsset',
+      'a Dagster asset key',
+    ],
     [{ notifyUrl: 'https://dagster.example', notifyFormat: 'DAGSTER', notifyAsset: 'a//b' }, 'input.notifyAsset', 'a Dagster asset key'],
     [{ notifyUrl: 'https://reports.example', notifyAsset: '42' }, 'input.notifyAsset', 'only for AIRFLOW or DAGSTER'],
     [{ notifyUrl: 'https://reports.example', notifyFormat: 'PREFECT' }, undefined, undefined],

@@ -108,7 +108,10 @@ describe('the sweeper', () => {
 
   it('keeps what retention.ledger still covers', async () => {
     const run = await dueRun();
-    const worker = testWorker(api, { ...workerConfig(api, { url: 'http://127.0.0.1:9/' }), retention: { ledger: 200 * DAY, exportDir: null } });
+    const worker = testWorker(api, {
+      ...workerConfig(api, { url: 'http://127.0.0.1:9/' }),
+      retention: { ledger: 200 * DAY, exportDir: null },
+    });
     try {
       await worker.sweeper.cycle();
       expect(await detailRows(api, run.runId)).toEqual(run.rows);

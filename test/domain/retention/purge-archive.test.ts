@@ -54,9 +54,10 @@ async function dueRun() {
 async function ledgerRows(runIds: string[]): Promise<Record<string, unknown[]>> {
   const rows: Record<string, unknown[]> = {};
   for (const table of PURGED_TABLES) {
-    const result = await t.sql.query(`SELECT to_jsonb(t) AS row FROM nifi_ops.${table} t WHERE run_id = ANY($1::uuid[]) ORDER BY to_jsonb(t)::text`, [
-      runIds,
-    ]);
+    const result = await t.sql.query(
+      `SELECT to_jsonb(t) AS row FROM nifi_ops.${table} t WHERE run_id = ANY($1::uuid[]) ORDER BY to_jsonb(t)::text`,
+      [runIds],
+    );
     rows[table] = result.rows.map((r) => r.row);
   }
   return rows;
@@ -66,7 +67,8 @@ async function ledgerRows(runIds: string[]): Promise<Record<string, unknown[]>> 
 async function archivedRows(archive: VerifiedArchive): Promise<Record<string, unknown[]>> {
   const rows: Record<string, unknown[]> = Object.fromEntries(ARCHIVED_TABLES.map((table) => [table, []]));
   for (const { dir, manifest } of archive.batches) {
-    for (const table of ARCHIVED_TABLES) rows[table]!.push(...(await readArchivedRows(dir, manifest.tables[table])).map((l) => JSON.parse(l)));
+    for (const table of ARCHIVED_TABLES)
+      rows[table]!.push(...(await readArchivedRows(dir, manifest.tables[table])).map((l) => JSON.parse(l)));
   }
   for (const table of ARCHIVED_TABLES) rows[table]!.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
   return rows;
@@ -79,7 +81,9 @@ describe('purge with an archive', () => {
     const runs = [await dueRun(), await dueRun(), await dueRun()];
     const runIds = runs.map((r) => r.runId);
     const before = await ledgerRows(runIds);
-    const { rows: summaries } = await t.sql.query('SELECT to_jsonb(r) AS row FROM nifi_ops.load_run r WHERE run_id = ANY($1::uuid[])', [runIds]);
+    const { rows: summaries } = await t.sql.query('SELECT to_jsonb(r) AS row FROM nifi_ops.load_run r WHERE run_id = ANY($1::uuid[])', [
+      runIds,
+    ]);
 
     const archive = openPurgeArchive(exportDir(), new Date(Date.now() - 90 * 86_400_000));
     // small batches: a run takes several, so its summary must not repeat
@@ -186,7 +190,10 @@ describe('importArchives', () => {
       expect(first.load_run).toEqual({ read: 2, imported: 2 });
       for (const table of PURGED_TABLES) {
         const { rows } = await client.query(`SELECT to_jsonb(t) AS row FROM audit.${table} t ORDER BY to_jsonb(t)::text`);
-        expect(rows.map((r) => r.row), table).toEqual(before[table]);
+        expect(
+          rows.map((r) => r.row),
+          table,
+        ).toEqual(before[table]);
       }
       const again = await importArchives(client, 'audit', [verified]);
       for (const table of PURGED_TABLES) expect(again[table]).toEqual({ read: summary.deleted[table], imported: 0 });

@@ -481,7 +481,10 @@ gates:
 `);
     expect(config.gates.credentials).toEqual([
       { origin: 'https://airflow.example:8080', headers: { Authorization: 'Bearer eyJ.secret' } },
-      { origin: 'http://dagster.example', headers: { 'X-Team': 'data', Authorization: `Basic ${Buffer.from('lc:p:ss').toString('base64')}` } },
+      {
+        origin: 'http://dagster.example',
+        headers: { 'X-Team': 'data', Authorization: `Basic ${Buffer.from('lc:p:ss').toString('base64')}` },
+      },
       { origin: 'https://acme.dagster.cloud', headers: { 'Dagster-Cloud-Api-Token': 'user:secret' } },
     ]);
     const described = JSON.stringify(describeConfig(config));
@@ -498,12 +501,27 @@ gates:
   it.each([
     [[{ origin: 'https://airflow.example/api' }], 'config: gates.credentials[0].origin: must be an origin'],
     [[{ origin: 'ftp://airflow.example' }], 'config: gates.credentials[0].origin: must be an origin'],
-    [[{ origin: 'https://a.example', bearerToken: 't', basic: { username: 'u', password: 'p' } }], 'must give bearerToken or basic, not both'],
-    [[{ origin: 'https://a.example', basic: { username: 'u:x', password: 'p' } }], 'config: gates.credentials[0].basic.username: must not contain ":"'],
+    [
+      [{ origin: 'https://a.example', bearerToken: 't', basic: { username: 'u', password: 'p' } }],
+      'must give bearerToken or basic, not both',
+    ],
+    [
+      [{ origin: 'https://a.example', basic: { username: 'u:x', password: 'p' } }],
+      'config: gates.credentials[0].basic.username: must not contain ":"',
+    ],
     [[{ origin: 'https://a.example', bearerToken: 'a\nb' }], 'config: gates.credentials[0].bearerToken: must not contain CR, LF or NUL'],
-    [[{ origin: 'https://a.example', headers: { authorization: 'x' } }], 'config: gates.credentials[0].headers.authorization: is set by the call itself'],
-    [[{ origin: 'https://a.example', headers: { 'X-Dispatch-Id': 'x' } }], 'config: gates.credentials[0].headers.X-Dispatch-Id: is set by the call itself'],
-    [[{ origin: 'https://a.example' }, { origin: 'https://a.example' }], 'config: gates.credentials[1].origin: duplicate of gates.credentials[0].origin'],
+    [
+      [{ origin: 'https://a.example', headers: { authorization: 'x' } }],
+      'config: gates.credentials[0].headers.authorization: is set by the call itself',
+    ],
+    [
+      [{ origin: 'https://a.example', headers: { 'X-Dispatch-Id': 'x' } }],
+      'config: gates.credentials[0].headers.X-Dispatch-Id: is set by the call itself',
+    ],
+    [
+      [{ origin: 'https://a.example' }, { origin: 'https://a.example' }],
+      'config: gates.credentials[1].origin: duplicate of gates.credentials[0].origin',
+    ],
   ])('refuses %j', (value, expected) => {
     const found = problems(() => loadConfig({ env: { LC_GATES__CREDENTIALS: JSON.stringify(value) } }));
     expect(found).toHaveLength(1);
