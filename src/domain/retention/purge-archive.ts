@@ -129,7 +129,7 @@ async function copiedRows(tx: Tx, runId: string): Promise<Record<(typeof COPIED_
 export function openPurgeArchive(exportDir: string, cutoff: Date): PurgeArchive {
   const startedAt = new Date();
   const dir = join(exportDir, `purge-${startedAt.toISOString().replace(/[:.]/g, '')}-${randomBytes(4).toString('hex')}`);
-  const batches = new Map<number, { manifest: string; sha256: string; runIds: string[]; tables: BatchManifest['tables'] }>();
+  const batches = new Map<number, { manifest: string; sha256: string; holdsRowsOf: string[]; tables: BatchManifest['tables'] }>();
   let bytes = 0;
 
   return {
@@ -139,8 +139,9 @@ export function openPurgeArchive(exportDir: string, cutoff: Date): PurgeArchive 
         await mkdir(dir, { recursive: true });
         await syncDirectory(exportDir);
       }
-      // a run's summary and evidence go with the first batch of the run this archive holds
-      const copied = [...batches.entries()].some(([n, b]) => n !== batch && b.runIds.includes(runId));
+      // a run's summary and evidence go with the first batch of the run this archive holds rows of
+      const holdsRows = PURGED_TABLES.some((table) => deleted[table].length > 0);
+      const copied = !holdsRows || [...batches.entries()].some(([n, b]) => n !== batch && b.holdsRowsOf.includes(runId));
       const rows: ArchiveRows = {
         ...deleted,
         ...(copied ? Object.fromEntries(COPIED_TABLES.map((t) => [t, []])) : await copiedRows(tx, runId)),
@@ -170,7 +171,12 @@ export function openPurgeArchive(exportDir: string, cutoff: Date): PurgeArchive 
       await syncDirectory(batchDir);
       await syncDirectory(dir);
       bytes += Buffer.byteLength(text);
-      batches.set(batch, { manifest: `${batchName(batch)}/manifest.json`, sha256: sha256(Buffer.from(text)), runIds: [runId], tables });
+      batches.set(batch, {
+        manifest: `${batchName(batch)}/manifest.json`,
+        sha256: sha256(Buffer.from(text)),
+        holdsRowsOf: holdsRows ? [runId] : [],
+        tables,
+      });
     },
 
     async finish(complete) {

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detailRows, endedDaysAgo, purgeOnce } from '../../support/purge-fixtures.js';
+import { sized } from '../../support/test-size.js';
+import { createDb } from '../../../src/db/client.js';
 import { perform } from '../../../src/db/operation.js';
 import { recordCleanupOperation } from '../../../src/domain/cleanup/record-cleanup.js';
 import { importArchives } from '../../../src/domain/retention/import-archive.js';
@@ -22,6 +24,9 @@ import {
   type VerifiedArchive,
 } from '../../../src/domain/retention/purge-archive.js';
 import { ACTOR, type DomainTest, publishedRun, startDomainTest, succeeded } from '../support/fixtures.js';
+
+/** Rounds of the race between two exporting purgers (nightly: more). */
+const EXPORT_RACES = sized(5, 40);
 
 let t: DomainTest;
 beforeEach(async () => {
@@ -116,6 +121,37 @@ describe('purge with an archive', () => {
     await expect(purgeOnce(t.db, { archive })).rejects.toThrow(/ENOTDIR/);
     expect(await detailRows(t, run.runId)).toEqual(rows);
   });
+});
+
+describe('two purgers exporting at once', () => {
+  it('put every deleted row in exactly one archive, and in each archive the summary of each run it holds, once', async () => {
+    // the batch sleeps between its export and its commit, holding its run: the other purger meets it there
+    await t.sql.query(`ALTER DATABASE ${t.database.name} SET load_control.fault_points = 'purge_export_before_commit=0.05'`);
+    const workers = [createDb(t.database.url, { poolSize: 2 }), createDb(t.database.url, { poolSize: 2 })];
+    try {
+      for (let rep = 0; rep < EXPORT_RACES; rep++) {
+        const runs = [await dueRun(), await dueRun(), await dueRun()];
+        const runIds = runs.map((r) => r.runId);
+        const before = await ledgerRows(runIds);
+        const archives = workers.map(() => openPurgeArchive(exportDir(), new Date(Date.now() - 90 * 86_400_000)));
+        const summaries = await Promise.all(workers.map((db, i) => purgeOnce(db, { batchRows: 10, archive: archives[i] })));
+        const written = await Promise.all(archives.map((a, i) => a.finish(summaries[i]!.complete)));
+        const rows: Record<string, unknown[]> = Object.fromEntries(ARCHIVED_TABLES.map((table) => [table, []]));
+        for (const w of written) {
+          if (!w) continue;
+          const archived = await archivedRows(await verifyArchive(w.dir));
+          for (const table of ARCHIVED_TABLES) rows[table]!.push(...archived[table]!);
+          // an archive answers for itself: the summary of every run it holds rows of, once
+          const held = new Set(PURGED_TABLES.flatMap((table) => (archived[table] as Array<{ run_id: string }>).map((r) => r.run_id)));
+          const summaries = (archived.load_run as Array<{ run_id: string }>).map((r) => r.run_id).sort();
+          expect(summaries, `round ${rep}`).toEqual([...held].sort());
+        }
+        for (const table of PURGED_TABLES) expect(sortedRows(rows[table]!), `${table}, round ${rep}`).toEqual(before[table]);
+      }
+    } finally {
+      await Promise.all(workers.map((db) => db.close()));
+    }
+  }, 120_000);
 });
 
 describe('verifyArchive', () => {
