@@ -373,6 +373,17 @@ const gateCredentialSchema = section({
       .max(1000, 'must be at most 1000 characters')
       .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
   }).optional(),
+  /**
+   * For an Airflow 3 API: a user whose name and password get a JWT from POST {notifyUrl}/auth/token, kept in memory and
+   * fetched again when Airflow answers 401 (its tokens expire after [api_auth] jwt_expiration_time).
+   */
+  airflowToken: section({
+    username: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .max(200, 'must be at most 200 characters'),
+    password: z.string({ error: typeError('a string') }).max(1000, 'must be at most 1000 characters'),
+  }).optional(),
   /** Other headers, e.g. Dagster+'s Dagster-Cloud-Api-Token. */
   headers: z
     .record(
@@ -392,19 +403,23 @@ const gateCredentialSchema = section({
     })
     .default({}),
 })
-  .refine((c) => !(c.bearerToken !== undefined && c.basic !== undefined), 'must give bearerToken or basic, not both')
-  .transform(({ origin, bearerToken, basic, headers }) => ({
+  .refine(
+    (c) => [c.bearerToken, c.basic, c.airflowToken].filter((auth) => auth !== undefined).length <= 1,
+    'must give at most one of bearerToken, basic and airflowToken',
+  )
+  .transform(({ origin, bearerToken, basic, airflowToken, headers }) => ({
     origin,
+    airflowToken: airflowToken ?? null,
     headers: {
       ...headers,
       ...(bearerToken !== undefined ? { Authorization: `Bearer ${bearerToken}` } : {}),
       ...(basic ? { Authorization: `Basic ${Buffer.from(`${basic.username}:${basic.password}`).toString('base64')}` } : {}),
-    },
+    } as Record<string, string>,
   }));
 
 /** gates.credentials: a JSON list in LC_GATES__CREDENTIALS; at most one entry per origin. */
 const gateCredentialsSchema = jsonText(
-  'a JSON array of {origin, bearerToken, basic, headers}',
+  'a JSON array of {origin, bearerToken, basic, airflowToken, headers}',
   z
     .array(gateCredentialSchema, { error: typeError('a list') })
     .max(50, 'must list at most 50 origins')
@@ -665,7 +680,13 @@ export function describeConfig(config: Config): Record<string, unknown> {
       oidc: copy.auth.oidc && { ...copy.auth.oidc, clientSecret: copy.auth.oidc.clientSecret && '***' },
     },
     // a gate receiver's credentials are secrets: the origins and the header names only
-    gates: { credentials: copy.gates.credentials.map(({ origin, headers }) => ({ origin, headers: Object.keys(headers) })) },
+    gates: {
+      credentials: copy.gates.credentials.map(({ origin, headers, airflowToken }) => ({
+        origin,
+        headers: Object.keys(headers),
+        airflowToken: airflowToken && { username: airflowToken.username, password: '***' },
+      })),
+    },
     // a webhook's URL may carry its secret (Slack's do), its headers too: the origin and the header names only
     alerts: {
       webhooks: copy.alerts.webhooks.map(({ name, url, kinds, headers, format }) => ({

@@ -3,13 +3,23 @@
 import type { LeasedDecision } from './lease.js';
 import type { DispatchRequest } from './request.js';
 
-/** gates.credentials: the headers (Authorization and others) every call to the origin carries. */
+/**
+ * gates.credentials: the headers (Authorization and others) every call to the origin carries, or for an Airflow API
+ * the user whose JWT the dispatcher gets (src/worker/airflow-tokens.ts).
+ */
 export interface GateCredential {
   origin: string;
   headers: Record<string, string>;
+  airflowToken: { username: string; password: string } | null;
 }
 
 const joinPath = (base: string, path: string) => `${base.replace(/\/+$/, '')}${path}`;
+
+export const credentialFor = (credentials: readonly GateCredential[], url: string): GateCredential | undefined =>
+  credentials.find((c) => c.origin === new URL(url).origin);
+
+/** Where Airflow 3 hands out its API's JWTs (POST {username, password} → {access_token}), under its base URL. */
+export const airflowTokenUrl = (notifyUrl: string) => joinPath(notifyUrl, '/auth/token');
 
 /** The decision as Load Control's own body: what a GENERIC receiver gets, and what the orchestrators get as metadata. */
 function decisionBody(dispatchId: string, decision: LeasedDecision) {
@@ -33,7 +43,7 @@ function decisionBody(dispatchId: string, decision: LeasedDecision) {
  */
 export function gateReadyRequest(credentials: readonly GateCredential[], dispatchId: string, decision: LeasedDecision): DispatchRequest {
   const headers = {
-    ...credentials.find((c) => c.origin === new URL(decision.notifyUrl).origin)?.headers,
+    ...credentialFor(credentials, decision.notifyUrl)?.headers,
     'Content-Type': 'application/json',
     'X-Dispatch-Id': dispatchId,
   };

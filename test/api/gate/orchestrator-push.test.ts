@@ -38,8 +38,8 @@ beforeAll(async () => {
     ...workerConfig(api, airflow, { nifi: { timeoutSeconds: 1 }, dispatch: { maxAttempts: 4 } }),
     gates: {
       credentials: [
-        { origin: new URL(airflow.url).origin, headers: { Authorization: `Bearer ${AIRFLOW_TOKEN}` } },
-        { origin: new URL(dagster.url).origin, headers: { Authorization: DAGSTER_BASIC } },
+        { origin: new URL(airflow.url).origin, headers: { Authorization: `Bearer ${AIRFLOW_TOKEN}` }, airflowToken: null },
+        { origin: new URL(dagster.url).origin, headers: { Authorization: DAGSTER_BASIC }, airflowToken: null },
       ],
     },
   });
@@ -160,6 +160,63 @@ describe('a gate receiver in Airflow’s format', () => {
       await worker.dispatcher.dispatchOnce();
     }
     expect(await dispatchRow(api, dispatchId)).toMatchObject({ status: 'DEAD', attempt_count: 4 });
+  });
+});
+
+describe('an Airflow receiver with airflowToken credentials', () => {
+  it('gets a JWT from {notifyUrl}/auth/token, sends it as the bearer, and a new one when Airflow answers 401', async () => {
+    const tokenAirflow = await startReceiver();
+    const user = { username: 'load-control', password: 'airflow-secret' };
+    const tokenWorker = testWorker(api, {
+      ...workerConfig(api, tokenAirflow, { dispatch: { maxAttempts: 4 } }),
+      gates: { credentials: [{ origin: new URL(tokenAirflow.url).origin, headers: {}, airflowToken: user }] },
+    });
+    try {
+      const consumer = unique('airflow_jwt');
+      const job = unique('job');
+      await defineGate(api, consumer, [job], undefined, { notifyUrl: `${tokenAirflow.url}af`, notifyFormat: 'AIRFLOW', notifyAsset: '5' });
+      tokenAirflow.script({ status: 201, body: JSON.stringify({ access_token: 'jwt-1' }) }, 200);
+      await observed(api, { jobId: job, businessDate: D, state: 'SUCCEEDED' });
+      await tokenWorker.dispatcher.dispatchOnce();
+      // the token expired meanwhile: 401, a new token, the call again — all in one attempt
+      tokenAirflow.script(401, { status: 201, body: JSON.stringify({ access_token: 'jwt-2' }) }, 200);
+      await observed(api, { jobId: job, businessDate: D, attempt: 2, state: 'SUCCEEDED' });
+      await tokenWorker.dispatcher.dispatchOnce();
+
+      expect(tokenAirflow.calls.map((c) => [c.method, c.path, c.headers.authorization ?? null])).toEqual([
+        ['POST', '/nifi-control/af/auth/token', null],
+        ['POST', '/nifi-control/af/api/v2/assets/events', 'Bearer jwt-1'],
+        ['POST', '/nifi-control/af/api/v2/assets/events', 'Bearer jwt-1'],
+        ['POST', '/nifi-control/af/auth/token', null],
+        ['POST', '/nifi-control/af/api/v2/assets/events', 'Bearer jwt-2'],
+      ]);
+      expect(tokenAirflow.calls[0]!.body).toEqual(user);
+      expect(tokenAirflow.calls[0]!.headers['content-type']).toBe('application/json');
+      expect((await gateDispatches(consumer)).dispatches.map((d) => [d.version, d.status, d.attemptCount])).toEqual([
+        [2, 'ACKED', 1],
+        [1, 'ACKED', 1],
+      ]);
+
+      // the token expired and Airflow gives no new one: no answer, as far as the call knows; tried again later
+      await observed(api, { jobId: job, businessDate: D, attempt: 3, state: 'SUCCEEDED' });
+      tokenAirflow.reset();
+      tokenAirflow.script(401, 403);
+      const [v3] = (await gateDispatches(consumer)).dispatches;
+      await tokenWorker.dispatcher.dispatchOnce();
+      expect(await dispatchRow(api, v3!.dispatchId)).toMatchObject({
+        status: 'PENDING',
+        last_http_status: null,
+        last_error: expect.stringContaining('Airflow token: http://127.0.0.1'),
+        deferred: true,
+      });
+      expect(tokenAirflow.calls.map((c) => [c.path, c.headers.authorization ?? null])).toEqual([
+        ['/nifi-control/af/api/v2/assets/events', 'Bearer jwt-2'],
+        ['/nifi-control/af/auth/token', null],
+      ]);
+    } finally {
+      await tokenWorker.close();
+      await tokenAirflow.close();
+    }
   });
 });
 

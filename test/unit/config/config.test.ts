@@ -467,7 +467,7 @@ alerts:
 });
 
 describe('gates.credentials', () => {
-  it('turns bearerToken and basic into the Authorization header of their origin, and describeConfig shows no secret', () => {
+  it('turns bearerToken and basic into the Authorization header of their origin, keeps airflowToken’s user, and describeConfig shows no secret', () => {
     const config = fromYaml(`
 gates:
   credentials:
@@ -478,22 +478,28 @@ gates:
       headers: { X-Team: data }
     - origin: https://acme.dagster.cloud
       headers: { Dagster-Cloud-Api-Token: user:secret }
+    - origin: https://airflow2.example
+      airflowToken: { username: lc, password: af-secret }
 `);
     expect(config.gates.credentials).toEqual([
-      { origin: 'https://airflow.example:8080', headers: { Authorization: 'Bearer eyJ.secret' } },
+      { origin: 'https://airflow.example:8080', headers: { Authorization: 'Bearer eyJ.secret' }, airflowToken: null },
       {
         origin: 'http://dagster.example',
         headers: { 'X-Team': 'data', Authorization: `Basic ${Buffer.from('lc:p:ss').toString('base64')}` },
+        airflowToken: null,
       },
-      { origin: 'https://acme.dagster.cloud', headers: { 'Dagster-Cloud-Api-Token': 'user:secret' } },
+      { origin: 'https://acme.dagster.cloud', headers: { 'Dagster-Cloud-Api-Token': 'user:secret' }, airflowToken: null },
+      { origin: 'https://airflow2.example', headers: {}, airflowToken: { username: 'lc', password: 'af-secret' } },
     ]);
     const described = JSON.stringify(describeConfig(config));
-    for (const secret of ['eyJ.secret', 'user:secret', Buffer.from('lc:p:ss').toString('base64')]) expect(described).not.toContain(secret);
+    for (const secret of ['eyJ.secret', 'user:secret', Buffer.from('lc:p:ss').toString('base64'), 'af-secret'])
+      expect(described).not.toContain(secret);
     expect(describeConfig(config).gates).toEqual({
       credentials: [
-        { origin: 'https://airflow.example:8080', headers: ['Authorization'] },
-        { origin: 'http://dagster.example', headers: ['X-Team', 'Authorization'] },
-        { origin: 'https://acme.dagster.cloud', headers: ['Dagster-Cloud-Api-Token'] },
+        { origin: 'https://airflow.example:8080', headers: ['Authorization'], airflowToken: null },
+        { origin: 'http://dagster.example', headers: ['X-Team', 'Authorization'], airflowToken: null },
+        { origin: 'https://acme.dagster.cloud', headers: ['Dagster-Cloud-Api-Token'], airflowToken: null },
+        { origin: 'https://airflow2.example', headers: [], airflowToken: { username: 'lc', password: '***' } },
       ],
     });
   });
@@ -503,7 +509,11 @@ gates:
     [[{ origin: 'ftp://airflow.example' }], 'config: gates.credentials[0].origin: must be an origin'],
     [
       [{ origin: 'https://a.example', bearerToken: 't', basic: { username: 'u', password: 'p' } }],
-      'must give bearerToken or basic, not both',
+      'must give at most one of bearerToken, basic and airflowToken',
+    ],
+    [
+      [{ origin: 'https://a.example', basic: { username: 'u', password: 'p' }, airflowToken: { username: 'u', password: 'p' } }],
+      'must give at most one of bearerToken, basic and airflowToken',
     ],
     [
       [{ origin: 'https://a.example', basic: { username: 'u:x', password: 'p' } }],
