@@ -1,6 +1,8 @@
 // Airflow 3's API takes a JWT that expires ([api_auth] jwt_expiration_time). For an origin whose gates.credentials
 // entry has airflowToken, the dispatcher gets one from POST {notifyUrl}/auth/token with the user's name and password,
 // keeps it in this process's memory only (never in the ledger or the logs), and gets a new one when Airflow answers 401.
+// The endpoint is the auth manager's login route under /auth (the simple auth manager's POST /auth/token: a JSON
+// LoginBody {username, password}, 201 with LoginResponse {access_token}).
 import type { ReceiverClient } from './http-post.js';
 
 export interface AirflowTokens {
