@@ -3,11 +3,18 @@
 //                  PURGE_BATCH_ROWS: per-batch p50/p99/max, and the whole run
 //   next run     — the plan and time of the query that picks the next due run, with history behind it
 //                  (already purged runs and old SUCCESS runs nobody cleaned up, which stay candidates' neighbours)
+//   big run exported — the same run again, purged with --export (purge-archive.ts): per-batch times, rows/s, and the
+//                  archive's bytes, beside the run purged without
 //   sweeper      — cycles of SWEEPER_PURGE_BUDGET_MS over small due runs: elapsed per cycle, rows per cycle
 // Usage: npx tsx bench/purge.ts   (BENCH_PURGED_RUNS, default 30000; BENCH_UNCLEANED, default 5000;
 // BENCH_SMALL_RUNS, default 300; DATABASE_URL optional: the benchmark creates and drops its own database there)
 import { randomUUID } from 'node:crypto';
-import { createDb } from '../src/db/client.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { createDb, type Db } from '../src/db/client.js';
+import { openPurgeArchive } from '../src/domain/retention/purge-archive.js';
 import { PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, nextDueRun, purgeLedger } from '../src/domain/retention/purge.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { benchDatabase, fmt, printTable } from './support.js';
@@ -17,6 +24,55 @@ const UNCLEANED = Number(process.env.BENCH_UNCLEANED ?? 5_000);
 const SMALL_RUNS = Number(process.env.BENCH_SMALL_RUNS ?? 300);
 const JOB = 'BENCH_PURGE';
 
+/** One run with 10,000 partitions, 50,000 files and 2,000 events that ended 100 days ago. */
+async function insertBigRun(sql: pg.Pool, businessKey: string): Promise<string> {
+  const big = randomUUID();
+  await sql.query(
+    `INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at)
+                   VALUES ($1, $2, $3, 'FAILED_EXTRACT', now() - interval '101 days', now() - interval '100 days')`,
+    [big, JOB, businessKey],
+  );
+  await sql.query(
+    `INSERT INTO nifi_ops.load_partition (run_id, partition_id, lower_bound, upper_bound, expected_row_count, status)
+                   SELECT $1, lpad(p::text, 6, '0'), p, p + 1, 10, 'SUCCESS' FROM generate_series(1, 10000) p`,
+    [big],
+  );
+  await sql.query(
+    `INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_count, hdfs_path, record_count)
+                   SELECT $1, lpad(p::text, 6, '0'), c, 5, '/bench/big/' || p || '-' || c || '.parquet', 2
+                     FROM generate_series(1, 10000) p, generate_series(0, 4) c`,
+    [big],
+  );
+  await sql.query(
+    `INSERT INTO nifi_ops.load_event (event_id, event_level, event_name, run_id)
+                   SELECT gen_random_uuid(), 'INFO', 'BENCH', $1 FROM generate_series(1, 2000)`,
+    [big],
+  );
+  return big;
+}
+
+/** Purges the big run alone (a cutoff before the small runs' end), timing each batch. */
+async function purgeBigRun(db: Db, big: string, archive?: ReturnType<typeof openPurgeArchive>) {
+  const batchMs: number[] = [];
+  let last = performance.now();
+  const started = last;
+  const summary = await purgeLedger(db, {
+    before: new Date(Date.now() - 98 * 86_400_000),
+    batchRows: PURGE_BATCH_ROWS,
+    archive,
+    afterBatch: (batch) => {
+      const now = performance.now();
+      batchMs.push(now - last);
+      if (process.env.BENCH_VERBOSE) console.log(`  batch ${fmt(now - last)} ms: ${JSON.stringify(batch.deleted)}`);
+      last = now;
+    },
+  });
+  await archive?.finish(summary.complete);
+  if (summary.purgedRuns.map((r) => r.runId).join() !== big) throw new Error('expected the big run alone to be purged');
+  const rows = Object.values(summary.deleted).reduce((a, b) => a + b, 0);
+  return { batchMs: [...batchMs].sort((a, b) => a - b), seconds: (performance.now() - started) / 1000, rows };
+}
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 async function main(): Promise<void> {
@@ -25,28 +81,7 @@ async function main(): Promise<void> {
   try {
     const sql = db.pool;
     const generated = performance.now();
-    const big = randomUUID();
-    await sql.query(
-      `INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at)
-                     VALUES ($1, $2, 'BIG', 'FAILED_EXTRACT', now() - interval '101 days', now() - interval '100 days')`,
-      [big, JOB],
-    );
-    await sql.query(
-      `INSERT INTO nifi_ops.load_partition (run_id, partition_id, lower_bound, upper_bound, expected_row_count, status)
-                     SELECT $1, lpad(p::text, 6, '0'), p, p + 1, 10, 'SUCCESS' FROM generate_series(1, 10000) p`,
-      [big],
-    );
-    await sql.query(
-      `INSERT INTO nifi_ops.load_file (run_id, partition_id, chunk_index, fragment_count, hdfs_path, record_count)
-                     SELECT $1, lpad(p::text, 6, '0'), c, 5, '/bench/big/' || p || '-' || c || '.parquet', 2
-                       FROM generate_series(1, 10000) p, generate_series(0, 4) c`,
-      [big],
-    );
-    await sql.query(
-      `INSERT INTO nifi_ops.load_event (event_id, event_level, event_name, run_id)
-                     SELECT gen_random_uuid(), 'INFO', 'BENCH', $1 FROM generate_series(1, 2000)`,
-      [big],
-    );
+    const big = await insertBigRun(sql, 'BIG');
     // history the next-run query walks past: purged runs left the partial index, uncleaned SUCCESS runs did not
     await sql.query(
       `INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, started_at, completed_at, cleaned_at, purged_at)
@@ -89,29 +124,26 @@ async function main(): Promise<void> {
     for (const line of plan) console.log(`  ${line['QUERY PLAN']}`);
 
     // a cutoff between the big run's end (100 days ago) and the small runs' (95 days ago): the big run alone
-    const batchMs: number[] = [];
-    let last = performance.now();
-    const bigStarted = last;
-    const bigSummary = await purgeLedger(db, {
-      before: new Date(Date.now() - 98 * 86_400_000),
-      batchRows: PURGE_BATCH_ROWS,
-      afterBatch: (batch) => {
-        const now = performance.now();
-        batchMs.push(now - last);
-        if (process.env.BENCH_VERBOSE) console.log(`  batch ${fmt(now - last)} ms: ${JSON.stringify(batch.deleted)}`);
-        last = now;
-      },
+    const plain = await purgeBigRun(db, big);
+    const sorted = plain.batchMs;
+    const exportDir = mkdtempSync(join(tmpdir(), 'lc-bench-purge-export-'));
+    const archive = openPurgeArchive(exportDir, new Date(Date.now() - 98 * 86_400_000));
+    const exported = await purgeBigRun(db, await insertBigRun(sql, 'BIG_EXPORTED'), archive);
+    rmSync(exportDir, { recursive: true, force: true });
+    const row = (name: string, r: typeof plain, bytes: number | null) => ({
+      '': name,
+      batches: r.batchMs.length,
+      'p50 ms': fmt(percentile(r.batchMs, 50)),
+      'p99 ms': fmt(percentile(r.batchMs, 99)),
+      'max ms': fmt(r.batchMs.at(-1)!),
+      'whole run s': fmt(r.seconds, 2),
+      'rows/s': fmt(r.rows / r.seconds, 0),
+      'archive bytes': bytes === null ? '-' : fmt(bytes, 0),
+      'bytes/row': bytes === null ? '-' : fmt(bytes / r.rows, 1),
     });
-    if (bigSummary.purgedRuns.map((r) => r.runId).join() !== big) throw new Error('expected the big run alone to be purged');
-    const sorted = [...batchMs].sort((a, b) => a - b);
     printTable(`big run: 10,000 partitions, 50,000 files, 2,000 events in batches of ${PURGE_BATCH_ROWS} rows`, [
-      {
-        batches: batchMs.length,
-        'p50 ms': fmt(percentile(sorted, 50)),
-        'p99 ms': fmt(percentile(sorted, 99)),
-        'max ms': fmt(sorted.at(-1)!),
-        'whole run s': fmt((performance.now() - bigStarted) / 1000, 2),
-      },
+      row('purge', plain, null),
+      row('purge --export', exported, archive.bytesWritten()),
     ]);
 
     const cycles: Array<Record<string, number>> = [];
@@ -138,8 +170,12 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         bench: 'purge',
-        bigRunBatches: batchMs.length,
+        bigRunBatches: sorted.length,
         bigRunBatchP99Ms: fmt(percentile(sorted, 99)),
+        exportedBatchP99Ms: fmt(percentile(exported.batchMs, 99)),
+        exportedRowsPerSecond: Math.round(exported.rows / exported.seconds),
+        plainRowsPerSecond: Math.round(plain.rows / plain.seconds),
+        archiveBytes: archive.bytesWritten(),
         cycleMaxMs: fmt(cycleMs.at(-1)!),
         runsPerCycle: cycles[0]!.runs,
       }),

@@ -2,6 +2,7 @@ import './production-mode.js';
 import { parseArgs } from 'node:util';
 import { compact } from './commands/compact.js';
 import { grants } from './commands/grants.js';
+import { importArchive } from './commands/import-archive.js';
 import { migrate } from './commands/migrate.js';
 import { isOperatorCommand, OPERATOR_USAGE, runOperatorCommand } from './commands/operator.js';
 import type { Command } from './commands/process.js';
@@ -11,7 +12,17 @@ import { token } from './commands/token.js';
 import { work } from './commands/work.js';
 import { ConfigError } from './config/config.js';
 
-const COMMANDS: Record<string, Command> = { start, serve, work, migrate, grants, token, purge, compact };
+const COMMANDS: Record<string, Command> = {
+  start,
+  serve,
+  work,
+  migrate,
+  grants,
+  token,
+  purge,
+  compact,
+  'import-archive': importArchive,
+};
 
 const USAGE = `usage: load-control <command> [--config PATH]
 
@@ -38,6 +49,8 @@ async function main(argv: string[]): Promise<void> {
       before: { type: 'string' },
       'dry-run': { type: 'boolean' },
       table: { type: 'string', multiple: true },
+      export: { type: 'string' },
+      schema: { type: 'string' },
     },
     allowPositionals: true,
   });

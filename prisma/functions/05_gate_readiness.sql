@@ -127,8 +127,10 @@ $$;
 
 -- Decides a consumer's readiness for a business date: when it differs from the latest recorded decision — `ready`
 -- changed, or the evidence of a ready date (a newer successful attempt) — records the next version, and when the
--- gate has a receiver, its GATE_READY call in the outbox. A date never ready records nothing. Returns the new
--- version, or NULL when nothing changed.
+-- gate has a receiver, its GATE_READY call in the outbox — of a not-ready decision only for a receiver in Load
+-- Control's own format (an Airflow asset event or a Dagster materialization says the asset was updated, and
+-- neither product can take one back). A date never ready records nothing. Returns the new version, or NULL when
+-- nothing changed.
 CREATE OR REPLACE FUNCTION nifi_ops.decide_readiness(p_consumer text, p_business_date date, p_cause jsonb) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -137,6 +139,7 @@ DECLARE
     recorded record;
     next_version integer;
     receiver text;
+    receiver_format text;
 BEGIN
     PERFORM nifi_ops.lock_gate_readiness(p_consumer, p_business_date);
     -- after the lock: this statement's snapshot sees what an earlier holder of the lock committed
@@ -166,8 +169,8 @@ BEGIN
 
     INSERT INTO nifi_ops.gate_readiness_decision (consumer, business_date, version, ready, evidence, cause)
     VALUES (p_consumer, p_business_date, next_version, now_ready, now_evidence, p_cause);
-    SELECT g.notify_url INTO receiver FROM nifi_ops.gate g WHERE g.consumer = p_consumer;
-    IF receiver IS NOT NULL THEN
+    SELECT g.notify_url, g.notify_format INTO receiver, receiver_format FROM nifi_ops.gate g WHERE g.consumer = p_consumer;
+    IF receiver IS NOT NULL AND (now_ready OR receiver_format IS NULL) THEN
         INSERT INTO nifi_ops.load_dispatch (dispatch_id, dispatch_type, consumer, business_date, readiness_version)
         VALUES (gen_random_uuid(), 'GATE_READY', p_consumer, p_business_date, next_version);
         PERFORM pg_notify('load_dispatch', p_consumer);

@@ -25,7 +25,7 @@ export const DEFINE_GATE = graphql(`
   mutation DefineGate($input: DefineGateInput!) {
     defineGate(input: $input) {
       changed
-      gate { consumer requiredJobs boundJobKey notifyUrl expectedBy { jobId daysAfter time timeZone text } definedBy definedAt }
+      gate { consumer requiredJobs boundJobKey notifyUrl notifyFormat notifyAsset expectedBy { jobId daysAfter time timeZone text } definedBy definedAt }
       decisions { businessDate version ready evidence { jobId attempt runId } cause }
     }
   }

@@ -22,6 +22,8 @@ interface CliOptions {
   before?: string;
   'dry-run'?: boolean;
   table?: string[];
+  export?: string;
+  schema?: string;
 }
 
 export interface Invocation {

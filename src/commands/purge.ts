@@ -1,8 +1,10 @@
-// `load-control purge [--before DATE] [--dry-run]`: the ledger retention of the sweeper, run to the end by hand.
+// `load-control purge [--before DATE] [--dry-run] [--export DIR]`: the ledger retention of the sweeper, run to the end
+// by hand.
 import { createDb, type Db } from '../db/client.js';
 import { perform } from '../db/operation.js';
 import { INSTANT_PATTERN, calendarDate } from '../domain/gate/business-date.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, noRows, previewPurgeOperation, purgeLedger, type RowCounts } from '../domain/retention/purge.js';
+import { openPurgeArchive } from '../domain/retention/purge-archive.js';
 import { asProcess, checkedOption, openDatabase, requireCurrentSchema, sessionUrl, type Command } from './process.js';
 
 /**
@@ -27,10 +29,12 @@ interface PurgeCommand {
   db: Db;
   before: Date;
   dryRun: boolean;
+  /** Where each batch is exported before its delete commits, or null. */
+  exportDir: string | null;
   print: (line: string) => void;
 }
 
-async function runPurgeCommand({ db, before, dryRun, print }: PurgeCommand): Promise<void> {
+async function runPurgeCommand({ db, before, dryRun, exportDir, print }: PurgeCommand): Promise<void> {
   const cutoff = before.toISOString();
   if (dryRun) {
     const runs = await perform(db, previewPurgeOperation, before);
@@ -44,9 +48,11 @@ async function runPurgeCommand({ db, before, dryRun, print }: PurgeCommand): Pro
     print(`dry run: ${runs.length} runs ended before ${cutoff} would lose ${formatRows(total)}; nothing was changed`);
     return;
   }
+  const archive = exportDir === null ? undefined : openPurgeArchive(exportDir, before);
   const summary = await purgeLedger(db, {
     before,
     batchRows: PURGE_BATCH_ROWS,
+    archive,
     afterBatch: (batch) => {
       if (batch.purged) print(`purged run ${batch.run.runId} ${batch.run.jobKey} ${batch.run.businessKey} ${batch.run.status}`);
     },
@@ -54,12 +60,16 @@ async function runPurgeCommand({ db, before, dryRun, print }: PurgeCommand): Pro
   print(
     `purged ${summary.purgedRuns.length} runs ended before ${cutoff} in ${summary.batches} batches: deleted ${formatRows(summary.deleted)}`,
   );
+  const written = await archive?.finish(summary.complete);
+  if (written) print(`exported to ${written.dir}: ${summary.batches} batches, ${archive!.bytesWritten()} bytes`);
+  else if (archive) print('exported nothing: nothing was deleted');
 }
 
 export const purge: Command = {
-  usage: `  purge [--before DATE] [--dry-run]
+  usage: `  purge [--before DATE] [--dry-run] [--export DIR]
                         delete the details of runs that ended before DATE (default: now − retention.ledger),
-                        keeping each run's summary; --dry-run prints what would go and changes nothing`,
+                        keeping each run's summary; --dry-run prints what would go and changes nothing;
+                        --export DIR (default retention.exportDir) first writes each batch to an archive in DIR`,
   run: (invocation) =>
     asProcess(invocation, async (context) => {
       const { config, shutdown, options } = context;
@@ -72,7 +82,13 @@ export const purge: Command = {
       await requireCurrentSchema(context, url);
       const db = createDb(url, { poolSize: 1, timeouts: config.database });
       shutdown.close('database', () => db.close());
-      await runPurgeCommand({ db, before, dryRun: options['dry-run'] ?? false, print: (line) => console.log(line) });
+      await runPurgeCommand({
+        db,
+        before,
+        dryRun: options['dry-run'] ?? false,
+        exportDir: options.export ?? config.retention.exportDir,
+        print: (line) => console.log(line),
+      });
       return 'done';
     }),
 };

@@ -383,6 +383,99 @@ const lineageJobsSchema = jsonText(
 ).default({});
 
 /**
+ * Credentials for gate receivers (an Airflow or Dagster API, or a generic receiver), by origin: the ledger keeps a
+ * gate's URL only, and every GATE_READY call to an origin listed here carries its Authorization and headers.
+ */
+const gateCredentialSchema = section({
+  origin: z
+    .string({ error: typeError('a string') })
+    .refine(
+      (o) => URL.canParse(o) && ['http:', 'https:'].includes(new URL(o).protocol) && new URL(o).origin === o,
+      'must be an origin such as https://airflow.example:8080 (scheme, host and port only)',
+    ),
+  /** Sent as `Authorization: Bearer <token>` (an OAuth access token, a Dagster or Airflow API token). */
+  bearerToken: z
+    .string({ error: typeError('a string') })
+    .min(1, 'must not be empty')
+    .max(8000, 'must be at most 8000 characters')
+    .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL')
+    .optional(),
+  /** Sent as `Authorization: Basic base64(username:password)`. */
+  basic: section({
+    username: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .max(200, 'must be at most 200 characters')
+      .refine((value) => !/[:\r\n\0]/.test(value), 'must not contain ":", CR, LF or NUL'),
+    password: z
+      .string({ error: typeError('a string') })
+      .max(1000, 'must be at most 1000 characters')
+      .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
+  }).optional(),
+  /**
+   * For an Airflow 3 API: a user whose name and password get a JWT from POST {notifyUrl}/auth/token, kept in memory and
+   * fetched again when Airflow answers 401 (its tokens expire after [api_auth] jwt_expiration_time).
+   */
+  airflowToken: section({
+    username: z
+      .string({ error: typeError('a string') })
+      .min(1, 'must not be empty')
+      .max(200, 'must be at most 200 characters'),
+    password: z.string({ error: typeError('a string') }).max(1000, 'must be at most 1000 characters'),
+  }).optional(),
+  /** Other headers, e.g. Dagster+'s Dagster-Cloud-Api-Token. */
+  headers: z
+    .record(
+      z.string(),
+      z
+        .string({ error: typeError('a string') })
+        .max(8000, 'must be at most 8000 characters')
+        .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
+      { error: typeError('a mapping of header names to values') },
+    )
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be a header name' });
+        else if ([...WEBHOOK_OWN_HEADERS, 'authorization'].includes(name.toLowerCase()))
+          ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the call itself (Authorization: bearerToken or basic)' });
+      }
+    })
+    .default({}),
+})
+  .refine(
+    (c) => [c.bearerToken, c.basic, c.airflowToken].filter((auth) => auth !== undefined).length <= 1,
+    'must give at most one of bearerToken, basic and airflowToken',
+  )
+  .transform(({ origin, bearerToken, basic, airflowToken, headers }) => ({
+    origin,
+    airflowToken: airflowToken ?? null,
+    headers: {
+      ...headers,
+      ...(bearerToken !== undefined ? { Authorization: `Bearer ${bearerToken}` } : {}),
+      ...(basic ? { Authorization: `Basic ${Buffer.from(`${basic.username}:${basic.password}`).toString('base64')}` } : {}),
+    } as Record<string, string>,
+  }));
+
+/** gates.credentials: a JSON list in LC_GATES__CREDENTIALS; at most one entry per origin. */
+const gateCredentialsSchema = jsonText(
+  'a JSON array of {origin, bearerToken, basic, airflowToken, headers}',
+  z
+    .array(gateCredentialSchema, { error: typeError('a list') })
+    .max(50, 'must list at most 50 origins')
+    .superRefine((credentials, ctx) => {
+      credentials.forEach((c, index) => {
+        const first = credentials.findIndex((other) => other.origin === c.origin);
+        if (first !== index)
+          ctx.addIssue({
+            code: 'custom',
+            path: [index, 'origin'],
+            message: `duplicate of gates.credentials[${first}].origin (${c.origin})`,
+          });
+      });
+    }),
+).default([]);
+
+/**
  * A request waits for the database at most acquireTimeout for a connection (opening a new one takes at most
  * connectTimeout of that) plus statementTimeout per statement and per transaction, then gets a 503: with these
  * defaults, within 10 s in all.
@@ -470,6 +563,11 @@ const configSchema = z
       retention: section({
         /** Ended runs lose their files, partitions, validations, dispatches and events after this (src/domain/retention/). */
         ledger: duration(90 * DAY),
+        /**
+         * The sweeper's purges first write what they delete here (src/domain/retention/purge-export.ts), one archive per
+         * cycle that deletes; unset: no export.
+         */
+        exportDir: filePath.nullable().default(null),
       }).prefault({}),
       alerts: section({ webhooks: webhooksSchema }).prefault({}),
       /** OpenLineage run events (src/domain/lineage/), posted through the outbox to lineage.url: off unless enabled. */
@@ -491,6 +589,7 @@ const configSchema = z
         headers: exportHeadersSchema,
         jobs: lineageJobsSchema,
       }).prefault({}),
+      gates: section({ credentials: gateCredentialsSchema }).prefault({}),
       monitor: section({
         /**
          * An extracting run whose partitions stop reporting is flagged (STALLED_RUN, lc_stalled_*, the console)
@@ -650,6 +749,14 @@ export function describeConfig(config: Config): Record<string, unknown> {
       ...copy.lineage,
       url: redactUrl(copy.lineage.url),
       headers: Object.fromEntries(Object.keys(copy.lineage.headers).map((name) => [name, '***'])),
+    },
+    // a gate receiver's credentials are secrets: the origins and the header names only
+    gates: {
+      credentials: copy.gates.credentials.map(({ origin, headers, airflowToken }) => ({
+        origin,
+        headers: Object.keys(headers),
+        airflowToken: airflowToken && { username: airflowToken.username, password: '***' },
+      })),
     },
     // a webhook's URL may carry its secret (Slack's do), its headers too: the origin and the header names only
     alerts: {

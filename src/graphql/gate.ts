@@ -38,6 +38,7 @@ import {
   publishOperation,
   type PublicationRecord,
 } from '../domain/gate/publish.js';
+import { GATE_RECEIVER_FORMATS, ORCHESTRATOR_ASSET, type GateReceiverFormat } from '../domain/gate/receiver-formats.js';
 import { recordObservationOperation, type ObservationRecord } from '../domain/gate/record-observation.js';
 import { builder } from './builder.js';
 import { pagedCost } from './cost.js';
@@ -56,6 +57,15 @@ const BlockingReasonEnum = builder.enumType('BlockingReason', {
 const AttemptSourceEnum = builder.enumType('AttemptSource', {
   description: 'EXTERNAL: reported with recordObservation. LOAD_CONTROL: a Load Control run.',
   values: ATTEMPT_SOURCES,
+});
+
+const GateReceiverFormatEnum = builder.enumType('GateReceiverFormat', {
+  description:
+    'What a gate’s receiver takes: GENERIC, Load Control’s own body (every decision, withdrawals too); AIRFLOW, an ' +
+    'Airflow 3 asset event (POST {notifyUrl}/api/v2/assets/events, partition_key = the business date); DAGSTER, a ' +
+    'Dagster asset materialization (POST {notifyUrl}/report_asset_materialization/{notifyAsset}, partition = the ' +
+    'business date, metadata = the evidence run ids). AIRFLOW and DAGSTER get ready decisions only.',
+  values: GATE_RECEIVER_FORMATS,
 });
 
 const DeadlineOutcomeEnum = builder.enumType('DeadlineOutcome', {
@@ -246,6 +256,11 @@ const GateRef = builder.objectRef<GateRecord>('Gate').implement({
     requiredJobs: t.exposeStringList('requiredJobs'),
     boundJobKey: t.exposeString('boundJobKey', { nullable: true }),
     notifyUrl: t.exposeString('notifyUrl', { nullable: true, description: 'Where each readiness decision is delivered (GATE_READY).' }),
+    notifyFormat: t.field({ type: GateReceiverFormatEnum, resolve: (g) => g.notifyFormat }),
+    notifyAsset: t.exposeString('notifyAsset', {
+      nullable: true,
+      description: 'The orchestrator’s asset: an Airflow asset id, or a Dagster asset key; null for GENERIC.',
+    }),
     expectedBy: t.field({
       type: [ExpectedByRef],
       description: 'The required jobs that have an expected-by deadline.',
@@ -424,6 +439,14 @@ defineMutation('defineGate', {
             'resendDispatch as the other calls): {dispatchId, consumer, businessDate, version, ready, evidence, decidedAt}, ' +
             'header X-Dispatch-Id. A 2xx is the receipt. None: no calls.',
         ),
+      notifyFormat: f
+        .withDefault(inputEnum(GateReceiverFormatEnum, GATE_RECEIVER_FORMATS), 'GENERIC' as GateReceiverFormat)
+        .describe('What the receiver at notifyUrl takes (GateReceiverFormat); GENERIC when left out.'),
+      notifyAsset: f
+        .optional(z.string().max(1100, 'at most 1100 characters'))
+        .describe(
+          `AIRFLOW: ${ORCHESTRATOR_ASSET.AIRFLOW.description}. DAGSTER: ${ORCHESTRATOR_ASSET.DAGSTER.description}. None for GENERIC.`,
+        ),
       expectedBy: f
         .optional(z.array(expectedByInput).max(100, 'at most 100 deadlines'), [])
         .describe('Per required job (at most once each), by when its attempt for a business date is expected to succeed.'),
@@ -431,6 +454,21 @@ defineMutation('defineGate', {
     .refine((gate) => gate.boundJobKey === null || !gate.requiredJobs.includes(gate.boundJobKey), {
       path: ['boundJobKey'],
       message: 'a gate cannot require the job it holds back',
+    })
+    .superRefine((gate, ctx) => {
+      if (gate.notifyFormat === 'GENERIC') {
+        if (gate.notifyAsset !== null) ctx.addIssue({ code: 'custom', path: ['notifyAsset'], message: 'only for AIRFLOW or DAGSTER' });
+        return;
+      }
+      if (gate.notifyUrl === null)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['notifyUrl'],
+          message: `required with notifyFormat ${gate.notifyFormat}: the API's base URL`,
+        });
+      const asset = ORCHESTRATOR_ASSET[gate.notifyFormat];
+      if (gate.notifyAsset === null || !asset.pattern.test(gate.notifyAsset))
+        ctx.addIssue({ code: 'custom', path: ['notifyAsset'], message: `must be ${asset.description}` });
     })
     .superRefine((gate, ctx) => {
       const seen = new Set<string>();

@@ -26,11 +26,13 @@ import {
   type LeasedDecision,
   type LeasedDispatch,
 } from '../domain/dispatch/lease.js';
+import { airflowTokenUrl, credentialFor } from '../domain/dispatch/gate-ready-request.js';
 import { dispatchRequest } from '../domain/dispatch/request.js';
 import { DISPATCH_CHANNEL } from '../db/channels.js';
 import type { Logger } from '../logging/logger.js';
 import { currentTraceparent, failSpan, inSpan, LC_ATTRIBUTES } from '../tracing/tracing.js';
 import type { WorkerMetrics } from './metrics.js';
+import { createAirflowTokens } from './airflow-tokens.js';
 import { createReceiverClient } from './http-post.js';
 import { createPollLoop } from './poll-loop.js';
 
@@ -111,6 +113,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const targets = {
     receiverUrl,
     alertWebhooks: config.alerts.webhooks,
+    gateCredentials: config.gates.credentials,
     lineage: lineage.enabled && lineage.url ? { ...lineage, url: lineage.url } : null,
   };
   const receivers = { alertReceivers: config.alerts.webhooks.map((w) => w.name), lineage: targets.lineage !== null };
@@ -118,6 +121,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   // gates' receivers, alert webhooks and the lineage endpoint are not NiFi: their certificates are checked against
   // Node's CAs, and no client certificate
   const otherReceivers = createReceiverClient(undefined, log);
+  const airflowTokens = createAirflowTokens(otherReceivers, config.nifi.timeoutSeconds * 1000);
   let stopping = false;
 
   const childLog = (d: {
@@ -147,9 +151,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           childLog(d).debug({ url: d.alert ? undefined : request.url, body: request.body, attempt: d.attempt }, 'dispatch_sending');
         const traceparent = currentTraceparent();
         const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
+        const airflowUser =
+          d.decision?.format === 'AIRFLOW' ? credentialFor(targets.gateCredentials, d.decision.notifyUrl)?.airflowToken : null;
+        const client = d.decision || d.alert || d.lineage ? otherReceivers : receiver;
+        const post = async (renewToken: boolean) => {
+          const authorization: Record<string, string> = airflowUser
+            ? { Authorization: `Bearer ${await airflowTokens.get(airflowTokenUrl(d.decision!.notifyUrl), airflowUser, renewToken)}` }
+            : {};
+          return client.post(
+            request.url,
+            { ...headers, ...authorization },
+            JSON.stringify(request.body),
+            config.nifi.timeoutSeconds * 1000,
+          );
+        };
         try {
-          const client = d.decision || d.alert || d.lineage ? otherReceivers : receiver;
-          const response = await client.post(request.url, headers, JSON.stringify(request.body), config.nifi.timeoutSeconds * 1000);
+          let response = await post(false);
+          // the token expired (or Airflow restarted with another secret): one new token, one more try
+          if (airflowUser && response.status === 401) response = await post(true);
           span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status);
           if (response.status < 200 || response.status >= 300) failSpan(span, String(response.status));
           return { httpStatus: response.status, responseText: response.text.slice(0, MAX_ERROR_BODY) };

@@ -3,6 +3,7 @@ import type { Db } from '../db/client.js';
 import { perform } from '../db/operation.js';
 import { forgetProcesses } from '../domain/processes/processes.js';
 import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger } from '../domain/retention/purge.js';
+import { openPurgeArchive } from '../domain/retention/purge-archive.js';
 import { alertThresholds, countAlerts } from '../domain/monitor/monitor-summary.js';
 import { countStalls } from '../domain/monitor/stalls.js';
 import { forgetAlertOccurrencesOperation, notifyAlertsOperation, type RecordedNotifications } from '../domain/notifications/occurrences.js';
@@ -57,7 +58,11 @@ export function createSweeper(options: SweeperOptions): Sweeper {
   /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */
   async function purgeExpiredLedger(): Promise<void> {
     const before = new Date(Date.now() - config.retention.ledger);
-    const summary = await purgeLedger(db, { before, batchRows: PURGE_BATCH_ROWS, budgetMs: SWEEPER_PURGE_BUDGET_MS });
+    const archive = config.retention.exportDir === null ? undefined : openPurgeArchive(config.retention.exportDir, before);
+    const summary = await purgeLedger(db, { before, batchRows: PURGE_BATCH_ROWS, budgetMs: SWEEPER_PURGE_BUDGET_MS, archive });
+    const exported = await archive?.finish(summary.complete);
+    if (exported)
+      log.info({ dir: exported.dir, batches: exported.manifest.batches.length, bytes: archive!.bytesWritten() }, 'ledger_exported');
     const rows = PURGED_TABLES.reduce((n, table) => n + summary.deleted[table], 0);
     if (rows === 0 && summary.purgedRuns.length === 0) return;
     metrics.purgedRuns.inc(summary.purgedRuns.length);

@@ -167,6 +167,8 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
       requiredJobs: ['FUZZ_UP', 'FUZZ_UP2'],
       boundJobKey: null,
       notifyUrl: 'https://reports.example/gates/FUZZ_OTHER',
+      notifyFormat: 'DAGSTER',
+      notifyAsset: 'reports/fuzz_other',
       expectedBy: [{ jobId: 'FUZZ_UP', daysAfter: 1, time: '06:00', timeZone: 'Asia/Seoul' }],
     },
     recordObservation: {

@@ -83,7 +83,7 @@ export async function defineGate(
   consumer: string,
   requiredJobs: string[],
   boundJobKey?: string,
-  more: { notifyUrl?: string | null; expectedBy?: ExpectedByInput[] } = {},
+  more: { notifyUrl?: string | null; notifyFormat?: string; notifyAsset?: string; expectedBy?: ExpectedByInput[] } = {},
 ) {
   const res = await api.gql(
     DEFINE_GATE,

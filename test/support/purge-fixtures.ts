@@ -1,7 +1,14 @@
 // What the purge's tests share, in the domain tier and the api tier: the retention they purge by, and ageing a
 // run past it.
 import type { Db } from '../../src/db/client.js';
-import { PURGED_TABLES, noRows, purgeLedger, type PurgeBatch, type RowCounts } from '../../src/domain/retention/purge.js';
+import {
+  PURGED_TABLES,
+  noRows,
+  purgeLedger,
+  type PurgeBatch,
+  type PurgeOptions,
+  type RowCounts,
+} from '../../src/domain/retention/purge.js';
 import type { TestApi } from './api.js';
 
 export const DAY = 86_400_000;
@@ -10,8 +17,10 @@ const RETENTION = 90 * DAY;
 export const cutoff = () => new Date(Date.now() - RETENTION);
 
 /** One purge of everything that ended before the retention, in batches of 1,000 rows unless told otherwise. */
-export const purgeOnce = (db: Db, options: { batchRows?: number; budgetMs?: number; afterBatch?: (b: PurgeBatch) => void } = {}) =>
-  purgeLedger(db, { before: cutoff(), batchRows: 1000, ...options });
+export const purgeOnce = (
+  db: Db,
+  options: { batchRows?: number; budgetMs?: number; afterBatch?: (b: PurgeBatch) => void; archive?: PurgeOptions['archive'] } = {},
+) => purgeLedger(db, { before: cutoff(), batchRows: 1000, ...options });
 
 /** Moves a run's start, last heartbeat and end (if it ended) `days` into the past. */
 export async function endedDaysAgo(world: Pick<TestApi, 'sql'>, runId: string, days: number): Promise<void> {

@@ -7,6 +7,7 @@ import type { DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
 import type { DecisionEvidence } from '../gate/decisions.js';
 import type { LeasedLineage } from '../lineage/run-event.js';
+import { formatOfColumn, type GateReceiverFormat } from '../gate/receiver-formats.js';
 import { ALERT_NOTIFICATION_JSON, type AlertNotification } from '../notifications/alert-notification.js';
 import { DISPATCH_SUBJECTS, stillWaiting, type ConfiguredReceivers } from './waiting.js';
 
@@ -19,6 +20,9 @@ export interface LeasedDecision {
   evidence: DecisionEvidence[];
   decidedAt: string;
   notifyUrl: string;
+  format: GateReceiverFormat;
+  /** The orchestrator's asset (receiver-formats.ts); null for GENERIC. */
+  asset: string | null;
 }
 
 /** What an ALERT_WEBHOOK call delivers: one alert occurrence, to one receiver of alerts.webhooks. */
@@ -85,6 +89,8 @@ interface LeaseRow {
   business_date: string | null;
   readiness_version: number | null;
   notify_url: string | null;
+  notify_format: string | null;
+  notify_asset: string | null;
   ready: boolean | null;
   evidence: DecisionEvidence[] | null;
   decided_at: string | null;
@@ -134,6 +140,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
            l.next_attempt_at::text AS leased_until, r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
            p.upper_inclusive, p.is_null_partition, p.expected_row_count::text,
            l.consumer, to_char(l.business_date, 'YYYY-MM-DD') AS business_date, l.readiness_version, g.notify_url,
+           g.notify_format, g.notify_asset,
            dec.ready, dec.evidence, to_char(dec.decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at,
            l.receiver, ${ALERT_NOTIFICATION_JSON} AS alert, ${LEASED_LINEAGE_JSON} AS lineage
       FROM leased l
@@ -145,7 +152,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
       LEFT JOIN nifi_ops.alert_occurrence o ON o.dedup_key = l.alert_dedup_key
     UNION ALL
     SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM picked WHERE NOT wanted`;
   const { rows } = await sql.query<LeaseRow>(query.text, query.values);
   return {
@@ -177,6 +184,8 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
                 evidence: l.evidence!,
                 decidedAt: l.decided_at!,
                 notifyUrl: l.notify_url!,
+                format: formatOfColumn(l.notify_format),
+                asset: l.notify_asset,
               }
             : null,
         alert: l.dispatch_type === 'ALERT_WEBHOOK' ? { receiver: l.receiver!, occurrence: l.alert! } : null,

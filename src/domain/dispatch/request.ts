@@ -1,5 +1,6 @@
 import { lineageRequest, type LineageTarget } from '../lineage/run-event.js';
 import { alertWebhookRequest, type AlertWebhookTarget } from '../notifications/alert-notification.js';
+import { gateReadyRequest, type GateCredential } from './gate-ready-request.js';
 import type { LeasedDispatch } from './lease.js';
 
 export interface DispatchRequest {
@@ -13,15 +14,14 @@ export interface DispatchTargets {
   receiverUrl: string;
   alertWebhooks: readonly AlertWebhookTarget[];
   lineage: LineageTarget | null;
+  gateCredentials: readonly GateCredential[];
 }
 
 /**
  * The call to NiFi's control receiver (PG-05), exactly as ref §3.23: POST {receiverUrl}/validate/{jobKey}
  * or /reissue/{jobKey}, X-Run-Id and X-Dispatch-Id headers, numerics as strings, nulls kept. A GATE_READY call
- * goes to its gate's notifyUrl: the decision (consumer, business date, version, ready and the evidence's run ids),
- * X-Dispatch-Id the same on every retry of one decision, so a receiver can drop the repeats of an at-least-once
- * delivery. An ALERT_WEBHOOK call goes to its receiver (alert-notification.ts), a LINEAGE_EVENT to lineage.url
- * (src/domain/lineage/run-event.ts).
+ * goes to its gate's receiver in the gate's format (gate-ready-request.ts). An ALERT_WEBHOOK call goes to its receiver
+ * (alert-notification.ts), a LINEAGE_EVENT to lineage.url (src/domain/lineage/run-event.ts).
  */
 export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): DispatchRequest {
   if (d.lineage) {
@@ -36,22 +36,7 @@ export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): Di
     if (!target) throw new Error(`alert receiver ${receiver} is not configured`);
     return alertWebhookRequest(target, d.dispatchId, d.alert.occurrence);
   }
-  if (d.decision) {
-    const { decision } = d;
-    return {
-      url: decision.notifyUrl,
-      headers: { 'Content-Type': 'application/json', 'X-Dispatch-Id': d.dispatchId },
-      body: {
-        dispatchId: d.dispatchId,
-        consumer: decision.consumer,
-        businessDate: decision.businessDate,
-        version: decision.version,
-        ready: decision.ready,
-        evidence: decision.evidence.map((e) => ({ jobId: e.jobId, attempt: e.attempt, runId: e.runId })),
-        decidedAt: decision.decidedAt,
-      },
-    };
-  }
+  if (d.decision) return gateReadyRequest(targets.gateCredentials, d.dispatchId, d.decision);
   const base = targets.receiverUrl.replace(/\/+$/, '');
   const headers = { 'Content-Type': 'application/json', 'X-Run-Id': d.runId!, 'X-Dispatch-Id': d.dispatchId };
   if (d.dispatchType === 'VALIDATE_RUN') {

@@ -5,6 +5,7 @@ import { recordApiEvent } from '../events/events.js';
 import { decideAtDefinition, type ReadinessDecision } from './decisions.js';
 import type { ExpectedBy } from './expected-by.js';
 import { lockGateDefinitions } from './locks.js';
+import { columnOfFormat, formatOfColumn, type GateReceiverFormat } from './receiver-formats.js';
 import { inOneTransaction } from '../../db/operation.js';
 
 export interface JobExpectedBy extends ExpectedBy {
@@ -19,6 +20,13 @@ export interface DefineGateCommand {
   boundJobKey: string | null;
   /** Where each readiness decision is delivered (GATE_READY), or null. */
   notifyUrl: string | null;
+  /**
+   * What the receiver at notifyUrl takes: Load Control's own body (GENERIC, when left out), an Airflow asset event,
+   * a Dagster materialization.
+   */
+  notifyFormat?: GateReceiverFormat;
+  /** The orchestrator's asset (receiver-formats.ts); null or left out for GENERIC. */
+  notifyAsset?: string | null;
   /** Deadlines of some required jobs (each at most once); the others have none. */
   expectedBy: JobExpectedBy[];
   actor: string;
@@ -29,6 +37,8 @@ export interface GateRecord {
   requiredJobs: string[];
   boundJobKey: string | null;
   notifyUrl: string | null;
+  notifyFormat: GateReceiverFormat;
+  notifyAsset: string | null;
   /** The required jobs that have a deadline, by job id. */
   expectedBy: JobExpectedBy[];
   definedAt: Date;
@@ -47,6 +57,8 @@ interface GateRow {
   consumer: string;
   boundJobKey: string | null;
   notifyUrl: string | null;
+  notifyFormat: string | null;
+  notifyAsset: string | null;
   definedAt: Date;
   definedBy: string;
   requiredJobs: Array<{ jobId: string; daysAfter: number | null; time: string | null; timeZone: string | null }>;
@@ -58,6 +70,8 @@ function toGateRecord(gate: GateRow): GateRecord {
     requiredJobs: gate.requiredJobs.map((job) => job.jobId),
     boundJobKey: gate.boundJobKey,
     notifyUrl: gate.notifyUrl,
+    notifyFormat: formatOfColumn(gate.notifyFormat),
+    notifyAsset: gate.notifyAsset,
     expectedBy: gate.requiredJobs.flatMap((job) =>
       job.daysAfter === null ? [] : [{ jobId: job.jobId, daysAfter: job.daysAfter, time: job.time!, timeZone: job.timeZone! }],
     ),
@@ -69,7 +83,8 @@ function toGateRecord(gate: GateRow): GateRecord {
 /** The gates `where` selects, in consumer order. */
 async function gates(tx: Tx, where: Prisma.Sql): Promise<GateRecord[]> {
   const rows = await tx.$queryRaw<GateRow[]>`
-    SELECT g.consumer, g.bound_job_key AS "boundJobKey", g.notify_url AS "notifyUrl", g.defined_at AS "definedAt",
+    SELECT g.consumer, g.bound_job_key AS "boundJobKey", g.notify_url AS "notifyUrl", g.notify_format AS "notifyFormat",
+           g.notify_asset AS "notifyAsset", g.defined_at AS "definedAt",
            g.defined_by AS "definedBy",
            COALESCE((SELECT jsonb_agg(jsonb_build_object('jobId', j.job_id, 'daysAfter', j.expected_days_after,
                                                          'time', to_char(j.expected_time, 'HH24:MI'), 'timeZone', j.expected_time_zone)
@@ -96,10 +111,12 @@ const expectationKey = (jobs: JobExpectedBy[]): string =>
     .sort()
     .join('\n');
 
-function sameDefinition(previous: GateRecord, cmd: DefineGateCommand, requiredJobs: string[]): boolean {
+function sameDefinition(previous: GateRecord, cmd: Required<DefineGateCommand>, requiredJobs: string[]): boolean {
   return (
     previous.boundJobKey === cmd.boundJobKey &&
     previous.notifyUrl === cmd.notifyUrl &&
+    previous.notifyFormat === cmd.notifyFormat &&
+    previous.notifyAsset === cmd.notifyAsset &&
     previous.requiredJobs.length === requiredJobs.length &&
     previous.requiredJobs.every((job, i) => job === requiredJobs[i]) &&
     expectationKey(previous.expectedBy) === expectationKey(cmd.expectedBy)
@@ -124,7 +141,8 @@ async function assertKnownTimeZones(tx: Tx, expectedBy: JobExpectedBy[]): Promis
  * made keep the evidence they were made with. A changed definition decides the gate's readiness for the dates
  * it may have changed (decisions.ts: a gate defined after its observations exist is decided at once).
  */
-export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<DefineGateResult> {
+export async function defineGate(tx: Tx, command: DefineGateCommand): Promise<DefineGateResult> {
+  const cmd = { ...command, notifyFormat: command.notifyFormat ?? 'GENERIC', notifyAsset: command.notifyAsset ?? null };
   await lockGateDefinitions(tx);
   const requiredJobs = [...cmd.requiredJobs].sort();
   const previous = await getGate(tx, cmd.consumer);
@@ -139,10 +157,11 @@ export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<Define
      WHERE bound_job_key = ${cmd.boundJobKey} AND consumer <> ${cmd.consumer}
      RETURNING consumer`;
   await tx.$executeRaw`
-    INSERT INTO nifi_ops.gate (consumer, bound_job_key, notify_url, defined_by)
-    VALUES (${cmd.consumer}, ${cmd.boundJobKey}, ${cmd.notifyUrl}, ${cmd.actor})
+    INSERT INTO nifi_ops.gate (consumer, bound_job_key, notify_url, notify_format, notify_asset, defined_by)
+    VALUES (${cmd.consumer}, ${cmd.boundJobKey}, ${cmd.notifyUrl}, ${columnOfFormat(cmd.notifyFormat)}, ${cmd.notifyAsset}, ${cmd.actor})
     ON CONFLICT (consumer) DO UPDATE
-       SET bound_job_key = EXCLUDED.bound_job_key, notify_url = EXCLUDED.notify_url, defined_at = clock_timestamp(),
+       SET bound_job_key = EXCLUDED.bound_job_key, notify_url = EXCLUDED.notify_url, notify_format = EXCLUDED.notify_format,
+           notify_asset = EXCLUDED.notify_asset, defined_at = clock_timestamp(),
            defined_by = EXCLUDED.defined_by`;
   await tx.$executeRaw`
     DELETE FROM nifi_ops.gate_required_job WHERE consumer = ${cmd.consumer} AND job_id <> ALL(${requiredJobs}::text[])`;
@@ -174,11 +193,15 @@ export async function defineGate(tx: Tx, cmd: DefineGateCommand): Promise<Define
       requiredJobs,
       boundJobKey: cmd.boundJobKey,
       notifyUrl: cmd.notifyUrl,
+      notifyFormat: cmd.notifyFormat,
+      notifyAsset: cmd.notifyAsset,
       expectedBy: cmd.expectedBy,
       previous: previous && {
         requiredJobs: previous.requiredJobs,
         boundJobKey: previous.boundJobKey,
         notifyUrl: previous.notifyUrl,
+        notifyFormat: previous.notifyFormat,
+        notifyAsset: previous.notifyAsset,
         expectedBy: previous.expectedBy,
       },
       decisions: decisions.map((d) => ({ businessDate: d.businessDate, version: d.version, ready: d.ready })),

@@ -6,6 +6,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { inOneTransaction, perform } from '../../db/operation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { TERMINAL_RUN_STATUSES, type RunStatus } from '../states.js';
+import type { PurgeArchive } from './purge-archive.js';
 
 /** The tables purged for a run, children before their parents (the foreign keys are ON DELETE RESTRICT). */
 export const PURGED_TABLES = ['load_file', 'load_partition', 'load_validation', 'load_dispatch', 'load_event'] as const;
@@ -79,26 +80,47 @@ export interface PurgeBatch {
  * exactly; purged_at is set only in the batch that found every table empty, so a purge interrupted between
  * batches (process killed, connection lost) simply goes on with the next batch.
  */
-async function purgeNextBatch(tx: Tx, options: { before: Date; batchRows: number }): Promise<PurgeBatch | null> {
+async function purgeNextBatch(
+  tx: Tx,
+  options: { before: Date; batchRows: number; archive?: PurgeArchive; batch?: number },
+): Promise<PurgeBatch | null> {
   const [run] = await tx.$queryRaw<PurgeRun[]>(nextDueRun(options.before));
   if (!run) return null;
 
   const deleted = noRows();
+  const deletedRows = Object.fromEntries(PURGED_TABLES.map((table) => [table, [] as string[]])) as Record<PurgedTable, string[]>;
   let left = options.batchRows;
+  let purged = true;
   for (const table of PURGED_TABLES) {
     // ctid: the one row address every table has, so one statement shape serves all five; a Tid scan then
     // deletes exactly the rows the index scan on run_id picked
     const target = Prisma.raw(`nifi_ops.${table}`);
-    deleted[table] = await tx.$executeRaw`
-      DELETE FROM ${target}
-       WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${target} WHERE run_id = ${run.runId}::uuid LIMIT ${left}))`;
+    const picked = Prisma.sql`ctid = ANY(ARRAY(SELECT ctid FROM ${target} WHERE run_id = ${run.runId}::uuid LIMIT ${left}))`;
+    if (options.archive) {
+      // exported: the rows exactly as this statement deleted them
+      const rows = await tx.$queryRaw<Array<{ row: string }>>`DELETE FROM ${target} t WHERE ${picked} RETURNING to_jsonb(t)::text AS row`;
+      deletedRows[table] = rows.map((r) => r.row);
+      deleted[table] = rows.length;
+    } else {
+      deleted[table] = await tx.$executeRaw`DELETE FROM ${target} WHERE ${picked}`;
+    }
     left -= deleted[table];
-    if (left === 0) return { run, deleted, purged: false };
+    if (left === 0) {
+      purged = false;
+      break;
+    }
   }
   // every table returned fewer rows than it was allowed: nothing of the run is left
-  await tx.$executeRaw`
-    UPDATE nifi_ops.load_run SET purged_at = clock_timestamp() WHERE run_id = ${run.runId}::uuid AND purged_at IS NULL`;
-  return { run, deleted, purged: true };
+  if (purged) {
+    await tx.$executeRaw`
+      UPDATE nifi_ops.load_run SET purged_at = clock_timestamp() WHERE run_id = ${run.runId}::uuid AND purged_at IS NULL`;
+  }
+  if (options.archive) {
+    // durable before the delete commits: killed after this, the rows are archived whether or not it committed
+    await options.archive.exportBatch(tx, { batch: options.batch!, runId: run.runId, deleted: deletedRows });
+    await tx.$executeRaw`SELECT nifi_ops.fault_point('purge_export_before_commit')`;
+  }
+  return { run, deleted, purged };
 }
 
 export interface PurgeOptions {
@@ -110,6 +132,8 @@ export interface PurgeOptions {
   budgetMs?: number;
   /** Called after each committed batch. */
   afterBatch?: (batch: PurgeBatch) => void | Promise<void>;
+  /** Where each batch is exported before its delete commits (purge-archive.ts); none: no export. */
+  archive?: PurgeArchive;
 }
 
 export interface PurgeSummary {
@@ -129,7 +153,7 @@ export async function purgeLedger(db: Db, options: PurgeOptions): Promise<PurgeS
   const started = performance.now();
   const summary: PurgeSummary = { purgedRuns: [], deleted: noRows(), batches: 0, complete: false };
   while (options.budgetMs === undefined || performance.now() - started < options.budgetMs) {
-    const batch = await perform(db, purgeNextBatchOperation, options);
+    const batch = await perform(db, purgeNextBatchOperation, { ...options, batch: summary.batches + 1 });
     if (!batch) {
       summary.complete = true;
       break;

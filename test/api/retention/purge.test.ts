@@ -1,5 +1,8 @@
 // The ledger's purge as the worker and the API see it: the sweeper's cycle purges and counts, and a purged run reads
 // as its summary. The purge's rules are in test/domain/retention/purge.test.ts.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { FAIL_RUN, chunkInput, claim, report, startRun } from '../../support/fixtures.js';
@@ -7,6 +10,7 @@ import { DAY, detailRows, endedDaysAgo, purgeOnce } from '../../support/purge-fi
 import { testWorker, workerConfig } from '../../support/worker.js';
 import type { Db } from '../../../src/db/client.js';
 import { noRows } from '../../../src/domain/retention/purge.js';
+import { findArchives, verifyArchive } from '../../../src/domain/retention/purge-archive.js';
 
 let api: TestApi;
 beforeEach(async () => {
@@ -106,9 +110,33 @@ describe('the sweeper', () => {
     }
   });
 
+  it('first exports what it purges to retention.exportDir: one archive per cycle, its counts the rows deleted', async () => {
+    const due = await dueRun();
+    const exportDir = mkdtempSync(join(tmpdir(), 'lc-sweeper-export-'));
+    const worker = testWorker(api, { ...workerConfig(api, { url: 'http://127.0.0.1:9/' }), retention: { ledger: 90 * DAY, exportDir } });
+    try {
+      await worker.sweeper.cycle();
+      expect(await detailRows(api, due.runId)).toEqual(noRows());
+      const archives = await findArchives(exportDir);
+      expect(archives).toHaveLength(1);
+      const { manifest } = await verifyArchive(archives[0]!);
+      expect(manifest).toMatchObject({ complete: true, copied: { load_run: 1 } });
+      expect(manifest!.deleted).toEqual(due.rows);
+      // a cycle that deletes nothing writes no archive
+      await worker.sweeper.cycle();
+      expect(await findArchives(exportDir)).toHaveLength(1);
+    } finally {
+      await worker.close();
+      rmSync(exportDir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps what retention.ledger still covers', async () => {
     const run = await dueRun();
-    const worker = testWorker(api, { ...workerConfig(api, { url: 'http://127.0.0.1:9/' }), retention: { ledger: 200 * DAY } });
+    const worker = testWorker(api, {
+      ...workerConfig(api, { url: 'http://127.0.0.1:9/' }),
+      retention: { ledger: 200 * DAY, exportDir: null },
+    });
     try {
       await worker.sweeper.cycle();
       expect(await detailRows(api, run.runId)).toEqual(run.rows);

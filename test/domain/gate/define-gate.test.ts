@@ -27,7 +27,14 @@ describe('defineGate', () => {
     expect(redefined).toMatchObject({ changed: true, gate: { requiredJobs: ['b', 'c'] } });
     const events = await gateEvents(consumer);
     expect(events).toHaveLength(2);
-    expect(events[1].details.previous).toEqual({ requiredJobs: ['a', 'b'], boundJobKey: null, notifyUrl: null, expectedBy: [] });
+    expect(events[1].details.previous).toEqual({
+      requiredJobs: ['a', 'b'],
+      boundJobKey: null,
+      notifyUrl: null,
+      notifyFormat: 'GENERIC',
+      notifyAsset: null,
+      expectedBy: [],
+    });
   });
 
   it('binds a Load Control job to one gate at a time: binding it elsewhere moves it', async () => {

@@ -71,9 +71,10 @@ describe('loadConfig defaults', () => {
         batch: 20,
       },
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
-      retention: { ledger: 90 * DAY },
+      retention: { ledger: 90 * DAY, exportDir: null },
       alerts: { webhooks: [] },
       lineage: { enabled: false, url: null, namespace: 'load-control', producer: 'urn:load-control', headers: {}, jobs: {} },
+      gates: { credentials: [] },
       monitor: { stallAfter: 600_000 },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
       tracing: { endpoint: null, serviceName: 'load-control', sampleRatio: 1, headers: {} },
@@ -521,6 +522,80 @@ lineage:
     const found = problems(() => loadConfig({ env }));
     expect(found).toHaveLength(1);
     expect(found[0]).toContain(expected);
+  });
+});
+
+describe('gates.credentials', () => {
+  it('turns bearerToken and basic into the Authorization header of their origin, keeps airflowToken’s user, and describeConfig shows no secret', () => {
+    const config = fromYaml(`
+gates:
+  credentials:
+    - origin: https://airflow.example:8080
+      bearerToken: eyJ.secret
+    - origin: http://dagster.example
+      basic: { username: lc, password: "p:ss" }
+      headers: { X-Team: data }
+    - origin: https://acme.dagster.cloud
+      headers: { Dagster-Cloud-Api-Token: user:secret }
+    - origin: https://airflow2.example
+      airflowToken: { username: lc, password: af-secret }
+`);
+    expect(config.gates.credentials).toEqual([
+      { origin: 'https://airflow.example:8080', headers: { Authorization: 'Bearer eyJ.secret' }, airflowToken: null },
+      {
+        origin: 'http://dagster.example',
+        headers: { 'X-Team': 'data', Authorization: `Basic ${Buffer.from('lc:p:ss').toString('base64')}` },
+        airflowToken: null,
+      },
+      { origin: 'https://acme.dagster.cloud', headers: { 'Dagster-Cloud-Api-Token': 'user:secret' }, airflowToken: null },
+      { origin: 'https://airflow2.example', headers: {}, airflowToken: { username: 'lc', password: 'af-secret' } },
+    ]);
+    const described = JSON.stringify(describeConfig(config));
+    for (const secret of ['eyJ.secret', 'user:secret', Buffer.from('lc:p:ss').toString('base64'), 'af-secret'])
+      expect(described).not.toContain(secret);
+    expect(describeConfig(config).gates).toEqual({
+      credentials: [
+        { origin: 'https://airflow.example:8080', headers: ['Authorization'], airflowToken: null },
+        { origin: 'http://dagster.example', headers: ['X-Team', 'Authorization'], airflowToken: null },
+        { origin: 'https://acme.dagster.cloud', headers: ['Dagster-Cloud-Api-Token'], airflowToken: null },
+        { origin: 'https://airflow2.example', headers: [], airflowToken: { username: 'lc', password: '***' } },
+      ],
+    });
+  });
+
+  it.each([
+    [[{ origin: 'https://airflow.example/api' }], 'config: gates.credentials[0].origin: must be an origin'],
+    [[{ origin: 'ftp://airflow.example' }], 'config: gates.credentials[0].origin: must be an origin'],
+    [
+      [{ origin: 'https://a.example', bearerToken: 't', basic: { username: 'u', password: 'p' } }],
+      'must give at most one of bearerToken, basic and airflowToken',
+    ],
+    [
+      [{ origin: 'https://a.example', basic: { username: 'u', password: 'p' }, airflowToken: { username: 'u', password: 'p' } }],
+      'must give at most one of bearerToken, basic and airflowToken',
+    ],
+    [
+      [{ origin: 'https://a.example', basic: { username: 'u:x', password: 'p' } }],
+      'config: gates.credentials[0].basic.username: must not contain ":"',
+    ],
+    [[{ origin: 'https://a.example', bearerToken: 'a\nb' }], 'config: gates.credentials[0].bearerToken: must not contain CR, LF or NUL'],
+    [
+      [{ origin: 'https://a.example', headers: { authorization: 'x' } }],
+      'config: gates.credentials[0].headers.authorization: is set by the call itself',
+    ],
+    [
+      [{ origin: 'https://a.example', headers: { 'X-Dispatch-Id': 'x' } }],
+      'config: gates.credentials[0].headers.X-Dispatch-Id: is set by the call itself',
+    ],
+    [
+      [{ origin: 'https://a.example' }, { origin: 'https://a.example' }],
+      'config: gates.credentials[1].origin: duplicate of gates.credentials[0].origin',
+    ],
+  ])('refuses %j', (value, expected) => {
+    const found = problems(() => loadConfig({ env: { LC_GATES__CREDENTIALS: JSON.stringify(value) } }));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(expected);
+    expect(found[0]).toContain('(from LC_GATES__CREDENTIALS)');
   });
 });
 
