@@ -1,11 +1,12 @@
 import { Prisma } from '../../generated/prisma/client.js';
-import { DISPATCH_WAITING_RUN_STATUS, REISSUE_WAITING_PARTITION_STATUS } from '../states.js';
+import { DISPATCH_WAITING_RUN_STATUS, REISSUE_WAITING_PARTITION_STATUS, START_LOAD_WAITING_DATE_STATUS } from '../states.js';
 
 /**
  * SQL condition: the call is still wanted (ref §2.3 "run still waiting"; a GATE_READY call while its gate has a
  * receiver; an ALERT_WEBHOOK call while its receiver is among `alertReceivers`, the names alerts.webhooks
- * configures). Written over the aliases `d` (load_dispatch), `r` (its run), `p` (its partition) and `g` (its
- * gate), each LEFT JOINed: a run's call has no gate, a gate's call no run.
+ * configures; a START_LOAD call while its backfill date is STARTING). Written over the aliases `d` (load_dispatch),
+ * `r` (its run), `p` (its partition), `g` (its gate) and `bd` (its backfill date), each LEFT JOINed: a run's call has
+ * no gate, a gate's call no run.
  */
 export function stillWaiting(alertReceivers: readonly string[]): Prisma.Sql {
   return Prisma.sql`(
@@ -13,11 +14,13 @@ export function stillWaiting(alertReceivers: readonly string[]): Prisma.Sql {
   OR (d.dispatch_type = 'REISSUE_PARTITION' AND r.status = ${DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION}
       AND p.status IS NOT DISTINCT FROM ${REISSUE_WAITING_PARTITION_STATUS})
   OR (d.dispatch_type = 'GATE_READY' AND g.notify_url IS NOT NULL)
-  OR (d.dispatch_type = 'ALERT_WEBHOOK' AND d.receiver = ANY(${[...alertReceivers]}::text[])))`;
+  OR (d.dispatch_type = 'ALERT_WEBHOOK' AND d.receiver = ANY(${[...alertReceivers]}::text[]))
+  OR (d.dispatch_type = 'START_LOAD' AND bd.status = ${START_LOAD_WAITING_DATE_STATUS}))`;
 }
 
 /** The joins stillWaiting reads, after `FROM nifi_ops.load_dispatch d`. */
 export const DISPATCH_SUBJECTS = Prisma.sql`
   LEFT JOIN nifi_ops.load_run r ON r.run_id = d.run_id
   LEFT JOIN nifi_ops.load_partition p ON p.run_id = d.run_id AND p.partition_id = d.partition_id
-  LEFT JOIN nifi_ops.gate g ON g.consumer = d.consumer`;
+  LEFT JOIN nifi_ops.gate g ON g.consumer = d.consumer
+  LEFT JOIN nifi_ops.load_backfill_date bd ON bd.backfill_id = d.backfill_id AND bd.business_date = d.business_date`;
