@@ -40,7 +40,6 @@ export async function advanceBackfill(tx: Tx, backfillId: string, actor: string,
   const [backfill] = await tx.$queryRaw<LockedBackfill[]>`
     SELECT job_key, status, max_concurrent FROM nifi_ops.load_backfill WHERE backfill_id = ${backfillId}::uuid FOR UPDATE`;
   if (!backfill) return null;
-  await tx.$executeRaw`SELECT nifi_ops.fault_point('advance_backfill_locked')`;
   let status = parseBackfillStatus(backfill.status);
 
   const ended = (runStatuses: readonly string[]) => Prisma.sql`
@@ -80,6 +79,11 @@ export async function advanceBackfill(tx: Tx, backfillId: string, actor: string,
   if (status === 'RUNNING') {
     const job = await lockJob(tx, backfill.job_key, 'share');
     if (!job.paused) {
+      const [active] = await tx.$queryRaw<Array<{ n: number }>>`
+        SELECT count(*)::int AS n FROM nifi_ops.load_backfill_date
+         WHERE backfill_id = ${backfillId}::uuid AND status = ANY(${ACTIVE_BACKFILL_DATE_STATUSES}::text[])`;
+      await tx.$executeRaw`SELECT nifi_ops.fault_point('advance_backfill_counted')`;
+      // the count stays true until this transaction ends: every other advance of the backfill waits for its row
       started = await transitionBackfillDate<{ business_date: string }>(
         tx,
         {
@@ -87,9 +91,7 @@ export async function advanceBackfill(tx: Tx, backfillId: string, actor: string,
             SELECT bd.backfill_id, bd.business_date FROM nifi_ops.load_backfill_date bd
              WHERE bd.backfill_id = ${backfillId}::uuid AND bd.status = 'QUEUED'
              ORDER BY bd.position
-             LIMIT GREATEST(0, ${backfill.max_concurrent}::int - (
-                 SELECT count(*) FROM nifi_ops.load_backfill_date a
-                  WHERE a.backfill_id = ${backfillId}::uuid AND a.status = ANY(${ACTIVE_BACKFILL_DATE_STATUSES}::text[])))`,
+             LIMIT ${Math.max(0, backfill.max_concurrent - active!.n)}::int`,
         },
         { from: ['QUEUED'], to: 'STARTING', set: Prisma.sql`reason = NULL`, returning: Prisma.sql`t.business_date::text` },
       );
