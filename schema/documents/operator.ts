@@ -31,7 +31,6 @@ export const DEFINE_GATE = graphql(`
   }
 `);
 
-
 export const PAUSE_JOB = graphql(`
   mutation PauseJob($input: PauseJobInput!) { pauseJob(input: $input) { changed job { jobKey paused pausedAt pausedBy pauseReason } } }
 `);

@@ -8,7 +8,8 @@ const JOB_COMMANDS = ['pause', 'unpause', 'resume-job', 'paused', 'backfill'] as
 type JobCommand = (typeof JOB_COMMANDS)[number];
 const BACKFILL_ACTIONS = ['plan', 'start', 'show', 'list', 'pause', 'resume', 'cancel', 'release'] as const;
 
-export const isJobCommand = (command: string | undefined): command is JobCommand => (JOB_COMMANDS as readonly string[]).includes(command ?? '');
+export const isJobCommand = (command: string | undefined): command is JobCommand =>
+  (JOB_COMMANDS as readonly string[]).includes(command ?? '');
 
 export const JOB_USAGE = `jobs and backfills (the same --url, --token and --json):
   pause <jobKey> --reason TEXT
@@ -61,7 +62,10 @@ const backfillLines = (b: Backfill) => [
   progressLine(b),
 ];
 
-export async function runJobCommand(argv: string[], io: { out: (line: string) => void; err: (line: string) => void; env: NodeJS.ProcessEnv }): Promise<number> {
+export async function runJobCommand(
+  argv: string[],
+  io: { out: (line: string) => void; err: (line: string) => void; env: NodeJS.ProcessEnv },
+): Promise<number> {
   const [command, ...rest] = argv as [JobCommand, ...string[]];
   let values: Record<string, string | boolean | undefined>;
   let args: string[];
@@ -105,7 +109,8 @@ export async function runJobCommand(argv: string[], io: { out: (line: string) =>
     return args;
   };
   const reason = () => {
-    if (typeof values.reason !== 'string' || values.reason === '') throw new UsageError('--reason: why, for the event log (at least 5 characters)');
+    if (typeof values.reason !== 'string' || values.reason === '')
+      throw new UsageError('--reason: why, for the event log (at least 5 characters)');
     return values.reason;
   };
   const option = (name: string) => {
@@ -129,7 +134,9 @@ export async function runJobCommand(argv: string[], io: { out: (line: string) =>
         return print(answer, (data) => {
           const { changed, job } = data[pausing ? 'pauseJob' : 'resumeJob']!;
           return [
-            job.paused ? `${jobKey}: paused since ${job.pausedAt} by ${job.pausedBy}: ${job.pauseReason}${unchanged(changed)}` : `${jobKey}: not paused${unchanged(changed)}`,
+            job.paused
+              ? `${jobKey}: paused since ${job.pausedAt} by ${job.pausedBy}: ${job.pauseReason}${unchanged(changed)}`
+              : `${jobKey}: not paused${unchanged(changed)}`,
           ];
         });
       }
@@ -141,13 +148,22 @@ export async function runJobCommand(argv: string[], io: { out: (line: string) =>
       case 'backfill': {
         const [action, ...operands] = args;
         args = operands;
-        if (!(BACKFILL_ACTIONS as readonly string[]).includes(action ?? '')) throw new UsageError(`backfill: one of ${BACKFILL_ACTIONS.join(', ')}`);
+        if (!(BACKFILL_ACTIONS as readonly string[]).includes(action ?? ''))
+          throw new UsageError(`backfill: one of ${BACKFILL_ACTIONS.join(', ')}`);
         if (action === 'plan' || action === 'start') {
           const [jobKey] = need(['jobKey']);
-          const range = { jobKey, from: option('from'), to: option('to'), reprocess: (values.reprocess as string) ?? 'MISSING', order: values.order ?? null };
+          const range = {
+            jobKey,
+            from: option('from'),
+            to: option('to'),
+            reprocess: (values.reprocess as string) ?? 'MISSING',
+            order: values.order ?? null,
+          };
           if (action === 'plan') {
             const answer = await call<{ planBackfill: Row[] }>(url, token, PLAN, range);
-            return print(answer, (data) => formatTable(data.planBackfill, ['position', 'businessDate', 'action', 'reason', 'latestRunStatus', 'latestRunId']));
+            return print(answer, (data) =>
+              formatTable(data.planBackfill, ['position', 'businessDate', 'action', 'reason', 'latestRunStatus', 'latestRunId']),
+            );
           }
           const maxConcurrent = Number(option('max-concurrent'));
           if (!Number.isInteger(maxConcurrent)) throw new UsageError('--max-concurrent: an integer');
@@ -158,7 +174,10 @@ export async function runJobCommand(argv: string[], io: { out: (line: string) =>
         }
         if (action === 'list') {
           need([]);
-          const answer = await call<{ backfills: Backfill[] }>(url, token, LIST, { jobKey: values.job ?? null, openOnly: values.open ?? false });
+          const answer = await call<{ backfills: Backfill[] }>(url, token, LIST, {
+            jobKey: values.job ?? null,
+            openOnly: values.open ?? false,
+          });
           return print(answer, (data) =>
             formatTable(
               data.backfills.map((b) => ({ ...b, range: `${b.from}..${b.to}`, progress: progressLine(b) })),

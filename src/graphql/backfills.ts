@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { cancelBackfillOperation, pauseBackfillOperation, releaseBackfillReadinessOperation, resumeBackfillOperation, type BackfillControlResult } from '../domain/backfills/backfill-controls.js';
+import {
+  cancelBackfillOperation,
+  pauseBackfillOperation,
+  releaseBackfillReadinessOperation,
+  resumeBackfillOperation,
+  type BackfillControlResult,
+} from '../domain/backfills/backfill-controls.js';
 import {
   BACKFILL_ORDERS,
   BACKFILL_REPROCESS,
@@ -10,7 +16,14 @@ import {
   planBackfill,
   type PlannedDate,
 } from '../domain/backfills/plan-backfill.js';
-import { getBackfill, listBackfillDates, listBackfills, MAX_BACKFILLS_PAGE, type BackfillDateRecord, type BackfillRecord } from '../domain/backfills/queries.js';
+import {
+  getBackfill,
+  listBackfillDates,
+  listBackfills,
+  MAX_BACKFILLS_PAGE,
+  type BackfillDateRecord,
+  type BackfillRecord,
+} from '../domain/backfills/queries.js';
 import { startBackfillOperation, type StartBackfillResult } from '../domain/backfills/start-backfill.js';
 import * as f from '../domain/fields.js';
 import { allowedBackfillActions, BACKFILL_ACTIONS, BACKFILL_DATE_STATUSES, BACKFILL_STATUSES } from '../domain/states.js';
@@ -45,7 +58,8 @@ const backfillRange = z
   .superRefine((range, ctx) => {
     const days = (Date.parse(range.to) - Date.parse(range.from)) / DAY_MS + 1;
     if (days < 1) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from' });
-    else if (days > MAX_BACKFILL_DATES) ctx.addIssue({ code: 'custom', path: ['to'], message: `at most ${MAX_BACKFILL_DATES} dates from from` });
+    else if (days > MAX_BACKFILL_DATES)
+      ctx.addIssue({ code: 'custom', path: ['to'], message: `at most ${MAX_BACKFILL_DATES} dates from from` });
   });
 
 const PlannedDateRef = builder.objectRef<PlannedDate>('PlannedDate').implement({

@@ -1,12 +1,19 @@
 import { z } from 'zod';
 import * as f from '../domain/fields.js';
-import { jobPause, pausedJobs, pauseJobOperation, resumeJobOperation, type JobPause, type JobPauseResult } from '../domain/jobs/job-pause.js';
+import {
+  jobPause,
+  pausedJobs,
+  pauseJobOperation,
+  resumeJobOperation,
+  type JobPause,
+  type JobPauseResult,
+} from '../domain/jobs/job-pause.js';
 import { builder } from './builder.js';
 import { argsOf } from './inputs.js';
 import { defineMutation } from './mutation.js';
 import { ANY_ROLE, OPERATOR } from './roles.js';
 
-export const JobPauseRef = builder.objectRef<JobPause>('JobPause').implement({
+const JobPauseRef = builder.objectRef<JobPause>('JobPause').implement({
   description: 'Whether a job is paused, and by whom, why and since when. While paused createRun answers 409 JOB_PAUSED.',
   fields: (t) => ({
     jobKey: t.exposeString('jobKey'),

@@ -19,7 +19,8 @@ export function createBackfillPump(options: { config: Config; db: Db; log: Logge
     pass: async () => {
       for (const backfillId of await perform(options.db, backfillsToAdvanceOperation, undefined)) {
         const outcome = await perform(options.db, advanceBackfillOperation, { backfillId, actor: PUMP_ACTOR });
-        if (outcome && outcome.started.length + outcome.succeeded.length + outcome.failed.length > 0) log.info(outcome, 'backfill_advanced');
+        if (outcome && outcome.started.length + outcome.succeeded.length + outcome.failed.length > 0)
+          log.info(outcome, 'backfill_advanced');
       }
     },
   });

@@ -84,7 +84,16 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
   await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-02', state: 'RUNNING' });
   const backfill = await api.gql<{ startBackfill: { backfill: { backfillId: string } } }>(
     START_BACKFILL,
-    { input: { jobKey: 'FUZZ_BACKFILLED', from: '2031-04-01', to: '2031-04-03', reprocess: 'MISSING', maxConcurrent: 1, pushReadiness: false } },
+    {
+      input: {
+        jobKey: 'FUZZ_BACKFILLED',
+        from: '2031-04-01',
+        to: '2031-04-03',
+        reprocess: 'MISSING',
+        maxConcurrent: 1,
+        pushReadiness: false,
+      },
+    },
     { token: 'operator' },
   );
   const backfillId = backfill.body.data!.startBackfill.backfill.backfillId;

@@ -54,7 +54,12 @@ export async function advanceBackfill(tx: Tx, backfillId: string, actor: string,
   const runFailed = await transitionBackfillDate<{ business_date: string }>(
     tx,
     { picked: ended(FAILED_RUN_STATUSES) },
-    { from: ['RUNNING'], to: 'FAILED', set: Prisma.sql`reason = 'RUN_' || picked.run_status`, returning: Prisma.sql`t.business_date::text` },
+    {
+      from: ['RUNNING'],
+      to: 'FAILED',
+      set: Prisma.sql`reason = 'RUN_' || picked.run_status`,
+      returning: Prisma.sql`t.business_date::text`,
+    },
   );
   // a call NiFi never took (DEAD, or cancelled by hand): the date ends with that reason instead of holding its place
   const notStarted = await transitionBackfillDate<{ business_date: string }>(
@@ -128,7 +133,7 @@ export async function advanceBackfill(tx: Tx, backfillId: string, actor: string,
 }
 
 /** The backfills a pump looks at: open ones, and ended ones whose dates still wait for their runs to end. */
-export async function backfillsToAdvance(tx: Tx): Promise<string[]> {
+async function backfillsToAdvance(tx: Tx): Promise<string[]> {
   const rows = await tx.$queryRaw<Array<{ backfill_id: string }>>`
     SELECT b.backfill_id::text FROM nifi_ops.load_backfill b
      WHERE b.status = ANY(${OPEN_BACKFILL_STATUSES}::text[])
@@ -138,7 +143,7 @@ export async function backfillsToAdvance(tx: Tx): Promise<string[]> {
   return rows.map((r) => r.backfill_id);
 }
 
-export const advanceBackfillOperation = inOneTransaction(
-  (tx, { backfillId, actor }: { backfillId: string; actor: string }, afterCommit) => advanceBackfill(tx, backfillId, actor, afterCommit),
+export const advanceBackfillOperation = inOneTransaction((tx, { backfillId, actor }: { backfillId: string; actor: string }, afterCommit) =>
+  advanceBackfill(tx, backfillId, actor, afterCommit),
 );
 export const backfillsToAdvanceOperation = inOneTransaction((tx) => backfillsToAdvance(tx));

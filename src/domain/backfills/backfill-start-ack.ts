@@ -36,7 +36,8 @@ export async function acknowledgeBackfillStart(tx: Tx, start: BackfillStart): Pr
         FROM nifi_ops.load_backfill b JOIN nifi_ops.load_backfill_date bd ON bd.backfill_id = b.backfill_id
        WHERE b.backfill_id = ${start.backfillId}::uuid AND b.job_key = ${start.jobKey}
          AND bd.business_date = ${businessDate}::date`;
-    if (!found) throw new DomainError('BACKFILL_NOT_FOUND', { backfillId: start.backfillId, jobKey: start.jobKey, businessKey: start.businessKey });
+    if (!found)
+      throw new DomainError('BACKFILL_NOT_FOUND', { backfillId: start.backfillId, jobKey: start.jobKey, businessKey: start.businessKey });
     throw new DomainError('BACKFILL_STATUS_MISMATCH', {
       backfillId: start.backfillId,
       businessKey: start.businessKey,

@@ -14,7 +14,7 @@ export const MAX_BACKFILL_DATES = 366;
 export const MAX_BACKFILL_CONCURRENCY = 100;
 
 export const PLANNED_ACTIONS = ['START', 'SKIP'] as const;
-export type PlannedAction = (typeof PLANNED_ACTIONS)[number];
+type PlannedAction = (typeof PLANNED_ACTIONS)[number];
 
 /**
  * Why a date starts or is skipped: NO_RUN (never loaded), LAST_RUN_FAILED (reprocess FAILED or ALL), REPROCESS_ALL
@@ -30,7 +30,7 @@ export const PLAN_REASONS = [
   'ACTIVE_RUN',
   'IN_OTHER_BACKFILL',
 ] as const;
-export type PlanReason = (typeof PLAN_REASONS)[number];
+type PlanReason = (typeof PLAN_REASONS)[number];
 
 export interface BackfillRange {
   jobKey: string;
@@ -64,7 +64,8 @@ function decide(row: DateRow, reprocess: BackfillReprocess): { action: PlannedAc
   if (row.status === null) return { action: 'START', reason: 'NO_RUN' };
   const status = parseRunStatus(row.status);
   if (ACTIVE_RUN_STATUSES.includes(status)) return { action: 'SKIP', reason: 'ACTIVE_RUN' };
-  if (status === 'SUCCESS') return reprocess === 'ALL' ? { action: 'START', reason: 'REPROCESS_ALL' } : { action: 'SKIP', reason: 'SUCCEEDED_BEFORE' };
+  if (status === 'SUCCESS')
+    return reprocess === 'ALL' ? { action: 'START', reason: 'REPROCESS_ALL' } : { action: 'SKIP', reason: 'SUCCEEDED_BEFORE' };
   return reprocess === 'MISSING' ? { action: 'SKIP', reason: 'FAILED_BEFORE' } : { action: 'START', reason: 'LAST_RUN_FAILED' };
 }
 
@@ -103,5 +104,3 @@ export async function planBackfill(tx: Tx, range: BackfillRange): Promise<Planne
     otherBackfillId: row.other_backfill_id,
   }));
 }
-
-

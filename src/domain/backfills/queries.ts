@@ -102,7 +102,11 @@ export async function getBackfill(tx: Tx, backfillId: string): Promise<BackfillR
 }
 
 /** Backfills newest first; of one job, or open ones only, when asked. */
-export async function listBackfills(tx: Tx, filter: { jobKey: string | null; openOnly: boolean }, first: number): Promise<BackfillRecord[]> {
+export async function listBackfills(
+  tx: Tx,
+  filter: { jobKey: string | null; openOnly: boolean },
+  first: number,
+): Promise<BackfillRecord[]> {
   const rows = await tx.$queryRaw<BackfillRow[]>`${BACKFILL_SELECT}
      WHERE (${filter.jobKey}::text IS NULL OR b.job_key = ${filter.jobKey})
        AND (NOT ${filter.openOnly} OR b.status = ANY(${OPEN_BACKFILL_STATUSES}::text[]))

@@ -46,7 +46,7 @@ export async function lockJob(tx: Tx, jobKey: string, mode: 'share' | 'update'):
   return toJobPause(rows[0]!);
 }
 
-export function jobPausedError(job: JobPause): DomainError {
+function jobPausedError(job: JobPause): DomainError {
   return new DomainError(
     'JOB_PAUSED',
     { jobKey: job.jobKey, pausedAt: job.pausedAt?.toISOString(), pausedBy: job.pausedBy, reason: job.pauseReason },
@@ -119,4 +119,3 @@ async function recordJobEvent(tx: Tx, name: string, cmd: JobPauseCommand, detail
 
 export const pauseJobOperation = inOneTransaction(pauseJob);
 export const resumeJobOperation = inOneTransaction(resumeJob);
-

@@ -34,7 +34,10 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-const newJob = () => unique('BF').toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+const newJob = () =>
+  unique('BF')
+    .toUpperCase()
+    .replace(/[^A-Z0-9_]/g, '_');
 const range = (jobKey: string, more: Record<string, unknown> = {}) => ({
   jobKey,
   from: '2026-07-01',
@@ -69,7 +72,9 @@ describe('pauseJob through the API', () => {
     expect([bad.status, bad.code, bad.details?.field]).toEqual([422, 'INVALID_INPUT', 'input.jobKey']);
     const short = await api.gql(PAUSE_JOB, { input: { jobKey: newJob(), reason: 'no' } }, { token: 'operator' });
     expect([short.status, short.details?.field]).toEqual([422, 'input.reason']);
-    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_job WHERE paused_at IS NOT NULL AND pause_reason = 'no'`);
+    const { rows } = await api.sql.query(
+      `SELECT count(*)::int AS n FROM nifi_ops.load_job WHERE paused_at IS NOT NULL AND pause_reason = 'no'`,
+    );
     expect(rows[0].n).toBe(0);
   });
 });
@@ -104,13 +109,21 @@ describe('backfill inputs and codes', () => {
   });
 
   it('answers 404 BACKFILL_NOT_FOUND and 409 BACKFILL_STATUS_MISMATCH, and createRun with an unknown backfill id 404', async () => {
-    const missing = await api.gql(PAUSE_BACKFILL, { input: { backfillId: randomUUID(), reason: 'hold it for now' } }, { token: 'operator' });
+    const missing = await api.gql(
+      PAUSE_BACKFILL,
+      { input: { backfillId: randomUUID(), reason: 'hold it for now' } },
+      { token: 'operator' },
+    );
     expect([missing.status, missing.code]).toEqual([404, 'BACKFILL_NOT_FOUND']);
     const jobKey = newJob();
     const started = await api.gql(START_BACKFILL, { input: range(jobKey) }, { token: 'operator' });
     const { backfillId } = started.body.data!.startBackfill.backfill;
     const release = await api.gql(RELEASE, { input: { backfillId, reason: 'reports may go' } }, { token: 'operator' });
-    expect([release.status, release.code, release.headers.get('x-error-code')]).toEqual([409, 'BACKFILL_STATUS_MISMATCH', 'BACKFILL_STATUS_MISMATCH']);
+    expect([release.status, release.code, release.headers.get('x-error-code')]).toEqual([
+      409,
+      'BACKFILL_STATUS_MISMATCH',
+      'BACKFILL_STATUS_MISMATCH',
+    ]);
     const input = { jobKey, businessKey: '2026-07-01', hdfsRoot: HDFS_ROOT, stageTablePrefix: 'TMP_', backfillId: randomUUID() };
     const orphan = await api.gql(CREATE_RUN, { input }, { token: 'nifi' });
     expect([orphan.status, orphan.code]).toEqual([404, 'BACKFILL_NOT_FOUND']);
@@ -210,12 +223,21 @@ describe('a whole backfill through NiFi’s calls', () => {
     expect(receiver.calls.filter((c) => c.path.includes('/gates/'))).toEqual([]);
     expect(done).toMatchObject({ readinessHeld: true, allowedActions: ['RELEASE_READINESS'] });
     const released = await api.gql(RELEASE, { input: { backfillId, reason: 'the reports may go now' } }, { token: 'operator' });
-    expect(released.body.data!.releaseBackfillReadiness).toMatchObject({ changed: true, backfill: { readinessHeld: false, allowedActions: [] } });
+    expect(released.body.data!.releaseBackfillReadiness).toMatchObject({
+      changed: true,
+      backfill: { readinessHeld: false, allowedActions: [] },
+    });
     const gateCalls = await until('the released decisions to be pushed', () => {
       const calls = receiver.calls.filter((c) => c.path.includes('/gates/'));
       return calls.length >= 5 && calls;
     });
-    expect(gateCalls.map((c) => c.body.businessDate).sort()).toEqual(['2026-07-01', '2026-07-02', '2026-07-03', '2026-07-04', '2026-07-05']);
+    expect(gateCalls.map((c) => c.body.businessDate).sort()).toEqual([
+      '2026-07-01',
+      '2026-07-02',
+      '2026-07-03',
+      '2026-07-04',
+      '2026-07-05',
+    ]);
     expect(gateCalls.every((c) => c.body.ready === true)).toBe(true);
   });
 });

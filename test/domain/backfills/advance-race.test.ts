@@ -25,7 +25,9 @@ beforeAll(async () => {
   t = await startDomainTest();
   const admin = new pg.Client({ connectionString: t.database.url });
   await admin.connect();
-  await admin.query(`ALTER DATABASE ${admin.escapeIdentifier(t.database.name)} SET load_control.fault_points = 'advance_backfill_counted=0.05'`);
+  await admin.query(
+    `ALTER DATABASE ${admin.escapeIdentifier(t.database.name)} SET load_control.fault_points = 'advance_backfill_counted=0.05'`,
+  );
   await admin.end();
   pumps = Array.from({ length: PUMPS }, () => createDb(t.database.url, { poolSize: 1 }));
 });

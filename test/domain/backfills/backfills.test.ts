@@ -52,12 +52,16 @@ function startCommand(jobKey: string, more: Partial<StartBackfillCommand> = {}):
     ...more,
   };
 }
-const start = (jobKey: string, more: Partial<StartBackfillCommand> = {}) => perform(t.db, startBackfillOperation, startCommand(jobKey, more));
+const start = (jobKey: string, more: Partial<StartBackfillCommand> = {}) =>
+  perform(t.db, startBackfillOperation, startCommand(jobKey, more));
 const advance = (backfillId: string) => perform(t.db, advanceBackfillOperation, { backfillId, actor: 'test-pump' });
 const control = { pause: pauseBackfillOperation, resume: resumeBackfillOperation, cancel: cancelBackfillOperation };
-const act = (what: keyof typeof control, backfillId: string) => perform(t.db, control[what], { backfillId, reason: REASON, actor: OPERATOR });
+const act = (what: keyof typeof control, backfillId: string) =>
+  perform(t.db, control[what], { backfillId, reason: REASON, actor: OPERATOR });
 const datesOf = async (backfillId: string) =>
-  (await listBackfillDates(t.db.prisma, backfillId)).map((d) => [d.businessDate, d.status, d.reason ?? undefined].filter((x) => x !== undefined));
+  (await listBackfillDates(t.db.prisma, backfillId)).map((d) =>
+    [d.businessDate, d.status, d.reason ?? undefined].filter((x) => x !== undefined),
+  );
 /** NiFi's createRun for a started date, as the START_LOAD call's receiver makes it. */
 const nifiStarts = (jobKey: string, businessKey: string, backfillId: string) => createdRun(t, { jobKey, businessKey, backfillId });
 
@@ -100,7 +104,13 @@ describe('planBackfill', () => {
       [3, '2026-09-02', 'START', 'LAST_RUN_FAILED'],
       [4, '2026-09-01', 'START', 'REPROCESS_ALL'],
     ]);
-    const [first] = await planBackfill(t.db.prisma, { jobKey, from: '2026-09-03', to: '2026-09-03', reprocess: 'ALL', order: 'OLDEST_FIRST' });
+    const [first] = await planBackfill(t.db.prisma, {
+      jobKey,
+      from: '2026-09-03',
+      to: '2026-09-03',
+      reprocess: 'ALL',
+      order: 'OLDEST_FIRST',
+    });
     expect(first).toMatchObject({ latestRunId: active.runId, latestRunStatus: 'CREATED', otherBackfillId: null });
   });
 });
@@ -125,9 +135,10 @@ describe('startBackfill and its dates', () => {
       ['2026-09-01', 'PENDING'],
       ['2026-09-03', 'PENDING'],
     ]);
-    const { rows } = await t.sql.query(`SELECT actor, details FROM nifi_ops.load_event WHERE job_key = $1 AND event_name = 'BACKFILL_STARTED'`, [
-      jobKey,
-    ]);
+    const { rows } = await t.sql.query(
+      `SELECT actor, details FROM nifi_ops.load_event WHERE job_key = $1 AND event_name = 'BACKFILL_STARTED'`,
+      [jobKey],
+    );
     expect(rows).toEqual([
       {
         actor: OPERATOR,
@@ -343,17 +354,27 @@ describe('readiness held by a backfill with pushReadiness false', () => {
     expect(decisions).toEqual([{ version: 1, ready: true, held_by_backfill: backfill.backfillId }]);
     expect(await gateCalls(consumer)).toEqual([]);
 
-    const released = await perform(t.db, releaseBackfillReadinessOperation, { backfillId: backfill.backfillId, reason: REASON, actor: OPERATOR });
+    const released = await perform(t.db, releaseBackfillReadinessOperation, {
+      backfillId: backfill.backfillId,
+      reason: REASON,
+      actor: OPERATOR,
+    });
     expect(released).toMatchObject({ changed: true, backfill: { readinessReleasedBy: OPERATOR } });
     expect(await gateCalls(consumer)).toEqual([['2026-09-01', 1]]);
-    const again = await perform(t.db, releaseBackfillReadinessOperation, { backfillId: backfill.backfillId, reason: REASON, actor: OPERATOR });
+    const again = await perform(t.db, releaseBackfillReadinessOperation, {
+      backfillId: backfill.backfillId,
+      reason: REASON,
+      actor: OPERATOR,
+    });
     expect(again.changed).toBe(false);
     expect(await gateCalls(consumer)).toEqual([['2026-09-01', 1]]);
   });
 
   it('refuses a release for a backfill that pushes its readiness itself', async () => {
     const { backfill } = await start(newJob(), { to: '2026-09-01' });
-    const error = await refusal(perform(t.db, releaseBackfillReadinessOperation, { backfillId: backfill.backfillId, reason: REASON, actor: OPERATOR }));
+    const error = await refusal(
+      perform(t.db, releaseBackfillReadinessOperation, { backfillId: backfill.backfillId, reason: REASON, actor: OPERATOR }),
+    );
     expect(error.code).toBe('BACKFILL_STATUS_MISMATCH');
   });
 

@@ -19,7 +19,8 @@ afterAll(async () => t?.close());
 const newJob = () => `PAUSED_JOB_${randomUUID().slice(0, 8).toUpperCase()}`;
 const pause = (jobKey: string, reason = 'maintenance window on the source', db: Db = t.db) =>
   perform(db, pauseJobOperation, { jobKey, reason, actor: OPERATOR });
-const resume = (jobKey: string, reason = 'maintenance window is over') => perform(t.db, resumeJobOperation, { jobKey, reason, actor: OPERATOR });
+const resume = (jobKey: string, reason = 'maintenance window is over') =>
+  perform(t.db, resumeJobOperation, { jobKey, reason, actor: OPERATOR });
 
 function createCommand(jobKey: string, businessKey: string): CreateRunCommand {
   return {
@@ -51,7 +52,10 @@ describe('pauseJob and resumeJob', () => {
   it('pauses a job it has never seen (its row is made), records who, why and since when, and replays as changed: false', async () => {
     const jobKey = newJob();
     const paused = await pause(jobKey);
-    expect(paused).toMatchObject({ changed: true, job: { jobKey, paused: true, pausedBy: OPERATOR, pauseReason: 'maintenance window on the source' } });
+    expect(paused).toMatchObject({
+      changed: true,
+      job: { jobKey, paused: true, pausedBy: OPERATOR, pauseReason: 'maintenance window on the source' },
+    });
     expect(paused.job.pausedAt).toBeInstanceOf(Date);
     const again = await pause(jobKey, 'another reason, same pause');
     expect(again).toEqual({ changed: false, job: paused.job });
@@ -71,7 +75,12 @@ describe('pauseJob and resumeJob', () => {
     const error = await refusal(perform(t.db, createRunOperation, createCommand(jobKey, '2026-11-01')));
     expect(error.code).toBe('JOB_PAUSED');
     expect(error.httpStatus).toBe(409);
-    expect(error.details).toEqual({ jobKey, pausedAt: job.pausedAt!.toISOString(), pausedBy: OPERATOR, reason: 'maintenance window on the source' });
+    expect(error.details).toEqual({
+      jobKey,
+      pausedAt: job.pausedAt!.toISOString(),
+      pausedBy: OPERATOR,
+      reason: 'maintenance window on the source',
+    });
     expect(await runsOf(jobKey)).toBe(0);
 
     const resumed = await resume(jobKey);
@@ -112,7 +121,9 @@ describe('a pause racing createRuns on several connections', () => {
     // every new session holds createRun's job check open a little: a pause that did not wait for it would commit first
     const admin = new pg.Client({ connectionString: t.database.url });
     await admin.connect();
-    await admin.query(`ALTER DATABASE ${admin.escapeIdentifier(t.database.name)} SET load_control.fault_points = 'create_run_job_checked=0.05'`);
+    await admin.query(
+      `ALTER DATABASE ${admin.escapeIdentifier(t.database.name)} SET load_control.fault_points = 'create_run_job_checked=0.05'`,
+    );
     await admin.end();
     creators = Array.from({ length: CREATORS }, () => createDb(t.database.url, { poolSize: 2 }));
     pauser = createDb(t.database.url, { poolSize: 1 });
