@@ -181,7 +181,7 @@ export function Backfills() {
           {error}
         </p>
       )}
-      {data && (
+      {data && data.backfills.length > 0 && (
         <Table
           columns={BACKFILL_COLUMNS}
           rows={data.backfills}
