@@ -64,7 +64,9 @@ async function giveReason(confirm: string, reason: string) {
 
 describe('pausing a job and its backfills in the console', { timeout: 120_000 }, () => {
   it('pauses a job from its runs page, plans and starts a backfill, pauses it; a viewer sees no buttons', async () => {
-    const jobKey = unique('CONSOLE_BF').toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+    const jobKey = unique('CONSOLE_BF')
+      .toUpperCase()
+      .replace(/[^A-Z0-9_]/g, '_');
     await signIn(TOKENS.operator);
 
     await page.goto(`${api.url}/jobs/${jobKey}`);
