@@ -142,7 +142,8 @@ const BackfillRef = builder.objectRef<BackfillRecord>('Backfill').implement({
 builder.queryField('planBackfill', (t) =>
   t.field({
     type: [PlannedDateRef],
-    extensions: OPERATOR,
+    // a read, open to every role as every query is; starting it is the operator's
+    extensions: ANY_ROLE,
     description: 'The dry run of startBackfill: each date of the range, in start order, and what would happen to it. Changes nothing.',
     args: argsOf(t, backfillRange),
     resolve: (_root, args, ctx) => planBackfill(reader(ctx), f.parseCommand(backfillRange, args, 'args')),
