@@ -17,6 +17,8 @@ import { listBackfillDates } from '../../../src/domain/backfills/queries.js';
 import { startBackfillOperation, type StartBackfillCommand } from '../../../src/domain/backfills/start-backfill.js';
 import { pauseJobOperation, resumeJobOperation } from '../../../src/domain/jobs/job-pause.js';
 import { markDeadOperation } from '../../../src/domain/dispatch/deliver.js';
+import { inTransaction } from '../../../src/db/transaction.js';
+import { sweepOnce } from '../../../src/domain/sweeper/sweep.js';
 import {
   cancelled,
   createdRun,
@@ -386,5 +388,37 @@ describe('readiness held by a backfill with pushReadiness false', () => {
     const run = await publishedRun(t, [3, 4], { jobKey, businessKey: '2026-09-01', backfillId: backfill.backfillId });
     await succeeded(t, run.runId);
     expect(await gateCalls(consumer)).toEqual([['2026-09-01', 1]]);
+  });
+});
+
+describe('a START_LOAD call NiFi received but never acknowledged', () => {
+  const sweep = () =>
+    inTransaction(t.db, (tx, afterCommit) =>
+      sweepOnce(tx, { recovery: t.config.recovery, dispatch: { ackTimeout: 60_000, maxAttempts: 2 } }, afterCommit),
+    );
+  const ageSent = (backfillId: string) =>
+    t.sql.query(`UPDATE nifi_ops.load_dispatch SET sent_at = sent_at - interval '1 hour' WHERE backfill_id = $1 AND status = 'SENT'`, [
+      backfillId,
+    ]);
+
+  it('is sent again after the ACK timeout, dies when its attempts are spent, and its date then fails and frees its place', async () => {
+    const jobKey = newJob();
+    const { backfill } = await start(jobKey, { maxConcurrent: 1, to: '2026-09-02' });
+    await deliveredDueCalls(t);
+    await ageSent(backfill.backfillId);
+    await sweep();
+    expect(await startCalls(backfill.backfillId)).toEqual([['2026-09-01', 'PENDING']]);
+    const { rows: requeued } = await t.sql.query(
+      `SELECT run_id, details FROM nifi_ops.load_event WHERE event_name = 'DISPATCH_REQUEUED' AND details->'dispatchIds' ? $1`,
+      [(await listBackfillDates(t.db.prisma, backfill.backfillId))[0]!.startDispatchId],
+    );
+    expect(requeued).toHaveLength(1);
+    expect(requeued[0].run_id).toBeNull();
+
+    await deliveredDueCalls(t);
+    await ageSent(backfill.backfillId);
+    await sweep();
+    expect(await startCalls(backfill.backfillId)).toEqual([['2026-09-01', 'DEAD']]);
+    expect(await advance(backfill.backfillId)).toMatchObject({ failed: ['2026-09-01'], started: ['2026-09-02'] });
   });
 });
