@@ -547,10 +547,12 @@ export const RECEIVER_CALL_ATTRIBUTES = {
     'load.partition.null': '$.isNullPartition',
     'load.partition.expected.rows': '$.expectedRowCount',
   },
+  // a backfill's date: PG-10 opens its run, carrying the backfill id (the createRun is the call's ACK)
+  start: { 'load.dispatch.id': '$.dispatchId', 'load.backfill.id': '$.backfillId', 'load.business.key': '$.businessKey' },
 };
 
 /** The paths HandleHttpRequest takes (a regular expression; any other path is answered 404 by NiFi). */
-export const RECEIVER_ALLOWED_PATHS = '/control/(validate|reissue)/[A-Z0-9_]+';
+export const RECEIVER_ALLOWED_PATHS = '/control/(validate|reissue|start)/[A-Z0-9_]+';
 
 /**
  * PG-05's routes: the call's path for this flow's job. The job key is read inside the expression (`${#{…}}`):
@@ -559,12 +561,13 @@ export const RECEIVER_ALLOWED_PATHS = '/control/(validate|reissue)/[A-Z0-9_]+';
 export const RECEIVER_ROUTES = {
   validate: "${http.request.uri:equals(${#{LOAD.JOB.KEY}:prepend('/control/validate/')})}",
   reissue: "${http.request.uri:equals(${#{LOAD.JOB.KEY}:prepend('/control/reissue/')})}",
+  start: "${http.request.uri:equals(${#{LOAD.JOB.KEY}:prepend('/control/start/')})}",
 };
 
-function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Ref } {
+function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Ref; start: Ref } {
   const g = root.child(
     'PG-05 Control Receiver',
-    "Takes the worker's calls (POST …/control/validate/{jobKey} and …/control/reissue/{jobKey}, X-Run-Id, X-Dispatch-Id and a JSON body) and answers 202 at once: a receipt, not the ACK — PG-40's startValidation, or the reissued partition's claim, is the ACK. For an https receiverUrl set 'receive worker call''s SSL Context Service to 'PG-05 receiver TLS'.",
+    "Takes the worker's calls (POST …/control/validate/{jobKey}, …/control/reissue/{jobKey} and a backfill's …/control/start/{jobKey}, X-Dispatch-Id, X-Run-Id but for start, and a JSON body) and answers 202 at once: a receipt, not the ACK — PG-40's startValidation, the reissued partition's claim, or PG-10's createRun for the backfill's date, is the ACK. For an https receiverUrl set 'receive worker call''s SSL Context Service to 'PG-05 receiver TLS'.",
   );
   const receive = g.processor({
     name: 'receive worker call',
@@ -597,7 +600,7 @@ function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Re
   g.connect(byPath, ['unmatched'], respond('404 not this job', '404', ['success', 'failure']));
   const malformed = respond('400 malformed call', '400', ['success', 'failure']);
   const ports: Record<string, Ref> = {};
-  for (const kind of ['validate', 'reissue'] as const) {
+  for (const kind of ['validate', 'reissue', 'start'] as const) {
     const read = g.processor({
       name: `read ${kind} call`,
       type: 'EvaluateJsonPath',
@@ -613,11 +616,31 @@ function controlReceiver(root: Group, s: Services): { validate: Ref; reissue: Re
     // the worker may have given up waiting (then it sends the call again): the flow goes on either way
     g.connect(accepted, ['success', 'failure'], ports[kind]!);
   }
-  return { validate: ports.validate!, reissue: ports.reissue! };
+  return { validate: ports.validate!, reissue: ports.reissue!, start: ports.start! };
 }
 
 /** An Oracle or Hive error as a message: at most 2,000 characters (the API's limit), whatever the driver said. */
 const SQL_ERROR = "${executesql.error.message:replaceAll('(?s)^(.{0,1900}).*$', '$1')}";
+
+/** Waits for an operator to resume a paused job (JOB_PAUSED): penalized retries, for 7 days at most. */
+function waitForResume(g: Group, name: string, then: Ref, failures: Ref): Ref {
+  const wait = g.processor({
+    name,
+    type: 'RetryFlowFile',
+    comments: 'JOB_PAUSED: an operator paused the job (load-control pause). Asked again every 5 minutes, for 7 days.',
+    properties: { 'retry-attribute': 'load.pause.retries', 'maximum-retries': '2016', 'penalize-retries': 'true' },
+    penalty: '5 mins',
+  });
+  g.connect(wait, ['retry'], then);
+  const gaveUp = setAttributes(
+    g,
+    `${name}: gave up`,
+    failure('PG-10', { code: 'JOB_PAUSED', message: 'the job stayed paused for 7 days', stage: 'MANIFEST', kind: 'PAUSE', step: name }),
+  );
+  g.connect(wait, ['retries_exceeded', 'failure'], gaveUp);
+  g.connect(gaveUp, ['success'], failures);
+  return wait;
+}
 
 /** Waits for a business-date gate: penalized retries, for 12 hours at most. */
 function waitForGate(g: Group, name: string, retryAttribute: string, then: Ref, failures: Ref, group: string, stage: string): Ref {
@@ -682,7 +705,7 @@ export const PARTITION_ATTRIBUTES = {
   'load.partition.expected.rows': '$.expectedRowCount',
 };
 
-function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: Ref } {
+function runCoordinator(root: Group, s: Services): { trigger: Ref; partitions: Ref; failures: Ref } {
   const g = root.child(
     'PG-10 Run Coordinator',
     'Opens a run for the business key, reads the snapshot SCN, the source statistics and the partition plan at that SCN, registers the manifest and sends one FlowFile per non-empty partition to PG-20.',
@@ -696,7 +719,10 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
     properties: { 'File Size': '0B', 'Batch Size': '1' },
     dynamic: { 'load.business.key': "${now():toNumber():minus(86400000):format('yyyy-MM-dd')}" },
   });
-  const trigger = g.input('trigger', 'load.business.key: a run for this key (a backfill, a rerun after a failed run)');
+  const trigger = g.input(
+    'trigger',
+    'load.business.key: a run for this key (a rerun after a failed run; PG-05 feeds a backfill’s dates here with load.backfill.id)',
+  );
   const job = setAttributes(g, 'job parameters', {
     'load.job.key': '#{LOAD.JOB.KEY}',
     'load.hdfs.root': '#{LOAD.HDFS.ROOT}',
@@ -716,6 +742,7 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
     create.routes['gate-not-ready']!,
     waitForGate(g, 'createRun: wait for the gate', 'load.gate.retries', create.http, failures, 'PG-10', 'MANIFEST'),
   );
+  link(g, create.routes['job-paused']!, waitForResume(g, 'createRun: wait while the job is paused', create.http, failures));
   const fresh = route(
     g,
     'a new run?',
@@ -796,7 +823,7 @@ function runCoordinator(root: Group, s: Services): { partitions: Ref; failures: 
   g.connect(partition, ['matched'], rows);
   const partitions = g.output('partitions');
   g.connect(rows, ['rows'], partitions);
-  return { partitions, failures };
+  return { trigger, partitions, failures };
 }
 
 // ---- PG-20 Extract Worker ----
@@ -1279,6 +1306,7 @@ function loadControlFlow(apiAuth: ApiAuth): Record<string, unknown> {
   const pg90 = errorAndEvent(root, s);
   root.connect(pg05.validate, [''], pg40.calls);
   root.connect(pg05.reissue, [''], pg20.partitions);
+  root.connect(pg05.start, [''], pg10.trigger);
   // the partitions are spread over the cluster's nodes
   root.connect(pg10.partitions, [''], pg20.partitions, { roundRobin: true });
   root.connect(pg40.publish, [''], pg50.publish);

@@ -105,8 +105,8 @@ async function createRun(world: World, plan: KeyPlan, runNumber: number): Promis
       world.ledger.runs.set(run.runId, run);
       return run;
     }
-    // a gated job's trigger fires again until the upstream jobs are done for the date
-    if (reply.code === 'DEPENDENCIES_NOT_READY' && Date.now() < deadline) {
+    // a gated job's trigger fires again until the upstream jobs are done for the date; a paused job's until resumed
+    if ((reply.code === 'DEPENDENCIES_NOT_READY' || reply.code === 'JOB_PAUSED') && Date.now() < deadline) {
       await sleep(400);
       continue;
     }

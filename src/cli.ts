@@ -4,6 +4,7 @@ import { compact } from './commands/compact.js';
 import { grants } from './commands/grants.js';
 import { importArchive } from './commands/import-archive.js';
 import { migrate } from './commands/migrate.js';
+import { isJobCommand, JOB_USAGE, runJobCommand } from './commands/backfill-commands.js';
 import { isOperatorCommand, OPERATOR_USAGE, runOperatorCommand } from './commands/operator.js';
 import type { Command } from './commands/process.js';
 import { purge } from './commands/purge.js';
@@ -31,12 +32,18 @@ ${Object.values(COMMANDS)
   .map((command) => command.usage)
   .join('\n')}
 
-${OPERATOR_USAGE}`;
+${OPERATOR_USAGE}
+
+${JOB_USAGE}`;
 
 async function main(argv: string[]): Promise<void> {
   // the operator's commands talk to the API, not the database: no configuration file, no connection
   if (isOperatorCommand(argv[0])) {
     process.exitCode = await runOperatorCommand(argv, { out: console.log, err: console.error, env: process.env });
+    return;
+  }
+  if (isJobCommand(argv[0])) {
+    process.exitCode = await runJobCommand(argv, { out: console.log, err: console.error, env: process.env });
     return;
   }
   const { values, positionals } = parseArgs({

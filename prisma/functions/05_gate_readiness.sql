@@ -125,6 +125,22 @@ LANGUAGE sql AS $$
     SELECT pg_advisory_xact_lock(1380271193, hashtext(p_consumer || '|' || to_char(p_business_date, 'YYYY-MM-DD')))
 $$;
 
+-- The backfill started with pushReadiness false, not yet released, whose run made a decision (its cause) or stands in
+-- its evidence: such a decision is recorded but neither called nor announced. NULL when no backfill holds it.
+CREATE OR REPLACE FUNCTION nifi_ops.backfill_holding_readiness(p_cause jsonb, p_evidence jsonb) RETURNS uuid
+LANGUAGE sql STABLE AS $$
+    SELECT b.backfill_id
+      FROM nifi_ops.load_run r
+      JOIN nifi_ops.load_backfill b ON b.backfill_id = r.backfill_id
+     WHERE NOT b.push_readiness AND b.readiness_released_at IS NULL
+       AND r.run_id = ANY (ARRAY(
+           SELECT (p_cause ->> 'runId')::uuid WHERE p_cause ->> 'source' = 'LOAD_CONTROL'
+           UNION ALL
+           SELECT (e ->> 'runId')::uuid FROM jsonb_array_elements(p_evidence) e WHERE e ->> 'source' = 'LOAD_CONTROL'))
+     ORDER BY b.created_at, b.backfill_id
+     LIMIT 1
+$$;
+
 -- Decides a consumer's readiness for a business date: when it differs from the latest recorded decision — `ready`
 -- changed, or the evidence of a ready date (a newer successful attempt) — records the next version, and when the
 -- gate has a receiver, its GATE_READY call in the outbox — of a not-ready decision only for a receiver in Load
@@ -140,6 +156,7 @@ DECLARE
     next_version integer;
     receiver text;
     receiver_format text;
+    held_by uuid;
 BEGIN
     PERFORM nifi_ops.lock_gate_readiness(p_consumer, p_business_date);
     -- after the lock: this statement's snapshot sees what an earlier holder of the lock committed
@@ -167,8 +184,13 @@ BEGIN
         next_version := recorded.version + 1;
     END IF;
 
-    INSERT INTO nifi_ops.gate_readiness_decision (consumer, business_date, version, ready, evidence, cause)
-    VALUES (p_consumer, p_business_date, next_version, now_ready, now_evidence, p_cause);
+    held_by := nifi_ops.backfill_holding_readiness(p_cause, now_evidence);
+    INSERT INTO nifi_ops.gate_readiness_decision (consumer, business_date, version, ready, evidence, cause, held_by_backfill)
+    VALUES (p_consumer, p_business_date, next_version, now_ready, now_evidence, p_cause, held_by);
+    IF held_by IS NOT NULL THEN
+        -- recorded, not pushed: release_backfill_readiness pushes it when the operator releases the backfill
+        RETURN next_version;
+    END IF;
     SELECT g.notify_url, g.notify_format INTO receiver, receiver_format FROM nifi_ops.gate g WHERE g.consumer = p_consumer;
     IF receiver IS NOT NULL AND (now_ready OR receiver_format IS NULL) THEN
         INSERT INTO nifi_ops.load_dispatch (dispatch_id, dispatch_type, consumer, business_date, readiness_version)
@@ -177,6 +199,43 @@ BEGIN
     END IF;
     PERFORM pg_notify('lc_readiness_changed', p_consumer || ' ' || to_char(p_business_date, 'YYYY-MM-DD'));
     RETURN next_version;
+END
+$$;
+
+-- An operator released a backfill's held readiness (releaseBackfillReadiness): for each consumer and business date it
+-- held, the current decision — when this backfill still holds it (a later decision was pushed, or is another
+-- backfill's to release) — gets the GATE_READY call and the readinessChanged notice it did not get, once: the
+-- unique index on GATE_READY calls keeps a second release from calling again. Returns how many were pushed.
+CREATE OR REPLACE FUNCTION nifi_ops.release_backfill_readiness(p_backfill_id uuid) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    held record;
+    current record;
+    receiver text;
+    receiver_format text;
+    pushed integer := 0;
+BEGIN
+    FOR held IN
+        SELECT DISTINCT d.consumer, d.business_date FROM nifi_ops.gate_readiness_decision d
+         WHERE d.held_by_backfill = p_backfill_id ORDER BY d.consumer, d.business_date
+    LOOP
+        PERFORM nifi_ops.lock_gate_readiness(held.consumer, held.business_date);
+        SELECT d.version, d.ready, d.held_by_backfill INTO current FROM nifi_ops.gate_readiness_decision d
+         WHERE d.consumer = held.consumer AND d.business_date = held.business_date
+         ORDER BY d.version DESC LIMIT 1;
+        CONTINUE WHEN current.held_by_backfill IS DISTINCT FROM p_backfill_id;
+        -- as decide_readiness: an orchestrator's receiver is called with ready decisions only
+        SELECT g.notify_url, g.notify_format INTO receiver, receiver_format FROM nifi_ops.gate g WHERE g.consumer = held.consumer;
+        IF receiver IS NOT NULL AND (current.ready OR receiver_format IS NULL) THEN
+            INSERT INTO nifi_ops.load_dispatch (dispatch_id, dispatch_type, consumer, business_date, readiness_version)
+            VALUES (gen_random_uuid(), 'GATE_READY', held.consumer, held.business_date, current.version)
+            ON CONFLICT DO NOTHING;
+            PERFORM pg_notify('load_dispatch', held.consumer);
+        END IF;
+        PERFORM pg_notify('lc_readiness_changed', held.consumer || ' ' || to_char(held.business_date, 'YYYY-MM-DD'));
+        pushed := pushed + 1;
+    END LOOP;
+    RETURN pushed;
 END
 $$;
 

@@ -30,3 +30,41 @@ export const DEFINE_GATE = graphql(`
     }
   }
 `);
+
+export const PAUSE_JOB = graphql(`
+  mutation PauseJob($input: PauseJobInput!) { pauseJob(input: $input) { changed job { jobKey paused pausedAt pausedBy pauseReason } } }
+`);
+
+export const RESUME_JOB = graphql(`
+  mutation ResumeJob($input: ResumeJobInput!) { resumeJob(input: $input) { changed job { jobKey paused pausedAt pausedBy pauseReason } } }
+`);
+
+export const START_BACKFILL = graphql(`
+  mutation StartBackfill($input: StartBackfillInput!) {
+    startBackfill(input: $input) {
+      backfill {
+        backfillId jobKey from to reprocess maxConcurrent order pushReadiness status createdBy readinessHeld allowedActions
+        progress { queued running succeeded failed skipped cancelled total }
+      }
+      plan { position businessDate action reason latestRunId latestRunStatus otherBackfillId }
+    }
+  }
+`);
+
+export const PAUSE_BACKFILL = graphql(`
+  mutation PauseBackfill($input: PauseBackfillInput!) { pauseBackfill(input: $input) { changed backfill { backfillId status allowedActions } } }
+`);
+
+export const RESUME_BACKFILL = graphql(`
+  mutation ResumeBackfill($input: ResumeBackfillInput!) { resumeBackfill(input: $input) { changed backfill { backfillId status allowedActions } } }
+`);
+
+export const CANCEL_BACKFILL = graphql(`
+  mutation CancelBackfill($input: CancelBackfillInput!) { cancelBackfill(input: $input) { changed backfill { backfillId status allowedActions } } }
+`);
+
+export const RELEASE_BACKFILL_READINESS = graphql(`
+  mutation ReleaseBackfillReadiness($input: ReleaseBackfillReadinessInput!) {
+    releaseBackfillReadiness(input: $input) { changed backfill { backfillId status readinessHeld readinessReleasedBy allowedActions } }
+  }
+`);

@@ -57,7 +57,7 @@ export interface OperatorIo {
 
 class UsageError extends Error {}
 
-interface GraphQLAnswer<T = unknown> {
+export interface GraphQLAnswer<T = unknown> {
   status: number;
   data: T | null;
   error: { code: string; message: string; details?: unknown } | null;
@@ -74,7 +74,7 @@ type Changed = { runStatus: string; changed: boolean };
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
-async function call<T>(url: string, token: string, query: string, variables: Record<string, unknown>): Promise<GraphQLAnswer<T>> {
+export async function call<T>(url: string, token: string, query: string, variables: Record<string, unknown>): Promise<GraphQLAnswer<T>> {
   const response = await fetch(new URL('/graphql', url), {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
@@ -97,7 +97,7 @@ async function call<T>(url: string, token: string, query: string, variables: Rec
   };
 }
 
-function exitCodeFor(answer: GraphQLAnswer<unknown>): number {
+export function exitCodeFor(answer: GraphQLAnswer<unknown>): number {
   if (!answer.error) return EXIT_CODES.done;
   if (answer.status === 404) return EXIT_CODES.notFound;
   if (answer.status === 409 || answer.status === 422) return EXIT_CODES.refused;

@@ -555,6 +555,10 @@ const configSchema = z
         pollInterval: duration(5 * SECOND, { timer: true }),
         batch: integer(20, 1),
       }).prefault({}),
+      backfill: section({
+        /** How often each worker advances the open backfills (src/domain/backfills/advance-backfill.ts). */
+        pumpInterval: duration(5 * SECOND, { timer: true }),
+      }).prefault({}),
       cleanup: section({
         successRetention: duration(3 * DAY),
         failedRetention: duration(14 * DAY),

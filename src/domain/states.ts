@@ -135,10 +135,11 @@ export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
  * (its notifyUrl) about one readiness decision — a consumer, a business date and a version — and has no run;
  * ALERT_WEBHOOK posts one alert occurrence to one receiver of alerts.webhooks, and has no run either;
  * LINEAGE_EVENT posts one OpenLineage event of a run to lineage.url, whatever the run's status meanwhile.
+ * START_LOAD asks NiFi's receiver to start a load for one date of a backfill, whose run does not exist yet.
  */
-export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY', 'ALERT_WEBHOOK', 'LINEAGE_EVENT'] as const;
+export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY', 'ALERT_WEBHOOK', 'LINEAGE_EVENT', 'START_LOAD'] as const;
 export type DispatchType = (typeof DISPATCH_TYPES)[number];
-type RunDispatchType = Exclude<DispatchType, 'GATE_READY' | 'ALERT_WEBHOOK' | 'LINEAGE_EVENT'>;
+type RunDispatchType = Exclude<DispatchType, 'GATE_READY' | 'ALERT_WEBHOOK' | 'LINEAGE_EVENT' | 'START_LOAD'>;
 
 export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, DispatchStatus]> = [
   ['PENDING', 'SENT'],
@@ -180,7 +181,11 @@ export const DISPATCH_RECEIVED_STATUS: Record<DispatchType, Extract<DispatchStat
   GATE_READY: 'ACKED',
   ALERT_WEBHOOK: 'ACKED',
   LINEAGE_EVENT: 'ACKED',
+  // acknowledged by the createRun that carries the backfill id
+  START_LOAD: 'SENT',
 };
+/** A START_LOAD call is wanted only while its backfill date waits for NiFi's createRun. */
+export const START_LOAD_WAITING_DATE_STATUS: BackfillDateStatus = 'STARTING';
 /** The OpenLineage run-state transitions (RunEvent.eventType) Load Control reports; it never sends OTHER. */
 export const LINEAGE_EVENT_TYPES = ['START', 'RUNNING', 'COMPLETE', 'ABORT', 'FAIL'] as const;
 export type LineageEventType = (typeof LINEAGE_EVENT_TYPES)[number];
@@ -237,6 +242,54 @@ export function allowedRunActions(status: RunStatus): RunAction[] {
   return RUN_ACTIONS.filter((action) => allowed[action]);
 }
 
+/** A backfill (load_backfill): it starts its dates while RUNNING, holds them while PAUSED. */
+export const BACKFILL_STATUSES = ['RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
+export type BackfillStatus = (typeof BACKFILL_STATUSES)[number];
+export const BACKFILL_TRANSITIONS: ReadonlyArray<readonly [BackfillStatus, BackfillStatus]> = [
+  ['RUNNING', 'PAUSED'],
+  ['PAUSED', 'RUNNING'],
+  ['RUNNING', 'COMPLETED'],
+  ['RUNNING', 'CANCELLED'],
+  ['PAUSED', 'CANCELLED'],
+];
+/** Backfills whose dates may still change; COMPLETED and CANCELLED ones only settle the runs they started. */
+export const OPEN_BACKFILL_STATUSES: readonly BackfillStatus[] = ['RUNNING', 'PAUSED'];
+
+/**
+ * A date of a backfill (load_backfill_date): QUEUED until its START_LOAD call is written (STARTING), RUNNING once
+ * NiFi's createRun carried the backfill id, then as its run ended. SKIPPED at the start (the plan said so).
+ */
+export const BACKFILL_DATE_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELLED'] as const;
+export type BackfillDateStatus = (typeof BACKFILL_DATE_STATUSES)[number];
+export const BACKFILL_DATE_TRANSITIONS: ReadonlyArray<readonly [BackfillDateStatus, BackfillDateStatus]> = [
+  ['QUEUED', 'STARTING'],
+  ['QUEUED', 'CANCELLED'],
+  ['STARTING', 'RUNNING'],
+  ['STARTING', 'FAILED'],
+  ['STARTING', 'CANCELLED'],
+  ['RUNNING', 'SUCCEEDED'],
+  ['RUNNING', 'FAILED'],
+];
+/** Dates that hold one of the backfill's maxConcurrent places: their load was asked for and has not ended. */
+export const ACTIVE_BACKFILL_DATE_STATUSES: readonly BackfillDateStatus[] = ['STARTING', 'RUNNING'];
+/** Dates not yet ended: the backfill completes when it has none. */
+export const OPEN_BACKFILL_DATE_STATUSES: readonly BackfillDateStatus[] = ['QUEUED', ...ACTIVE_BACKFILL_DATE_STATUSES];
+
+/** What an operator may do to a backfill in its status (the console asks, through Backfill.allowedActions). */
+export const BACKFILL_ACTIONS = ['PAUSE', 'RESUME', 'CANCEL', 'RELEASE_READINESS'] as const;
+export type BackfillAction = (typeof BACKFILL_ACTIONS)[number];
+
+export function allowedBackfillActions(status: BackfillStatus, readinessHeld: boolean): BackfillAction[] {
+  const can = (to: BackfillStatus) => BACKFILL_TRANSITIONS.some(([f, t]) => f === status && t === to);
+  const allowed: Record<BackfillAction, boolean> = {
+    PAUSE: can('PAUSED'),
+    RESUME: status === 'PAUSED',
+    CANCEL: can('CANCELLED'),
+    RELEASE_READINESS: readinessHeld,
+  };
+  return BACKFILL_ACTIONS.filter((action) => allowed[action]);
+}
+
 /** Where a status read from the database becomes its union: a value outside the CHECK constraint is a bug. */
 function statusParser<S extends string>(table: string, statuses: readonly S[]): (value: string) => S {
   return (value) => {
@@ -248,5 +301,7 @@ export const parseRunStatus = statusParser('load_run', RUN_STATUSES);
 export const parsePartitionStatus = statusParser('load_partition', PARTITION_STATUSES);
 export const parseDispatchStatus = statusParser('load_dispatch', DISPATCH_STATUSES);
 export const parseDispatchType = statusParser('load_dispatch.dispatch_type', DISPATCH_TYPES);
+export const parseBackfillStatus = statusParser('load_backfill', BACKFILL_STATUSES);
+export const parseBackfillDateStatus = statusParser('load_backfill_date', BACKFILL_DATE_STATUSES);
 
 export const SNAPSHOT_ERROR_CODES = ['ORA-01555', 'ORA-08180'];

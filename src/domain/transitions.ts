@@ -6,12 +6,16 @@ import type { Tx } from '../db/client.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { recordApiEvent, type ApiEvent } from './events/events.js';
 import {
+  BACKFILL_DATE_TRANSITIONS,
+  BACKFILL_TRANSITIONS,
   DISPATCH_TRANSITIONS,
   FILE_TRANSITIONS,
   PARTITION_TRANSITIONS,
   RUN_TRANSITIONS,
   TERMINAL_RUN_STATUSES,
   UNFINISHED_PARTITION_STATUSES,
+  type BackfillDateStatus,
+  type BackfillStatus,
   type DispatchStatus,
   type FileStatus,
   type PartitionStatus,
@@ -50,6 +54,8 @@ export type RunRows = { runId: string } | PickedRows;
 export type PartitionRows = { runId: string; partitionId?: string } | PickedRows;
 export type DispatchRows = { dispatchId: string } | { runId: string } | PickedRows;
 export type FileRows = { runId: string; partitionId: string };
+export type BackfillRows = { backfillId: string } | PickedRows;
+export type BackfillDateRows = { backfillId: string; businessDate?: string } | PickedRows;
 
 const now = Prisma.sql`clock_timestamp()`;
 
@@ -90,6 +96,20 @@ function dispatchStamps(to: DispatchStatus): Prisma.Sql[] {
   }
 }
 
+function backfillStamps(to: BackfillStatus): Prisma.Sql[] {
+  switch (to) {
+    case 'PAUSED':
+      return [Prisma.sql`paused_at = ${now}`];
+    case 'RUNNING':
+      return [Prisma.sql`paused_at = NULL`];
+    case 'COMPLETED':
+    case 'CANCELLED':
+      return [Prisma.sql`ended_at = ${now}`];
+  }
+}
+
+const backfillDateStamps = (): Prisma.Sql[] => [Prisma.sql`updated_at = ${now}`];
+
 function refuseUnknownMove<S extends string>(table: string, transitions: ReadonlyArray<readonly [S, S]>, from: readonly S[], to: S): void {
   const allowed = from.length > 0 && from.every((f) => transitions.some(([tf, tt]) => tf === f && tt === to));
   if (!allowed) throw new TransitionNotAllowedError(table, from, to);
@@ -105,12 +125,16 @@ const RUN_TABLE: Table = { name: 'load_run', key: ['run_id'] };
 const PARTITION_TABLE: Table = { name: 'load_partition', key: ['run_id', 'partition_id'] };
 const DISPATCH_TABLE: Table = { name: 'load_dispatch', key: ['dispatch_id'] };
 const FILE_TABLE: Table = { name: 'load_file', key: ['run_id', 'partition_id', 'chunk_index'] };
+const BACKFILL_TABLE: Table = { name: 'load_backfill', key: ['backfill_id'] };
+const BACKFILL_DATE_TABLE: Table = { name: 'load_backfill_date', key: ['backfill_id', 'business_date'] };
 
 // the columns a keyed move may name, and how their parameters are typed
 const KEY_COLUMNS = [
   { field: 'runId', column: 'run_id', cast: '::uuid' },
   { field: 'partitionId', column: 'partition_id', cast: '' },
   { field: 'dispatchId', column: 'dispatch_id', cast: '::uuid' },
+  { field: 'backfillId', column: 'backfill_id', cast: '::uuid' },
+  { field: 'businessDate', column: 'business_date', cast: '::date' },
 ] as const;
 
 function updateStatement<S extends string, R>(table: Table, rows: object, move: Move<S, R>, stamps: Prisma.Sql[]): Prisma.Sql {
@@ -188,4 +212,24 @@ export async function transitionFiles<R = { run_id: string; partition_id: string
 ): Promise<R[]> {
   refuseUnknownMove(FILE_TABLE.name, FILE_TRANSITIONS, move.from, move.to);
   return perform(db, updateStatement(FILE_TABLE, rows, move, [Prisma.sql`updated_at = ${now}`]), move);
+}
+
+/** Moves a backfill, or picked ones; returns the rows that moved. */
+export async function transitionBackfill<R = { backfill_id: string }>(
+  db: Tx,
+  rows: BackfillRows,
+  move: Move<BackfillStatus, R>,
+): Promise<R[]> {
+  refuseUnknownMove(BACKFILL_TABLE.name, BACKFILL_TRANSITIONS, move.from, move.to);
+  return perform(db, updateStatement(BACKFILL_TABLE, rows, move, backfillStamps(move.to)), move);
+}
+
+/** Moves dates of a backfill — one, every date of it in `from`, or picked ones; returns the rows that moved. */
+export async function transitionBackfillDate<R = { backfill_id: string; business_date: string }>(
+  db: Tx,
+  rows: BackfillDateRows,
+  move: Move<BackfillDateStatus, R>,
+): Promise<R[]> {
+  refuseUnknownMove(BACKFILL_DATE_TABLE.name, BACKFILL_DATE_TRANSITIONS, move.from, move.to);
+  return perform(db, updateStatement(BACKFILL_DATE_TABLE, rows, move, backfillDateStamps()), move);
 }

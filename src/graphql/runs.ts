@@ -214,6 +214,12 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     parameters: t.field({ type: 'JSON', resolve: (r) => r.parameters }),
     idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
     createdBy: t.exposeString('createdBy', { nullable: true }),
+    backfillId: t.field({
+      type: 'UUID',
+      nullable: true,
+      description: 'The backfill whose START_LOAD call started the run (createRun carried its id); null for other runs.',
+      resolve: (r) => r.backfillId,
+    }),
     startedAt: t.field({ type: 'DateTime', resolve: (r) => r.startedAt }),
     heartbeatAt: t.field({ type: 'DateTime', resolve: (r) => r.heartbeatAt }),
     extractCompletedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.extractCompletedAt }),
@@ -405,6 +411,9 @@ defineMutation('createRun', {
     allowEmptySource: f.withDefault(z.boolean(), false),
     parameters: f.optional(f.jsonObject, {}),
     idempotencyKey: f.optional(f.requiredText(200)).describe('NiFi: the FlowFile uuid. Same key and fields → the existing run.'),
+    backfillId: f
+      .optional(uuid)
+      .describe("A backfill's START_LOAD call started this load: its backfillId (the call's body). The run is the backfill's."),
   }),
   payload: CreateRunPayload,
   operation: createRunOperation,

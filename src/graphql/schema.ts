@@ -10,6 +10,8 @@ import './gate.js';
 import './validation.js';
 import './publish.js';
 import './operator.js';
+import './jobs.js';
+import './backfills.js';
 import './cleanup.js';
 import './monitor.js';
 import './processes.js';

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import type { Listener } from '../db/listener.js';
 import type { Logger } from '../logging/logger.js';
+import { createBackfillPump } from './backfill-pump.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createSweeper, type Sweeper } from './sweeper.js';
@@ -44,8 +45,10 @@ export function startWorker(options: WorkerOptions): Worker {
   const metrics = createWorkerMetrics(options.registry);
   const dispatcher = config.nifi.receiverUrl ? createDispatcher({ config, db, log, metrics, listener: options.listener }) : null;
   const sweeper = createSweeper({ config, db, log, metrics });
+  const backfillPump = createBackfillPump({ config, db, log });
   dispatcher?.start();
   sweeper.start();
+  backfillPump.start();
   const alertReceivers = config.alerts.webhooks.map((w) => w.name);
   if (config.nifi.receiverUrl) {
     log.info({ receiver: new URL(config.nifi.receiverUrl).origin, recoveryMode: config.recovery.mode, alertReceivers }, 'worker_started');
@@ -58,7 +61,7 @@ export function startWorker(options: WorkerOptions): Worker {
   return {
     async stop() {
       log.info('worker_stopping');
-      await Promise.all([dispatcher?.stop(), sweeper.stop()]);
+      await Promise.all([dispatcher?.stop(), sweeper.stop(), backfillPump.stop()]);
       log.info('worker_stopped');
     },
     listening: () => dispatcher?.listening() ?? true,

@@ -15,6 +15,8 @@ import {
   transitionFiles,
   transitionPartition,
   transitionRun,
+  transitionBackfill,
+  transitionBackfillDate,
 } from '../../src/domain/transitions.js';
 
 const TABLE_STATUSES: Record<string, readonly string[]> = {
@@ -306,6 +308,8 @@ describe('the live constraints and partial indexes hold the lists of states.ts',
     );
     expect(Object.fromEntries(rows.map((r) => [r.name, literalsOf(r.definition)]))).toEqual({
       ck_load_dispatch_lineage_event_type: [...states.LINEAGE_EVENT_TYPES].sort(),
+      ck_load_backfill_date_status: [...states.BACKFILL_DATE_STATUSES].sort(),
+      ck_load_backfill_status: [...states.BACKFILL_STATUSES].sort(),
       ck_load_dispatch_status: [...states.DISPATCH_STATUSES].sort(),
       ck_load_dispatch_type: [...states.DISPATCH_TYPES].sort(),
       ck_load_file_status: [...states.FILE_STATUSES].sort(),
@@ -381,6 +385,12 @@ describe('the transition functions', () => {
         TransitionNotAllowedError,
       );
       await expect(transitionFiles(tx, { runId: key, partitionId: '0000' }, { from: ['VERIFIED'], to: 'FAILED' })).rejects.toThrow(
+        TransitionNotAllowedError,
+      );
+      await expect(transitionBackfill(tx, { backfillId: key }, { from: ['COMPLETED'], to: 'RUNNING' })).rejects.toThrow(
+        'load_backfill: no transition COMPLETED → RUNNING in states.ts',
+      );
+      await expect(transitionBackfillDate(tx, { backfillId: key }, { from: ['SKIPPED'], to: 'STARTING' })).rejects.toThrow(
         TransitionNotAllowedError,
       );
       // the transaction is intact: nothing reached the database

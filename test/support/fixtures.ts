@@ -25,6 +25,7 @@ export const REPORT_PUBLISH_RESULT = kit('PG-50/reportPublishResult');
 export const MARK_SUCCESS = kit('PG-60/markSuccess');
 export const CANCEL_RUN = documentText(operator.CANCEL_RUN);
 export const REISSUE_PARTITION = documentText(operator.REISSUE_PARTITION);
+export const START_BACKFILL = documentText(operator.START_BACKFILL);
 export const RUN = `query($runId: UUID!) { run(runId: $runId) {
   runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount
   failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable errorStage errorCode errorMessage

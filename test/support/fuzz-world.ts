@@ -22,6 +22,7 @@ import {
   JOB,
   MARK_SUCCESS,
   REPORT_PUBLISH_RESULT,
+  START_BACKFILL,
   chunkInput,
   claim,
   completeRun,
@@ -81,6 +82,21 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
   await defineGate(api, 'FUZZ_REPORT', ['FUZZ_UP']);
   await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-01', state: 'SUCCEEDED' });
   await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-02', state: 'RUNNING' });
+  const backfill = await api.gql<{ startBackfill: { backfill: { backfillId: string } } }>(
+    START_BACKFILL,
+    {
+      input: {
+        jobKey: 'FUZZ_BACKFILLED',
+        from: '2031-04-01',
+        to: '2031-04-03',
+        reprocess: 'MISSING',
+        maxConcurrent: 1,
+        pushReadiness: false,
+      },
+    },
+    { token: 'operator' },
+  );
+  const backfillId = backfill.body.data!.startBackfill.backfill.backfillId;
 
   const metricInput = {
     metricName: 'STAGE_COUNT',
@@ -160,6 +176,21 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     resolveUnknown: { runId: unknown.runId, resolution: 'FAILED_PUBLISH', reason: 'target untouched' },
     resendDispatch: { runId: extracted.runId, dispatchId: extracted.dispatchId, reason: 'receiver is back' },
     cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
+    pauseJob: { jobKey: 'FUZZ_PAUSED', reason: 'maintenance window' },
+    resumeJob: { jobKey: 'FUZZ_PAUSED', reason: 'maintenance is over' },
+    startBackfill: {
+      jobKey: 'FUZZ_BACKFILL_TWO',
+      from: '2031-03-01',
+      to: '2031-03-02',
+      reprocess: 'FAILED',
+      order: 'NEWEST_FIRST',
+      maxConcurrent: 2,
+      pushReadiness: true,
+    },
+    pauseBackfill: { backfillId, reason: 'source maintenance' },
+    resumeBackfill: { backfillId, reason: 'source is back' },
+    cancelBackfill: { backfillId, reason: 'wrong range' },
+    releaseBackfillReadiness: { backfillId, reason: 'reports may go' },
     endConsoleSession: { sessionId: randomUUID(), reason: 'left the company' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
     defineGate: {

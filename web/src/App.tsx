@@ -6,6 +6,8 @@ import { chooseTimeZone, timeZone, type TimeZoneChoice as Zone } from './format'
 import { TimeZoneChoice } from './components/TimeZoneChoice';
 import { usePageTitle } from './hooks';
 import { Dashboard } from './pages/Dashboard';
+import { BackfillDetail } from './pages/BackfillDetail';
+import { Backfills } from './pages/Backfills';
 import { GatePage } from './pages/GatePage';
 import { JobRuns } from './pages/JobRuns';
 import { Readiness } from './pages/Readiness';
@@ -21,6 +23,9 @@ function Page({ path }: { path: string }) {
   if (path === '/readiness') return <Readiness />;
   const job = /^\/jobs\/([^/]+)$/.exec(path);
   if (job) return <JobRuns key={job[1]} jobKey={decodeURIComponent(job[1]!)} />;
+  if (path === '/backfills') return <Backfills />;
+  const backfill = /^\/backfills\/([^/]+)$/.exec(path);
+  if (backfill) return <BackfillDetail key={backfill[1]} backfillId={decodeURIComponent(backfill[1]!)} />;
   const gate = /^\/gates\/([^/]+)$/.exec(path);
   if (gate) return <GatePage key={gate[1]} consumer={decodeURIComponent(gate[1]!)} />;
   return <NotFound />;
@@ -94,6 +99,11 @@ export function App() {
               <li>
                 <Link to="/readiness" aria-current={path === '/readiness' ? 'page' : undefined}>
                   Readiness
+                </Link>
+              </li>
+              <li>
+                <Link to="/backfills" aria-current={path.startsWith('/backfills') ? 'page' : undefined}>
+                  Backfills
                 </Link>
               </li>
             </ul>

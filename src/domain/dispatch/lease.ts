@@ -55,6 +55,8 @@ export interface LeasedDispatch {
   alert: LeasedAlert | null;
   /** A LINEAGE_EVENT call's facts about its run. */
   lineage: LeasedLineage | null;
+  /** A START_LOAD call's backfill (its business key and job key are the date's and the backfill's). */
+  backfillId: string | null;
 }
 
 export interface LeaseOptions extends ConfiguredReceivers {
@@ -97,6 +99,7 @@ interface LeaseRow {
   receiver: string | null;
   alert: AlertNotification | null;
   lineage: LeasedLineage | null;
+  backfill_id: string | null;
 }
 
 /** A LINEAGE_EVENT call's LeasedLineage, as SQL over the aliases `l` (its leased row) and `r` (its run). */
@@ -134,15 +137,17 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
         FROM picked
        WHERE t.dispatch_id = picked.dispatch_id AND picked.wanted
       RETURNING t.dispatch_id, t.run_id, t.dispatch_type, t.partition_id, t.attempt_count, t.next_attempt_at,
-                t.consumer, t.business_date, t.readiness_version, t.receiver, t.alert_dedup_key, t.lineage_event_type, t.created_at
+                t.consumer, t.business_date, t.readiness_version, t.receiver, t.alert_dedup_key, t.lineage_event_type, t.created_at,
+                t.backfill_id
     )
     SELECT true AS leased, l.dispatch_id::text, l.run_id::text, l.dispatch_type, l.partition_id, l.attempt_count,
-           l.next_attempt_at::text AS leased_until, r.job_key, r.business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
+           l.next_attempt_at::text AS leased_until, COALESCE(r.job_key, b.job_key) AS job_key,
+           COALESCE(r.business_key, CASE WHEN l.backfill_id IS NOT NULL THEN to_char(l.business_date, 'YYYY-MM-DD') END) AS business_key, r.snapshot_scn::text, r.hdfs_run_path, p.lower_bound::text, p.upper_bound::text,
            p.upper_inclusive, p.is_null_partition, p.expected_row_count::text,
            l.consumer, to_char(l.business_date, 'YYYY-MM-DD') AS business_date, l.readiness_version, g.notify_url,
            g.notify_format, g.notify_asset,
            dec.ready, dec.evidence, to_char(dec.decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at,
-           l.receiver, ${ALERT_NOTIFICATION_JSON} AS alert, ${LEASED_LINEAGE_JSON} AS lineage
+           l.receiver, ${ALERT_NOTIFICATION_JSON} AS alert, ${LEASED_LINEAGE_JSON} AS lineage, l.backfill_id::text
       FROM leased l
       LEFT JOIN nifi_ops.load_run r ON r.run_id = l.run_id
       LEFT JOIN nifi_ops.load_partition p ON p.run_id = l.run_id AND p.partition_id = l.partition_id
@@ -150,9 +155,10 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
       LEFT JOIN nifi_ops.gate_readiness_decision dec
              ON dec.consumer = l.consumer AND dec.business_date = l.business_date AND dec.version = l.readiness_version
       LEFT JOIN nifi_ops.alert_occurrence o ON o.dedup_key = l.alert_dedup_key
+      LEFT JOIN nifi_ops.load_backfill b ON b.backfill_id = l.backfill_id
     UNION ALL
     SELECT false, dispatch_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
       FROM picked WHERE NOT wanted`;
   const { rows } = await sql.query<LeaseRow>(query.text, query.values);
   return {
@@ -190,6 +196,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
             : null,
         alert: l.dispatch_type === 'ALERT_WEBHOOK' ? { receiver: l.receiver!, occurrence: l.alert! } : null,
         lineage: l.lineage,
+        backfillId: l.backfill_id,
       })),
     unwanted: rows.filter((row) => !row.leased).map((row) => row.dispatch_id),
   };
@@ -249,6 +256,7 @@ export async function cancelUnwantedDispatches(
       picked: Prisma.sql`SELECT d.dispatch_id,
                    CASE WHEN d.dispatch_type = 'ALERT_WEBHOOK' THEN 'the alert receiver ' || d.receiver || ' is not configured any more'
                         WHEN d.dispatch_type = 'LINEAGE_EVENT' THEN 'lineage is not enabled (lineage.enabled)'
+                        WHEN d.dispatch_type = 'START_LOAD' THEN 'the backfill date no longer waits: ' || COALESCE(bd.status, 'gone')
                         WHEN d.run_id IS NULL THEN 'the gate ' || d.consumer || ' has no receiver any more'
                         ELSE 'run no longer waits: run ' || r.status || COALESCE(', partition ' || p.status, '') END AS reason
               FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}

@@ -19,7 +19,8 @@ export interface DispatchTargets {
 
 /**
  * The call to NiFi's control receiver (PG-05), exactly as ref §3.23: POST {receiverUrl}/validate/{jobKey}
- * or /reissue/{jobKey}, X-Run-Id and X-Dispatch-Id headers, numerics as strings, nulls kept. A GATE_READY call
+ * or /reissue/{jobKey}, X-Run-Id and X-Dispatch-Id headers, numerics as strings, nulls kept; a backfill's
+ * POST {receiverUrl}/start/{jobKey} with X-Dispatch-Id and its business key and backfill id. A GATE_READY call
  * goes to its gate's receiver in the gate's format (gate-ready-request.ts). An ALERT_WEBHOOK call goes to its receiver
  * (alert-notification.ts), a LINEAGE_EVENT to lineage.url (src/domain/lineage/run-event.ts).
  */
@@ -38,6 +39,14 @@ export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): Di
   }
   if (d.decision) return gateReadyRequest(targets.gateCredentials, d.dispatchId, d.decision);
   const base = targets.receiverUrl.replace(/\/+$/, '');
+  if (d.dispatchType === 'START_LOAD') {
+    // no run yet: the createRun this starts carries the backfill id, and is the call's ACK
+    return {
+      url: `${base}/start/${encodeURIComponent(d.jobKey!)}`,
+      headers: { 'Content-Type': 'application/json', 'X-Dispatch-Id': d.dispatchId },
+      body: { dispatchId: d.dispatchId, backfillId: d.backfillId, businessKey: d.businessKey },
+    };
+  }
   const headers = { 'Content-Type': 'application/json', 'X-Run-Id': d.runId!, 'X-Dispatch-Id': d.dispatchId };
   if (d.dispatchType === 'VALIDATE_RUN') {
     return { url: `${base}/validate/${encodeURIComponent(d.jobKey!)}`, headers, body: { runId: d.runId, dispatchId: d.dispatchId } };

@@ -4,7 +4,9 @@ import type { Tx } from '../../db/client.js';
 import { DomainError, invalidInput } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
 import { climbsOut } from '../fields.js';
+import { acknowledgeBackfillStart } from '../backfills/backfill-start-ack.js';
 import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
+import { assertJobNotPaused } from '../jobs/job-pause.js';
 import { ACTIVE_RUN_STATUSES, parseRunStatus, type RunStatus } from '../states.js';
 import { inOneTransaction } from '../../db/operation.js';
 
@@ -16,6 +18,8 @@ export interface CreateRunCommand {
   allowEmptySource: boolean;
   parameters: Record<string, unknown>;
   idempotencyKey: string | null;
+  /** A backfill's date started by its START_LOAD call: the run is the backfill's, and the call's ACK. */
+  backfillId?: string | null;
   actor: string;
 }
 
@@ -40,10 +44,10 @@ function canonicalJson(value: unknown): string {
 
 /** What an idempotent replay must repeat exactly: every field of the request except the key itself. */
 function requestDigest(cmd: CreateRunCommand): string {
-  const { jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters } = cmd;
-  return createHash('sha256')
-    .update(canonicalJson({ jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters }))
-    .digest('hex');
+  const { jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters, backfillId } = cmd;
+  // a backfill id only when given, so that the digests of runs without one stay what they were
+  const fields = { jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters, ...(backfillId ? { backfillId } : {}) };
+  return createHash('sha256').update(canonicalJson(fields)).digest('hex');
 }
 
 function hdfsRunPathFor(hdfsRoot: string, jobKey: string, runId: string): string {
@@ -73,9 +77,9 @@ async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult
   // transaction; a conflicting concurrent insert is waited for, so the lookups below see it committed.
   const inserted = await tx.$queryRaw<Array<{ run_id: string }>>`
     INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, hdfs_run_path, stage_table_name, parameters,
-        idempotency_key, request_digest, created_by)
+        idempotency_key, request_digest, created_by, backfill_id)
     VALUES (${runId}::uuid, ${cmd.jobKey}, ${cmd.businessKey}, 'CREATED', ${hdfsRunPath}, ${stageTable},
-        ${JSON.stringify(parameters)}::jsonb, ${cmd.idempotencyKey}, ${digest}, ${cmd.actor})
+        ${JSON.stringify(parameters)}::jsonb, ${cmd.idempotencyKey}, ${digest}, ${cmd.actor}, ${cmd.backfillId ?? null}::uuid)
     ON CONFLICT DO NOTHING
     RETURNING run_id`;
 
@@ -112,6 +116,11 @@ async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult
   }
 
   // after the insert, so that replays and duplicates are answered as before; a refusal rolls the run back
+  await assertJobNotPaused(tx, cmd.jobKey);
+  await tx.$executeRaw`SELECT nifi_ops.fault_point('create_run_job_checked')`;
+  if (cmd.backfillId) {
+    await acknowledgeBackfillStart(tx, { backfillId: cmd.backfillId, jobKey: cmd.jobKey, businessKey: cmd.businessKey, runId });
+  }
   await assertRunGateReady(tx, { jobKey: cmd.jobKey, businessKey: cmd.businessKey, runId: null, actor: cmd.actor });
 
   await recordApiEvent(tx, {
@@ -119,7 +128,7 @@ async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult
     name: 'RUN_STARTED',
     runId,
     actor: cmd.actor,
-    details: { idempotencyKey: cmd.idempotencyKey },
+    details: { idempotencyKey: cmd.idempotencyKey, ...(cmd.backfillId ? { backfillId: cmd.backfillId } : {}) },
   });
   return { runId, status: 'CREATED', hdfsRunPath, stageTable, created: true };
 }

@@ -53,6 +53,8 @@ interface RunRow {
   idempotencyKey: string | null;
   requestDigest: string | null;
   createdBy: string | null;
+  /** The backfill that started the run, if one did. */
+  backfillId: string | null;
 }
 
 const RUN_COLUMNS = selectList<RunRow>({
@@ -92,6 +94,7 @@ const RUN_COLUMNS = selectList<RunRow>({
   idempotencyKey: true,
   requestDigest: true,
   createdBy: true,
+  backfillId: true,
 });
 
 /** A row of nifi_ops.load_partition as read here. */

@@ -24,7 +24,8 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, 
                FOR UPDATE OF d SKIP LOCKED`;
   type DueRow = {
     dispatch_id: string;
-    run_id: string;
+    /** Null for a START_LOAD call: its run does not exist yet. */
+    run_id: string | null;
     dispatch_type: DispatchType;
     partition_id: string | null;
     attempt_count: number;
@@ -68,9 +69,9 @@ export async function sweepUnackedDispatches(tx: Tx, settings: SweeperSettings, 
       ...requeued.map((row) => ({ action: 'requeue_dispatch' as const, ...record(row) })),
     ],
   };
-  const requeuedByRun = new Map<string, string[]>();
+  const requeuedByRun = new Map<string | null, string[]>();
   for (const row of requeued) {
-    afterCommit.wakeDispatcher(row.run_id);
+    afterCommit.wakeDispatcher(row.run_id ?? row.dispatch_id);
     requeuedByRun.set(row.run_id, [...(requeuedByRun.get(row.run_id) ?? []), row.dispatch_id]);
   }
   for (const [runId, dispatchIds] of requeuedByRun) {

@@ -70,6 +70,7 @@ describe('loadConfig defaults', () => {
         pollInterval: 5_000,
         batch: 20,
       },
+      backfill: { pumpInterval: 5_000 },
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
       retention: { ledger: 90 * DAY, exportDir: null },
       alerts: { webhooks: [] },

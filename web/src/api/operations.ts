@@ -172,6 +172,42 @@ export const PUBLICATION = graphql(`
   }
 `);
 
+export const JOB_PAUSE = graphql(`
+  query JobPause($jobKey: String!) { jobPause(jobKey: $jobKey) { jobKey paused pausedAt pausedBy pauseReason } }
+`);
+
+const BACKFILL_ROW = graphql(`
+  fragment BackfillRow on Backfill {
+    backfillId jobKey from to reprocess maxConcurrent order pushReadiness status createdBy createdAt pausedAt endedAt
+    readinessHeld allowedActions progress { queued running succeeded failed skipped cancelled total }
+  }
+`);
+
+export const BACKFILLS = graphql(
+  `query Backfills($jobKey: String, $openOnly: Boolean) { backfills(jobKey: $jobKey, openOnly: $openOnly) { ...BackfillRow } }`,
+  [BACKFILL_ROW],
+);
+
+export const BACKFILL = graphql(
+  `
+  query Backfill($backfillId: UUID!) {
+    backfill(backfillId: $backfillId) {
+      ...BackfillRow readinessReleasedAt readinessReleasedBy
+      dates { businessDate position status reason runId startDispatchStatus updatedAt }
+    }
+  }
+`,
+  [BACKFILL_ROW],
+);
+
+export const PLAN_BACKFILL = graphql(`
+  query PlanBackfill($jobKey: String!, $from: Date!, $to: Date!, $reprocess: BackfillReprocess!, $order: BackfillOrder) {
+    planBackfill(jobKey: $jobKey, from: $from, to: $to, reprocess: $reprocess, order: $order) {
+      position businessDate action reason latestRunId latestRunStatus otherBackfillId
+    }
+  }
+`);
+
 // the shapes pages pass around, as the operations above select them
 export type RunRow = ResultOf<typeof RUN_ROW>;
 export type RunDetail = ResultOf<typeof RUN_DETAIL>;
@@ -191,3 +227,7 @@ export type Attempt = NonNullable<ResultOf<typeof OBSERVATIONS>['observations']>
 export type AuditedPublication = NonNullable<ResultOf<typeof PUBLICATIONS>['publications']>['nodes'][number];
 export type Publication = NonNullable<ResultOf<typeof PUBLICATION>['publication']>;
 export type Role = ResultOf<typeof ME>['me']['roles'][number];
+export type JobPause = ResultOf<typeof JOB_PAUSE>['jobPause'];
+export type BackfillRow = ResultOf<typeof BACKFILL_ROW>;
+export type BackfillDetail = NonNullable<ResultOf<typeof BACKFILL>['backfill']>;
+export type PlannedDate = ResultOf<typeof PLAN_BACKFILL>['planBackfill'][number];

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { JobPauseBanner } from '../components/JobPauseBanner';
 import { LiveIndicator } from '../components/Live';
 import { RunsList } from '../components/RunsList';
 import { type LiveState, usePageTitle } from '../hooks';
@@ -19,6 +20,10 @@ export function JobRuns({ jobKey }: { jobKey: string }) {
         </h1>
         <LiveIndicator state={live} />
       </div>
+      <JobPauseBanner jobKey={jobKey} />
+      <p>
+        <Link to={`/backfills?${new URLSearchParams({ job: jobKey })}`}>Backfills of {jobKey}</Link>
+      </p>
       <RunsList jobKey={jobKey} titleId="job-runs-title" onLive={setLive} />
     </>
   );
