@@ -432,6 +432,19 @@ const configSchema = z
         /** Ended runs lose their files, partitions, validations, dispatches and events after this (src/domain/retention/). */
         ledger: duration(90 * DAY),
       }).prefault({}),
+      resume: section({
+        /**
+         * resumeRun refuses a run older than this (SNAPSHOT_BEYOND_HORIZON): its SCN must still be in Oracle's undo
+         * for the partitions read again AS OF SCN. Oracle's default UNDO_RETENTION is 900 s; set it to yours.
+         */
+        snapshotHorizon: duration(15 * MINUTE),
+        /** The same for single jobs: job key → duration. */
+        snapshotHorizonByJob: z
+          .record(z.string().regex(/^[A-Z0-9_]{1,200}$/, 'must be a job key ^[A-Z0-9_]{1,200}$'), duration(15 * MINUTE), {
+            error: typeError('a mapping of job keys to durations'),
+          })
+          .default({}),
+      }).prefault({}),
       alerts: section({ webhooks: webhooksSchema }).prefault({}),
       monitor: section({
         /**

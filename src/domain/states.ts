@@ -44,6 +44,14 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = [
   'CANCELLED',
 ];
 
+/**
+ * The failed statuses resumeRun takes: those a run reaches while extracting, when its manifest, its SCN and its
+ * SUCCESS partitions are worth keeping. FAILED_MANIFEST has no manifest; FAILED_SNAPSHOT_EXPIRED's SCN is gone
+ * from the undo; a run that failed after its extraction completed (staging, publish, target) has nothing left to
+ * extract — each wants a new run. TIMED_OUT and CANCELLED qualify only while extraction had not completed.
+ */
+export const RESUMABLE_RUN_STATUSES: readonly RunStatus[] = ['FAILED_EXTRACT', 'TIMED_OUT', 'CANCELLED'];
+
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['SUCCESS', ...FAILED_RUN_STATUSES];
 
 /** Every run transition the system may perform: [from, to]. */

@@ -25,6 +25,7 @@ import {
   RUN_ORDERS,
   partitionCounts,
   receivedRows,
+  resumedAs,
   type DispatchRecord,
   type MetricRecord,
   type PartitionRecord,
@@ -74,6 +75,14 @@ export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').impl
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.completedAt }),
     errorCode: t.exposeString('errorCode', { nullable: true }),
     errorMessage: t.exposeString('errorMessage', { nullable: true }),
+    carriedFromRunId: t.field({
+      type: 'UUID',
+      nullable: true,
+      description:
+        'For a partition of a resumed run that succeeded in an earlier attempt and was carried over (resumeRun): the run ' +
+        'whose extraction wrote its files, where they are recorded. Null for a partition extracted by its own run.',
+      resolve: (p) => p.carriedFromRunId,
+    }),
   }),
 });
 
@@ -86,6 +95,14 @@ const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').implement({
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.sentAt }),
   }),
 });
+
+const RunTagRef = builder.objectRef<{ key: string; value: string }>('RunTag').implement({
+  description: 'One of a run’s tags (createRun’s `tags`, written key=value).',
+  fields: (t) => ({ key: t.exposeString('key'), value: t.exposeString('value') }),
+});
+
+const tagList = (tags: unknown): Array<{ key: string; value: string }> =>
+  tags !== null && typeof tags === 'object' ? Object.entries(tags as Record<string, string>).map(([key, value]) => ({ key, value })) : [];
 
 const MetricRef = builder.objectRef<MetricRecord>('Metric').implement({
   fields: (t) => ({
@@ -214,6 +231,23 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     parameters: t.field({ type: 'JSON', resolve: (r) => r.parameters }),
     idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
     createdBy: t.exposeString('createdBy', { nullable: true }),
+    tags: t.field({ type: [RunTagRef], description: 'The run’s tags, by key (none for runs from before tags existed).', resolve: (r) => tagList(r.tags) }),
+    flowRegistry: t.exposeString('flowRegistry', { nullable: true, description: 'The NiFi registry client of the flow that created the run.' }),
+    flowBucket: t.exposeString('flowBucket', { nullable: true, description: 'The flow’s bucket in that registry.' }),
+    flowId: t.exposeString('flowId', { nullable: true, description: 'The flow’s id in that bucket.' }),
+    flowVersion: t.exposeString('flowVersion', { nullable: true, description: 'The flow’s version that created the run.' }),
+    resumedFromRunId: t.field({
+      type: 'UUID',
+      nullable: true,
+      description: 'The failed run this one resumes (resumeRun): its manifest, SCN, HDFS run path and SUCCESS partitions.',
+      resolve: (r) => r.retryOfRunId,
+    }),
+    resumedAsRunId: t.field({
+      type: 'UUID',
+      nullable: true,
+      description: 'The attempt that resumed this run, when one did.',
+      resolve: (r, _a, ctx) => resumedAs(reader(ctx), r.runId),
+    }),
     startedAt: t.field({ type: 'DateTime', resolve: (r) => r.startedAt }),
     heartbeatAt: t.field({ type: 'DateTime', resolve: (r) => r.heartbeatAt }),
     extractCompletedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.extractCompletedAt }),
@@ -358,6 +392,7 @@ const listRunsArgs = z.object({
         .regex(RUN_ID_PREFIX, 'hexadecimal digits of a run id (at least 4; hyphens allowed)')
         .nullish()
         .describe('Runs whose id begins with these hexadecimal digits (at least 4; hyphens ignored): the short ids the console shows.'),
+      tags: f.tags.nullish().describe('Runs carrying every one of these tags, written key=value[,key=value…].'),
     }),
   ).nullish(),
   first: z.number().int().min(1).max(MAX_RUNS_PAGE).default(50),
@@ -405,6 +440,13 @@ defineMutation('createRun', {
     allowEmptySource: f.withDefault(z.boolean(), false),
     parameters: f.optional(f.jsonObject, {}),
     idempotencyKey: f.optional(f.requiredText(200)).describe('NiFi: the FlowFile uuid. Same key and fields → the existing run.'),
+    tags: f
+      .optional(f.tags, {})
+      .describe(`Up to ${f.MAX_TAGS} tags to find the run by, written key=value[,key=value…] (NiFi: the LOAD.TAGS parameter).`),
+    flowRegistry: f.optional(f.requiredText(200)).describe('The NiFi registry client of the flow (NiFi: FLOW.REGISTRY).'),
+    flowBucket: f.optional(f.requiredText(200)).describe('The flow’s bucket (NiFi: FLOW.BUCKET).'),
+    flowId: f.optional(f.requiredText(200)).describe('The flow’s id (NiFi: FLOW.ID).'),
+    flowVersion: f.optional(f.requiredText(100)).describe('The flow’s version (NiFi: FLOW.VERSION).'),
   }),
   payload: CreateRunPayload,
   operation: createRunOperation,

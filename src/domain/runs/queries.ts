@@ -53,6 +53,12 @@ interface RunRow {
   idempotencyKey: string | null;
   requestDigest: string | null;
   createdBy: string | null;
+  /** key → value; null for runs from before tags existed. */
+  tags: Prisma.JsonValue | null;
+  flowRegistry: string | null;
+  flowBucket: string | null;
+  flowId: string | null;
+  flowVersion: string | null;
 }
 
 const RUN_COLUMNS = selectList<RunRow>({
@@ -92,6 +98,11 @@ const RUN_COLUMNS = selectList<RunRow>({
   idempotencyKey: true,
   requestDigest: true,
   createdBy: true,
+  tags: true,
+  flowRegistry: true,
+  flowBucket: true,
+  flowId: true,
+  flowVersion: true,
 });
 
 /** A row of nifi_ops.load_partition as read here. */
@@ -123,6 +134,8 @@ interface PartitionRow {
   reportedChunkCount: number | null;
   chunkCountMismatches: number;
   createdAt: Date;
+  /** A resumed run's partition carried over SUCCESS: the run whose extraction wrote its files. */
+  carriedFromRunId: string | null;
 }
 
 const PARTITION_COLUMNS = selectList<PartitionRow>({
@@ -153,6 +166,7 @@ const PARTITION_COLUMNS = selectList<PartitionRow>({
   reportedChunkCount: true,
   chunkCountMismatches: true,
   createdAt: true,
+  carriedFromRunId: true,
 });
 
 /** A row of nifi_ops.load_dispatch as read here. */
@@ -252,6 +266,13 @@ function runsById(tx: Tx, runIds: readonly string[]): Promise<RunRecord[]> {
     SELECT ${RUN_COLUMNS} FROM nifi_ops.load_run WHERE run_id = ANY(${runIds}::uuid[])`.then((rows) => rows.map(runRecord));
 }
 
+/** The attempt that resumed a run (resumeRun), or null. */
+export async function resumedAs(tx: Tx, runId: string): Promise<string | null> {
+  const [row] = await tx.$queryRaw<Array<{ run_id: string }>>`
+    SELECT run_id::text FROM nifi_ops.load_run WHERE retry_of_run_id = ${runId}::uuid ORDER BY started_at LIMIT 1`;
+  return row?.run_id ?? null;
+}
+
 /** Partitions of a run, by id, in partition order (src/realtime/run-progress.ts: the ones that changed). */
 export async function partitionsById(tx: Tx, runId: string, partitionIds: readonly string[]): Promise<PartitionRecord[]> {
   const rows = await tx.$queryRaw<PartitionRow[]>`
@@ -280,6 +301,8 @@ export interface RunFilter {
   startedBefore?: Date | null;
   /** The run ids that begin with these hexadecimal digits (hyphens ignored): the short ids the console shows. */
   runIdPrefix?: string | null;
+  /** Runs carrying every one of these tags (key → value). */
+  tags?: Record<string, string> | null;
 }
 
 /** The run ids that begin with `prefix`'s hexadecimal digits, as a range between the first and the last: the primary key scans it. */
@@ -342,6 +365,8 @@ export async function listRuns(
     ...(filter.startedFrom ? [Prisma.sql`started_at >= ${filter.startedFrom}`] : []),
     ...(filter.startedBefore ? [Prisma.sql`started_at < ${filter.startedBefore}`] : []),
     ...(filter.runIdPrefix ? [runIdWithin(filter.runIdPrefix)] : []),
+    // containment, which the GIN index ix_load_run_tags answers
+    ...(filter.tags && Object.keys(filter.tags).length ? [Prisma.sql`tags @> ${JSON.stringify(filter.tags)}::jsonb`] : []),
     ...(after
       ? [
           newestFirst
