@@ -33,6 +33,7 @@ import {
   startRun,
   toPublished,
   toStageValidating,
+  toFailedExtract,
   toStagingValidated,
 } from './fixtures.js';
 import { defineGate, observed } from './gate-fixtures.js';
@@ -77,6 +78,7 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
   await recordMetrics(api, succeeded.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '7')]);
   await api.gql(MARK_SUCCESS, { input: { runId: succeeded.runId, targetCount: '7' } });
   const cancellable = await startRun(api, [3]);
+  const resumable = await toFailedExtract(api);
   await defineGate(api, 'FUZZ_LOAD_GATE', ['FUZZ_UP'], 'FUZZ_GATED');
   await defineGate(api, 'FUZZ_REPORT', ['FUZZ_UP']);
   await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-01', state: 'SUCCEEDED' });
@@ -99,6 +101,11 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
       allowEmptySource: false,
       parameters: { source: 'APP.T' },
       idempotencyKey: 'fuzz-create',
+      tags: 'team=finance,source=erp',
+      flowRegistry: 'nifi-registry',
+      flowBucket: 'loads',
+      flowId: 'flow-1',
+      flowVersion: '3',
     },
     registerManifest: { ...manifestInput(created.runId, [3, 4], { nullCount: 2 }), sourceMetricsVersion: 'v1' },
     failRun: {
@@ -160,6 +167,7 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     resolveUnknown: { runId: unknown.runId, resolution: 'FAILED_PUBLISH', reason: 'target untouched' },
     resendDispatch: { runId: extracted.runId, dispatchId: extracted.dispatchId, reason: 'receiver is back' },
     cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
+    resumeRun: { runId: resumable.runId, reason: 'the source is back' },
     endConsoleSession: { sessionId: randomUUID(), reason: 'left the company' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
     defineGate: {
