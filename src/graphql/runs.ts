@@ -101,8 +101,13 @@ const RunTagRef = builder.objectRef<{ key: string; value: string }>('RunTag').im
   fields: (t) => ({ key: t.exposeString('key'), value: t.exposeString('value') }),
 });
 
+// by key: jsonb keeps an object's keys shortest first
 const tagList = (tags: unknown): Array<{ key: string; value: string }> =>
-  tags !== null && typeof tags === 'object' ? Object.entries(tags as Record<string, string>).map(([key, value]) => ({ key, value })) : [];
+  tags !== null && typeof tags === 'object'
+    ? Object.entries(tags as Record<string, string>)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([key, value]) => ({ key, value }))
+    : [];
 
 const MetricRef = builder.objectRef<MetricRecord>('Metric').implement({
   fields: (t) => ({
