@@ -26,6 +26,8 @@ import {
   partitionCounts,
   receivedRows,
   resumedAs,
+  carriedPartitions,
+  type CarriedPartitions,
   type DispatchRecord,
   type MetricRecord,
   type PartitionRecord,
@@ -108,6 +110,14 @@ const tagList = (tags: unknown): Array<{ key: string; value: string }> =>
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([key, value]) => ({ key, value }))
     : [];
+
+const CarriedPartitionsRef = builder.objectRef<CarriedPartitions>('CarriedPartitions').implement({
+  description: 'Partitions a resumed run carried over SUCCESS, and the earlier attempt whose extraction wrote their files.',
+  fields: (t) => ({
+    fromRunId: t.field({ type: 'UUID', resolve: (c) => c.fromRunId }),
+    partitionIds: t.exposeStringList('partitionIds'),
+  }),
+});
 
 const MetricRef = builder.objectRef<MetricRecord>('Metric').implement({
   fields: (t) => ({
@@ -246,6 +256,12 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
       nullable: true,
       description: 'The failed run this one resumes (resumeRun): its manifest, SCN, HDFS run path and SUCCESS partitions.',
       resolve: (r) => r.retryOfRunId,
+    }),
+    carriedPartitions: t.field({
+      type: [CarriedPartitionsRef],
+      description: 'For a resumed run, its partitions carried over SUCCESS, by the run they come from; empty otherwise.',
+      complexity: { field: 1, multiplier: 2 },
+      resolve: (r, _a, ctx) => (r.retryOfRunId === null ? [] : carriedPartitions(reader(ctx), r.runId)),
     }),
     resumedAsRunId: t.field({
       type: 'UUID',

@@ -266,6 +266,22 @@ function runsById(tx: Tx, runIds: readonly string[]): Promise<RunRecord[]> {
     SELECT ${RUN_COLUMNS} FROM nifi_ops.load_run WHERE run_id = ANY(${runIds}::uuid[])`.then((rows) => rows.map(runRecord));
 }
 
+/** A resumed run's partitions carried over SUCCESS from the run whose extraction wrote their files. */
+export interface CarriedPartitions {
+  fromRunId: string;
+  partitionIds: string[];
+}
+
+/** A resumed run's carried partitions, by the run they come from (the oldest first), in partition order. */
+export async function carriedPartitions(tx: Tx, runId: string): Promise<CarriedPartitions[]> {
+  return tx.$queryRaw<CarriedPartitions[]>`
+    SELECT p.carried_from_run_id::text AS "fromRunId", array_agg(p.partition_id ORDER BY p.partition_id) AS "partitionIds"
+      FROM nifi_ops.load_partition p JOIN nifi_ops.load_run r ON r.run_id = p.carried_from_run_id
+     WHERE p.run_id = ${runId}::uuid AND p.carried_from_run_id IS NOT NULL
+     GROUP BY p.carried_from_run_id, r.started_at
+     ORDER BY r.started_at`;
+}
+
 /** The attempt that resumed a run (resumeRun), or null. */
 export async function resumedAs(tx: Tx, runId: string): Promise<string | null> {
   const [row] = await tx.$queryRaw<Array<{ run_id: string }>>`

@@ -44,6 +44,16 @@ const REASON = 'partition 0001 failed on ORA-03113, source is back';
 const resume = (runId: string, horizon: SnapshotHorizon = HORIZON) =>
   perform(t.db, resumeRunOperation, { runId, reason: REASON, horizon, actor: OPERATOR });
 
+/** A resumed run as the chunk fixtures take a run. */
+const asRun = (resumed: { runId: string; status: DomainRun['status']; hdfsRunPath: string; stageTable: string }, businessKey: string): DomainRun => ({
+  runId: resumed.runId,
+  status: resumed.status,
+  hdfsRunPath: resumed.hdfsRunPath,
+  stageTable: resumed.stageTable,
+  created: true,
+  businessKey,
+});
+
 /** A chunk as the kit names its file: the claim token in the name, so a re-extracted partition's files are its own. */
 function ownChunk(run: DomainRun, partitionId: string, claimToken: string, index: number, count: number, rows: number) {
   const report = chunk(run, partitionId, claimToken, index, count, rows);
@@ -168,7 +178,7 @@ describe('resumeRun', () => {
   it('completes once only the reissued partitions are extracted: every carried partition counted once, extracted = source', async () => {
     const failed = await failedExtract([3, 4, 5, 2], ['0000', '0003']);
     const resumed = await resume(failed.runId);
-    const run = { ...resumed, businessKey: failed.businessKey };
+    const run = asRun(resumed, failed.businessKey);
     // a carried partition takes no report: it has no owner in the new run
     const carried = await perform(t.db, reportChunkOperation, { ...ownChunk(run, '0000', randomUUID(), 0, 1, 3), actor: ACTOR }).then(
       () => null,
@@ -209,7 +219,7 @@ describe('resumeRun', () => {
     const failed = await failedExtract([3, 4, 5], ['0000']);
     const second = await resume(failed.runId);
     const claim = await claimed(t, second.runId, '0002');
-    await perform(t.db, reportChunkOperation, ownChunk({ ...second, businessKey: failed.businessKey }, '0002', claim.claimToken, 0, 1, 5));
+    await perform(t.db, reportChunkOperation, ownChunk(asRun(second, failed.businessKey), '0002', claim.claimToken, 0, 1, 5));
     const retry = await claimed(t, second.runId, '0001');
     await partitionFailed(t, second.runId, retry.claimToken, { partitionId: '0001', errorCode: 'ORA-03113' });
     const third = await resume(second.runId);
