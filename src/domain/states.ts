@@ -194,20 +194,22 @@ export const REISSUABLE_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDI
  * What an operator may do to a run, by the state machines above (the console asks, through Run.allowedActions):
  * cancel it while it may still become CANCELLED; resolve it while PUBLISH_UNKNOWN; reissue its partitions in
  * REISSUABLE_PARTITION_STATUSES while it waits for them; resend its dispatches in RESENDABLE_DISPATCH_STATUSES
- * whatever its status (a receiver may be back after the run ended).
+ * whatever its status (a receiver may be back after the run ended); resume it when `resumable` says so (resumeRun's
+ * rule needs more than the status: a manifest with an SCN, an unfinished extraction, no newer attempt).
  */
-export const RUN_ACTIONS = ['CANCEL', 'RESOLVE_UNKNOWN', 'REISSUE_PARTITION', 'RESEND_DISPATCH'] as const;
+export const RUN_ACTIONS = ['CANCEL', 'RESOLVE_UNKNOWN', 'REISSUE_PARTITION', 'RESEND_DISPATCH', 'RESUME'] as const;
 export type RunAction = (typeof RUN_ACTIONS)[number];
 
 /** The run status resolveUnknown accepts. */
 export const RESOLVABLE_RUN_STATUS: RunStatus = 'PUBLISH_UNKNOWN';
 
-export function allowedRunActions(status: RunStatus): RunAction[] {
+export function allowedRunActions(status: RunStatus, resumable = false): RunAction[] {
   const allowed: Record<RunAction, boolean> = {
     CANCEL: canTransitionRun(status, 'CANCELLED'),
     RESOLVE_UNKNOWN: status === RESOLVABLE_RUN_STATUS,
     REISSUE_PARTITION: status === DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION,
     RESEND_DISPATCH: true,
+    RESUME: resumable && RESUMABLE_RUN_STATUSES.includes(status),
   };
   return RUN_ACTIONS.filter((action) => allowed[action]);
 }

@@ -26,6 +26,7 @@ import {
   partitionCounts,
   receivedRows,
   resumedAs,
+  newerAttempt,
   carriedPartitions,
   type CarriedPartitions,
   type DispatchRecord,
@@ -35,7 +36,7 @@ import {
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
 import { runStall, STALL_PARTITIONS_SHOWN, type RunStall } from '../domain/monitor/stalls.js';
-import { allowedRunActions, PARTITION_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
+import { allowedRunActions, PARTITION_STATUSES, RESUMABLE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { deliveryFields } from './dispatch-fields.js';
@@ -227,8 +228,16 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
       type: [RunActionEnum],
       description:
         'What an operator may do to the run in its status, by the state machine: CANCEL, RESOLVE_UNKNOWN, ' +
-        'REISSUE_PARTITION (of its PENDING or RUNNING partitions), RESEND_DISPATCH (of its DEAD or SENT dispatches)',
-      resolve: (r) => allowedRunActions(r.status),
+        'REISSUE_PARTITION (of its PENDING or RUNNING partitions), RESEND_DISPATCH (of its DEAD or SENT dispatches), ' +
+        'RESUME (a failed run with a manifest and an SCN, its extraction unfinished, no newer attempt of its key)',
+      resolve: async (r, _a, ctx) =>
+        allowedRunActions(
+          r.status,
+          RESUMABLE_RUN_STATUSES.includes(r.status) &&
+            r.snapshotScn !== null &&
+            r.extractCompletedAt === null &&
+            (await newerAttempt(reader(ctx), r.runId)) === null,
+        ),
     }),
     snapshotScn: t.field({ type: 'Decimal', nullable: true, resolve: (r) => r.snapshotScn?.toFixed() ?? null }),
     sourceCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceCount }),

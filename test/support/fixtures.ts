@@ -129,8 +129,13 @@ export async function startRun(
  * A run of `counts` whose partitions in `succeeded` were extracted (one chunk each) before partition 0001's owner
  * failed it: FAILED_EXTRACT, resumable. Chunk files are named by claim token, as the kit names them.
  */
-export async function toFailedExtract(api: TestApi, counts: number[] = [3, 4, 5], succeeded: string[] = ['0000']): Promise<CreatedRun> {
-  const run = await startRun(api, counts);
+export async function toFailedExtract(
+  api: TestApi,
+  counts: number[] = [3, 4, 5],
+  succeeded: string[] = ['0000'],
+  create: Record<string, unknown> = {},
+): Promise<CreatedRun> {
+  const run = await startRun(api, counts, { create });
   for (const partitionId of succeeded) {
     const owner = await claim(api, run.runId, partitionId);
     const input = chunkInput(run, partitionId, owner.claimToken, 0, 1, counts[Number(partitionId)]!);

@@ -282,6 +282,18 @@ export async function carriedPartitions(tx: Tx, runId: string): Promise<CarriedP
      ORDER BY r.started_at`;
 }
 
+/** The newest later run of the run's job and business key (started after it, or resuming it), or null. */
+export async function newerAttempt(tx: Tx, runId: string): Promise<{ runId: string; status: RunStatus } | null> {
+  const [row] = await tx.$queryRaw<Array<{ runId: string; status: string }>>`
+    SELECT later.run_id::text AS "runId", later.status
+      FROM nifi_ops.load_run later, nifi_ops.load_run r
+     WHERE r.run_id = ${runId}::uuid AND later.job_key = r.job_key AND later.business_key = r.business_key
+       AND later.run_id <> r.run_id
+       AND ((later.started_at, later.run_id) > (r.started_at, r.run_id) OR later.retry_of_run_id = r.run_id)
+     ORDER BY later.started_at DESC, later.run_id DESC LIMIT 1`;
+  return row ? { runId: row.runId, status: parseRunStatus(row.status) } : null;
+}
+
 /** The attempt that resumed a run (resumeRun), or null. */
 export async function resumedAs(tx: Tx, runId: string): Promise<string | null> {
   const [row] = await tx.$queryRaw<Array<{ run_id: string }>>`

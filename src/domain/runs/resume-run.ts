@@ -9,6 +9,7 @@ import { recordApiEvent } from '../events/events.js';
 import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
 import { ACTIVE_RUN_STATUSES, parseRunStatus, REISSUE_WAITING_PARTITION_STATUS, RESUMABLE_RUN_STATUSES, type RunStatus } from '../states.js';
 import { transitionRun } from '../transitions.js';
+import { newerAttempt } from './queries.js';
 
 /** How old a run's SCN may be for resumeRun (config.resume), in milliseconds. */
 export type SnapshotHorizon = Config['resume'];
@@ -76,18 +77,13 @@ async function insertResumedRun(tx: Tx, cmd: ResumeRunCommand, afterCommit: Afte
   if (failed.snapshot_scn === null) throw notResumable(runStatus, 'NO_SNAPSHOT');
   if (failed.extract_completed_at !== null) throw notResumable(runStatus, 'EXTRACTION_COMPLETED');
 
-  // every attempt started after it, and any that resumed it (the row lock above makes a concurrent one visible)
-  const [newer] = await tx.$queryRaw<Array<{ run_id: string; status: string }>>`
-    SELECT run_id::text, status FROM nifi_ops.load_run
-     WHERE job_key = ${failed.job_key} AND business_key = ${failed.business_key} AND run_id <> ${cmd.runId}::uuid
-       AND ((started_at, run_id) > (SELECT started_at, run_id FROM nifi_ops.load_run WHERE run_id = ${cmd.runId}::uuid)
-            OR retry_of_run_id = ${cmd.runId}::uuid)
-     ORDER BY started_at DESC, run_id DESC LIMIT 1`;
+  // the row lock above makes a concurrent resume's attempt visible here
+  const newer = await newerAttempt(tx, cmd.runId);
   if (newer) {
     throw new DomainError('NEWER_ATTEMPT_EXISTS', {
       jobKey: failed.job_key,
       businessKey: failed.business_key,
-      newerRunId: newer.run_id,
+      newerRunId: newer.runId,
       newerRunStatus: newer.status,
     });
   }
