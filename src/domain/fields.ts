@@ -47,7 +47,10 @@ export const tags = z
   .string()
   .max(MAX_TAGS * 142, 'too long for the tags allowed')
   .transform((written, ctx): Record<string, string> => {
-    const pairs = written.split(',').map((pair) => pair.trim()).filter((pair) => pair !== '');
+    const pairs = written
+      .split(',')
+      .map((pair) => pair.trim())
+      .filter((pair) => pair !== '');
     if (pairs.length > MAX_TAGS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_TAGS} tags` });
     const parsed: Record<string, string> = {};
     for (const pair of pairs) {

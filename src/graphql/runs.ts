@@ -255,8 +255,15 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
     parameters: t.field({ type: 'JSON', resolve: (r) => r.parameters }),
     idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
     createdBy: t.exposeString('createdBy', { nullable: true }),
-    tags: t.field({ type: [RunTagRef], description: 'The run’s tags, by key (none for runs from before tags existed).', resolve: (r) => tagList(r.tags) }),
-    flowRegistry: t.exposeString('flowRegistry', { nullable: true, description: 'The NiFi registry client of the flow that created the run.' }),
+    tags: t.field({
+      type: [RunTagRef],
+      description: 'The run’s tags, by key (none for runs from before tags existed).',
+      resolve: (r) => tagList(r.tags),
+    }),
+    flowRegistry: t.exposeString('flowRegistry', {
+      nullable: true,
+      description: 'The NiFi registry client of the flow that created the run.',
+    }),
     flowBucket: t.exposeString('flowBucket', { nullable: true, description: 'The flow’s bucket in that registry.' }),
     flowId: t.exposeString('flowId', { nullable: true, description: 'The flow’s id in that bucket.' }),
     flowVersion: t.exposeString('flowVersion', { nullable: true, description: 'The flow’s version that created the run.' }),

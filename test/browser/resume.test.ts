@@ -54,17 +54,28 @@ describe('resuming a failed run from the console', () => {
       await dialog.getByRole('button', { name: 'Resume' }).click();
 
       // the new attempt's page
-      await page.waitForURL((url) => /\/runs\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(failed.runId), { timeout: 20_000 });
+      await page.waitForURL((url) => /\/runs\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(failed.runId), {
+        timeout: 20_000,
+      });
       const resumedId = new URL(page.url()).pathname.split('/').at(-1)!;
       const carried = page.getByRole('region', { name: 'Carried over' });
-      await expect.poll(() => carried.textContent(), { timeout: 20_000 }).toMatch(new RegExp(`2 partitions from run ${failed.runId.slice(0, 8)}.*: 0000, 0002`));
-      expect(await page.getByRole('link', { name: `run ${failed.runId.slice(0, 8)}` }).first().getAttribute('href')).toBe(`/runs/${failed.runId}`);
+      await expect
+        .poll(() => carried.textContent(), { timeout: 20_000 })
+        .toMatch(new RegExp(`2 partitions from run ${failed.runId.slice(0, 8)}.*: 0000, 0002`));
+      expect(
+        await page
+          .getByRole('link', { name: `run ${failed.runId.slice(0, 8)}` })
+          .first()
+          .getAttribute('href'),
+      ).toBe(`/runs/${failed.runId}`);
       await expect.poll(() => tags.getByRole('listitem').allTextContents()).toEqual(['source=erp', `team=${team}`]);
       expect(await page.getByRole('button', { name: 'Resume at its SCN…' }).count()).toBe(0);
       expect(await accessibilityViolations(page)).toEqual([]);
       await carried.scrollIntoViewIfNeeded();
       await browser.screenshot(`resume-run-${size.name}`, page);
-      const { rows } = await api.sql.query(`SELECT retry_of_run_id::text, created_by FROM nifi_ops.load_run WHERE run_id = $1`, [resumedId]);
+      const { rows } = await api.sql.query(`SELECT retry_of_run_id::text, created_by FROM nifi_ops.load_run WHERE run_id = $1`, [
+        resumedId,
+      ]);
       expect(rows).toEqual([{ retry_of_run_id: failed.runId, created_by: 'alice-operator' }]);
 
       // the runs list, filtered by the tag: both attempts and nothing else

@@ -7,7 +7,13 @@ import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
 import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
-import { ACTIVE_RUN_STATUSES, parseRunStatus, REISSUE_WAITING_PARTITION_STATUS, RESUMABLE_RUN_STATUSES, type RunStatus } from '../states.js';
+import {
+  ACTIVE_RUN_STATUSES,
+  parseRunStatus,
+  REISSUE_WAITING_PARTITION_STATUS,
+  RESUMABLE_RUN_STATUSES,
+  type RunStatus,
+} from '../states.js';
 import { transitionRun } from '../transitions.js';
 import { newerAttempt } from './queries.js';
 
@@ -49,7 +55,7 @@ interface FailedRun {
 const notResumable = (runStatus: RunStatus, reason: NotResumableReason) =>
   new DomainError('RUN_NOT_RESUMABLE', { runStatus, reason, resumableStatuses: RESUMABLE_RUN_STATUSES }, `run not resumable: ${reason}`);
 
-export const horizonOf = (horizon: SnapshotHorizon, jobKey: string): number => horizon.snapshotHorizonByJob[jobKey] ?? horizon.snapshotHorizon;
+const horizonOf = (horizon: SnapshotHorizon, jobKey: string): number => horizon.snapshotHorizonByJob[jobKey] ?? horizon.snapshotHorizon;
 
 /**
  * resumeRun: a new attempt of a failed run's job and business key that keeps its manifest, its snapshot SCN and
@@ -61,7 +67,7 @@ export const horizonOf = (horizon: SnapshotHorizon, jobKey: string): number => h
  * at the carried ones, so a carried partition is counted once. The failed run's row lock serialises resumes of
  * it: the second sees the first's attempt and gets NEWER_ATTEMPT_EXISTS. createRun's gate rule holds.
  */
-export function resumeRun(tx: Tx, cmd: ResumeRunCommand, afterCommit: AfterCommit): Promise<ResumeRunResult> {
+function resumeRun(tx: Tx, cmd: ResumeRunCommand, afterCommit: AfterCommit): Promise<ResumeRunResult> {
   return refusableByGate(tx, afterCommit, () => insertResumedRun(tx, cmd, afterCommit));
 }
 

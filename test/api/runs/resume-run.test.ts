@@ -109,7 +109,11 @@ describe('resumeRun over HTTP', () => {
 
     const active = await startRun(api, [3]);
     const notFailed = await resume(active.runId);
-    expect([notFailed.status, notFailed.code, notFailed.headers.get('x-error-code')]).toEqual([409, 'RUN_NOT_RESUMABLE', 'RUN_NOT_RESUMABLE']);
+    expect([notFailed.status, notFailed.code, notFailed.headers.get('x-error-code')]).toEqual([
+      409,
+      'RUN_NOT_RESUMABLE',
+      'RUN_NOT_RESUMABLE',
+    ]);
     expect(notFailed.details).toMatchObject({ runStatus: 'EXTRACTING', reason: 'STATUS' });
 
     const failed = await toFailedExtract(api);
@@ -145,10 +149,22 @@ describe('a run failed on 3 of 50 partitions, resumed', () => {
     }
     const failing = await claim(api, run.runId, pid(47));
     await api.gql(FAIL_PARTITION, {
-      input: { runId: run.runId, partitionId: pid(47), claimToken: failing.claimToken, errorStage: 'EXTRACT', errorClass: 'SQL', errorCode: 'ORA-03113', message: 'lost' },
+      input: {
+        runId: run.runId,
+        partitionId: pid(47),
+        claimToken: failing.claimToken,
+        errorStage: 'EXTRACT',
+        errorClass: 'SQL',
+        errorCode: 'ORA-03113',
+        message: 'lost',
+      },
     });
 
-    const resumed = (await resume(run.runId)).body.data!.resumeRun as { runId: string; carriedPartitions: number; reissuedPartitions: number };
+    const resumed = (await resume(run.runId)).body.data!.resumeRun as {
+      runId: string;
+      carriedPartitions: number;
+      reissuedPartitions: number;
+    };
     expect([resumed.carriedPartitions, resumed.reissuedPartitions]).toEqual([47, 3]);
 
     // the receiver does what PG-05 → PG-20 does with a reissue call: claim the partition, extract at the SCN into
@@ -161,7 +177,9 @@ describe('a run failed on 3 of 50 partitions, resumed', () => {
       if (body.runId !== resumed.runId) return;
       calls.push({ path: call.path, hdfsRunPath: body.hdfsRunPath, snapshotScn: body.snapshotScn });
       const claimToken = randomUUID();
-      const answer = await api.gql(CLAIM, { input: { runId: body.runId, partitionId: body.partitionId, claimToken, workerNode: 'nifi-02' } });
+      const answer = await api.gql(CLAIM, {
+        input: { runId: body.runId, partitionId: body.partitionId, claimToken, workerNode: 'nifi-02' },
+      });
       if (answer.body.data?.claimPartition.claimed !== true) return;
       claimed.push(body.partitionId!);
       const rows = Number(body.expectedRowCount);
@@ -188,7 +206,11 @@ describe('a run failed on 3 of 50 partitions, resumed', () => {
     expect(claimed.sort()).toEqual([pid(47), pid(48), pid(49)]);
     const { rows: scn } = await api.sql.query('SELECT snapshot_scn::text FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
     expect(calls).toEqual(
-      Array(3).fill({ path: '/nifi-control/reissue/ORACLE_INSP_DTL_DAILY', hdfsRunPath: run.hdfsRunPath, snapshotScn: scn[0].snapshot_scn }),
+      Array(3).fill({
+        path: '/nifi-control/reissue/ORACLE_INSP_DTL_DAILY',
+        hdfsRunPath: run.hdfsRunPath,
+        snapshotScn: scn[0].snapshot_scn,
+      }),
     );
 
     const { rows: validate } = await api.sql.query(
@@ -196,11 +218,20 @@ describe('a run failed on 3 of 50 partitions, resumed', () => {
          FROM nifi_ops.load_run r JOIN nifi_ops.load_dispatch d USING (run_id) WHERE run_id = $1 AND dispatch_type = 'VALIDATE_RUN'`,
       [resumed.runId],
     );
-    expect(validate[0]).toMatchObject({ status: 'EXTRACTED_VALIDATED', extracted_count: source, source_count: source, success_partition_count: 50 });
-    const started = await api.gql(START_VALIDATION, { input: { runId: resumed.runId, dispatchId: validate[0].dispatch_id, node: 'nifi-01' } });
+    expect(validate[0]).toMatchObject({
+      status: 'EXTRACTED_VALIDATED',
+      extracted_count: source,
+      source_count: source,
+      success_partition_count: 50,
+    });
+    const started = await api.gql(START_VALIDATION, {
+      input: { runId: resumed.runId, dispatchId: validate[0].dispatch_id, node: 'nifi-01' },
+    });
     expect(started.body.data?.startValidation).toMatchObject({ started: true, hdfsRunPath: run.hdfsRunPath, extractedCount: source });
     await recordMetrics(api, resumed.runId, 'STAGING', [metric('STAGE_COUNT', 'PASS', String(source))]);
-    expect((await api.gql(MARK_STAGE_VALIDATED, { input: { runId: resumed.runId } })).body.data?.markStageValidated.stageValidated).toBe(true);
+    expect((await api.gql(MARK_STAGE_VALIDATED, { input: { runId: resumed.runId } })).body.data?.markStageValidated.stageValidated).toBe(
+      true,
+    );
     const publishToken = randomUUID();
     await api.gql(CLAIM_PUBLISH, { input: { runId: resumed.runId, publishToken } });
     await api.gql(REPORT_PUBLISH_RESULT, { input: { runId: resumed.runId, publishToken, outcome: 'PUBLISHED' } });
@@ -227,4 +258,3 @@ describe('a run failed on 3 of 50 partitions, resumed', () => {
     });
   });
 });
-

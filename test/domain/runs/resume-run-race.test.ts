@@ -10,7 +10,17 @@ import { reportChunkOperation } from '../../../src/domain/chunks/report-chunk.js
 import { createRunOperation } from '../../../src/domain/runs/create-run.js';
 import { resumeRunOperation } from '../../../src/domain/runs/resume-run.js';
 import { HDFS_ROOT, JOB } from '../../support/fixtures.js';
-import { ACTOR, chunk, claimed, type DomainRun, type DomainTest, OPERATOR, partitionFailed, startDomainTest, startedRun } from '../support/fixtures.js';
+import {
+  ACTOR,
+  chunk,
+  claimed,
+  type DomainRun,
+  type DomainTest,
+  OPERATOR,
+  partitionFailed,
+  startDomainTest,
+  startedRun,
+} from '../support/fixtures.js';
 
 /** Repetitions of each race (nightly: more). */
 const REPETITIONS = Number(process.env.RESUME_RACE_REPETITIONS ?? 6);

@@ -45,7 +45,10 @@ const resume = (runId: string, horizon: SnapshotHorizon = HORIZON) =>
   perform(t.db, resumeRunOperation, { runId, reason: REASON, horizon, actor: OPERATOR });
 
 /** A resumed run as the chunk fixtures take a run. */
-const asRun = (resumed: { runId: string; status: DomainRun['status']; hdfsRunPath: string; stageTable: string }, businessKey: string): DomainRun => ({
+const asRun = (
+  resumed: { runId: string; status: DomainRun['status']; hdfsRunPath: string; stageTable: string },
+  businessKey: string,
+): DomainRun => ({
   runId: resumed.runId,
   status: resumed.status,
   hdfsRunPath: resumed.hdfsRunPath,
@@ -128,10 +131,24 @@ describe('resumeRun', () => {
     });
     expect(old).toMatchObject({ tags: { team: 'finance', source: 'erp' }, flow_version: '7', snapshot_scn: expect.any(String) });
     expect(await partitionsOf(resumed.runId)).toEqual([
-      { partition_id: '0000', status: 'SUCCESS', actual_row_count: 3, file_count: 1, received_chunks: 1, carried_from_run_id: failed.runId },
+      {
+        partition_id: '0000',
+        status: 'SUCCESS',
+        actual_row_count: 3,
+        file_count: 1,
+        received_chunks: 1,
+        carried_from_run_id: failed.runId,
+      },
       { partition_id: '0001', status: 'RETRY', actual_row_count: null, file_count: null, received_chunks: 0, carried_from_run_id: null },
       { partition_id: '0002', status: 'RETRY', actual_row_count: null, file_count: null, received_chunks: 0, carried_from_run_id: null },
-      { partition_id: '0003', status: 'SUCCESS', actual_row_count: 0, file_count: 0, received_chunks: 0, carried_from_run_id: failed.runId },
+      {
+        partition_id: '0003',
+        status: 'SUCCESS',
+        actual_row_count: 0,
+        file_count: 0,
+        received_chunks: 0,
+        carried_from_run_id: failed.runId,
+      },
     ]);
     const { rows: dispatches } = await t.sql.query(
       `SELECT dispatch_type, partition_id, status FROM nifi_ops.load_dispatch WHERE run_id = $1 ORDER BY partition_id`,
@@ -194,7 +211,12 @@ describe('resumeRun', () => {
     const last = await perform(t.db, reportChunkOperation, ownChunk(run, '0002', second.claimToken, 0, 1, 5));
     expect(last).toMatchObject({ runStatus: 'EXTRACTED_VALIDATED', validationScheduled: true });
 
-    expect(await runRow(resumed.runId)).toMatchObject({ status: 'EXTRACTED_VALIDATED', source_count: 14, extracted_count: 14, success_partition_count: 4 });
+    expect(await runRow(resumed.runId)).toMatchObject({
+      status: 'EXTRACTED_VALIDATED',
+      source_count: 14,
+      extracted_count: 14,
+      success_partition_count: 4,
+    });
     const { rows: dispatches } = await t.sql.query(
       `SELECT dispatch_type, status FROM nifi_ops.load_dispatch WHERE run_id = $1 ORDER BY dispatch_type, partition_id`,
       [resumed.runId],
@@ -229,7 +251,11 @@ describe('resumeRun', () => {
       ['0001', 'RETRY', null],
       ['0002', 'SUCCESS', second.runId],
     ]);
-    expect(await runRow(third.runId)).toMatchObject({ hdfs_run_path: failed.hdfsRunPath, extracted_count: 8, retry_of_run_id: second.runId });
+    expect(await runRow(third.runId)).toMatchObject({
+      hdfs_run_path: failed.hdfsRunPath,
+      extracted_count: 8,
+      retry_of_run_id: second.runId,
+    });
   });
 
   it('resumes a run that timed out or was cancelled while extracting', async () => {

@@ -22,7 +22,13 @@ describe('createRun with tags and the flow version', () => {
       'SELECT tags, flow_registry, flow_bucket, flow_id, flow_version FROM nifi_ops.load_run WHERE run_id = $1',
       [run.runId],
     );
-    expect(rows[0]).toEqual({ tags: { team: 'finance', source: 'erp' }, flow_registry: 'nifi-registry-prod', flow_bucket: 'loads', flow_id: '0b8c-flow', flow_version: '12' });
+    expect(rows[0]).toEqual({
+      tags: { team: 'finance', source: 'erp' },
+      flow_registry: 'nifi-registry-prod',
+      flow_bucket: 'loads',
+      flow_id: '0b8c-flow',
+      flow_version: '12',
+    });
     const plain = await createdRun(t);
     const { rows: none } = await t.sql.query('SELECT tags, flow_version FROM nifi_ops.load_run WHERE run_id = $1', [plain.runId]);
     expect(none[0]).toEqual({ tags: {}, flow_version: null });
@@ -34,7 +40,10 @@ describe('createRun with tags and the flow version', () => {
     const first = await createdRun(t, { idempotencyKey, businessKey, tags: { team: 'finance', source: 'erp' }, ...FLOW });
     const replay = await createdRun(t, { idempotencyKey, businessKey, tags: { source: 'erp', team: 'finance' }, ...FLOW });
     expect(replay).toMatchObject({ runId: first.runId, created: false });
-    for (const other of [{ tags: { team: 'sales', source: 'erp' }, ...FLOW }, { tags: { team: 'finance', source: 'erp' }, ...FLOW, flowVersion: '13' }]) {
+    for (const other of [
+      { tags: { team: 'sales', source: 'erp' }, ...FLOW },
+      { tags: { team: 'finance', source: 'erp' }, ...FLOW, flowVersion: '13' },
+    ]) {
       const error = await refusal(createdRun(t, { idempotencyKey, businessKey, ...other }));
       expect([error.httpStatus, error.code]).toEqual([409, 'IDEMPOTENCY_KEY_REUSED']);
     }
@@ -43,7 +52,9 @@ describe('createRun with tags and the flow version', () => {
   it('keeps the digest of a request without tags or flow version as it was before they existed', async () => {
     const idempotencyKey = randomUUID();
     const run = await createdRun(t, { idempotencyKey, parameters: { a: 1 } });
-    const { rows } = await t.sql.query('SELECT job_key, business_key, request_digest FROM nifi_ops.load_run WHERE run_id = $1', [run.runId]);
+    const { rows } = await t.sql.query('SELECT job_key, business_key, request_digest FROM nifi_ops.load_run WHERE run_id = $1', [
+      run.runId,
+    ]);
     // the earlier formula: sha256 of the canonical JSON of these six fields
     const before = createHash('sha256')
       .update(

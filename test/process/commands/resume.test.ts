@@ -53,7 +53,13 @@ describe('load-control resume', () => {
 describe('load-control runs --tag', () => {
   it('lists the runs carrying every tag given, and run shows the tags and the flow', async () => {
     const team = `t${Date.now().toString(36)}`;
-    const both = await createRun(api, { tags: `team=${team},source=erp`, flowRegistry: 'registry', flowBucket: 'loads', flowId: 'f1', flowVersion: '4' });
+    const both = await createRun(api, {
+      tags: `team=${team},source=erp`,
+      flowRegistry: 'registry',
+      flowBucket: 'loads',
+      flowId: 'f1',
+      flowVersion: '4',
+    });
     const one = await createRun(api, { tags: `team=${team}` });
     const ids = async (...tags: string[]) =>
       (await operator(['runs', ...tags.flatMap((tag) => ['--tag', tag])], 'viewer')).out

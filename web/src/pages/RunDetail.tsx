@@ -20,7 +20,12 @@ import { RESENDABLE_DISPATCH_STATUSES, isReissuable } from '../states';
 /** Up to this many partitions the page shows them all as a grid; a larger run gets a summary bar and a paged table. */
 const GRID_MAX = 400;
 
-type Action = { kind: 'resolve' } | { kind: 'cancel' } | { kind: 'resume' } | { kind: 'resend'; dispatch: Dispatch } | { kind: 'reissue'; partitionId: string };
+type Action =
+  | { kind: 'resolve' }
+  | { kind: 'cancel' }
+  | { kind: 'resume' }
+  | { kind: 'resend'; dispatch: Dispatch }
+  | { kind: 'reissue'; partitionId: string };
 
 /** When and how a dispatch ended: acknowledged, dead or cancelled. */
 function dispatchEnd(d: Dispatch): string {
@@ -84,9 +89,9 @@ function CarriedPartitions({ run }: { run: Run }) {
     <section className="card" aria-labelledby="carried-title">
       <h2 id="carried-title">Carried over</h2>
       <p className="muted">
-        This run resumes {run.resumedFromRunId && <Link to={`/runs/${run.resumedFromRunId}`}>run {shortId(run.resumedFromRunId)}</Link>}{' '}
-        at its snapshot SCN. These partitions succeeded in an earlier attempt and were not extracted again; their files are in the same
-        HDFS path.
+        This run resumes {run.resumedFromRunId && <Link to={`/runs/${run.resumedFromRunId}`}>run {shortId(run.resumedFromRunId)}</Link>} at
+        its snapshot SCN. These partitions succeeded in an earlier attempt and were not extracted again; their files are in the same HDFS
+        path.
       </p>
       <ul className="carried">
         {run.carriedPartitions.map((c) => {
@@ -242,9 +247,7 @@ export function RunDetail({ runId }: { runId: string }) {
             Resolve PUBLISH_UNKNOWN…
           </OperatorButton>
         )}
-        {allows('RESUME') && (
-          <OperatorButton onClick={() => setAction({ kind: 'resume' })}>Resume at its SCN…</OperatorButton>
-        )}
+        {allows('RESUME') && <OperatorButton onClick={() => setAction({ kind: 'resume' })}>Resume at its SCN…</OperatorButton>}
         {allows('CANCEL') && (
           <OperatorButton className={run.status === 'PUBLISHED' ? undefined : 'danger'} onClick={() => setAction({ kind: 'cancel' })}>
             Cancel run…
