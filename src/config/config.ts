@@ -440,8 +440,11 @@ const configSchema = z
         snapshotHorizon: duration(15 * MINUTE),
         /** The same for single jobs: job key → duration. */
         snapshotHorizonByJob: z
-          .record(z.string().regex(/^[A-Z0-9_]{1,200}$/, 'must be a job key ^[A-Z0-9_]{1,200}$'), duration(15 * MINUTE), {
-            error: typeError('a mapping of job keys to durations'),
+          .record(z.string(), duration(15 * MINUTE), { error: typeError('a mapping of job keys to durations') })
+          .superRefine((byJob, ctx) => {
+            for (const jobKey of Object.keys(byJob).filter((key) => !/^[A-Z0-9_]{1,200}$/.test(key))) {
+              ctx.addIssue({ code: 'custom', path: [jobKey], message: 'must be a job key ^[A-Z0-9_]{1,200}$' });
+            }
           })
           .default({}),
       }).prefault({}),
