@@ -268,12 +268,14 @@ describe('resumeRun', () => {
     const jobKey = unique('RESUME_CLEANUP').toUpperCase();
     const failed = await failedExtract([3, 4], ['0000'], { jobKey });
     const due = { successRetention: 1, failedRetention: 1 };
-    const candidates = () => cleanupCandidates(t.db.prisma, { jobKey, limit: 100, retention: due, maxBatch: 100 });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    const candidates = async () => {
+      // ended a minute ago, past the retention of 1 ms
+      await t.sql.query(`UPDATE nifi_ops.load_run SET completed_at = completed_at - interval '1 minute' WHERE job_key = $1`, [jobKey]);
+      return cleanupCandidates(t.db.prisma, { jobKey, limit: 100, retention: due, maxBatch: 100 });
+    };
     expect((await candidates()).map((c) => c.runId)).toContain(failed.runId);
     const resumed = await resume(failed.runId);
     await cancelled(t, resumed.runId);
-    await new Promise((resolve) => setTimeout(resolve, 5));
     const after = (await candidates()).map((c) => c.runId);
     expect(after).toContain(resumed.runId);
     expect(after).not.toContain(failed.runId);
