@@ -23,6 +23,7 @@ import {
   startRun,
   toFailedExtract,
 } from '../../support/fixtures.js';
+import { ledgerViolations } from '../../support/ledger-invariants.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
 import { until } from '../../support/until.js';
 import { testWorker, workerConfig, type TestWorkerParts } from '../../support/worker.js';
@@ -256,5 +257,7 @@ describe('a run failed on 3 of 50 partitions, resumed', () => {
       claims: 3,
       carried: 47,
     });
+    // and the ledger tells one consistent story (test/support/ledger-invariants.ts), both attempts included
+    expect(await ledgerViolations(api.sql)).toEqual([]);
   });
 });
