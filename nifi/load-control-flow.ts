@@ -84,6 +84,15 @@ const PARAMETERS: Parameter[] = [
   { name: 'LOAD.HDFS.ROOT', description: "The runs' HDFS root: a run writes under <root>/<job>/run_id=<run>", value: '/data/nifi/stage' },
   { name: 'LOAD.STAGE.TABLE.PREFIX', description: "The Hive staging tables' prefix", value: 'TMP_INSP_DTL_' },
   { name: 'LOAD.ALLOW.EMPTY.SOURCE', description: 'true when an empty source may succeed', value: 'false' },
+  {
+    name: 'LOAD.TAGS',
+    description: "The runs' tags, key=value[,key=value…] (at most 10; key ^[a-z][a-z0-9_.-]{0,39}$): to find them by",
+    value: '',
+  },
+  { name: 'FLOW.REGISTRY', description: 'The registry client this flow is versioned in, recorded on each run (empty: none)', value: '' },
+  { name: 'FLOW.BUCKET', description: "The flow's bucket in that registry", value: '' },
+  { name: 'FLOW.ID', description: "The flow's id in that bucket", value: '' },
+  { name: 'FLOW.VERSION', description: "The flow's version: set it with each version you deploy", value: '' },
   { name: 'LOAD.PARTITIONS', description: 'How many ranges the partition plan splits the source into', value: '8' },
   { name: 'SOURCE.TABLE', description: 'The Oracle source table', value: 'INSP.INSP_DTL' },
   { name: 'SOURCE.SPLIT.COLUMN', description: 'The numeric column the ranges split (its NULLs get the NULL partition)', value: 'INSP_ID' },
@@ -729,6 +738,11 @@ function runCoordinator(root: Group, s: Services): { trigger: Ref; partitions: R
     'load.stage.table.prefix': '#{LOAD.STAGE.TABLE.PREFIX}',
     'load.allow.empty.source': '#{LOAD.ALLOW.EMPTY.SOURCE}',
     'load.source.table': '#{SOURCE.TABLE}',
+    'load.tags': '#{LOAD.TAGS}',
+    'load.flow.registry': '#{FLOW.REGISTRY}',
+    'load.flow.bucket': '#{FLOW.BUCKET}',
+    'load.flow.id': '#{FLOW.ID}',
+    'load.flow.version': '#{FLOW.VERSION}',
   });
   g.connect(daily, ['success'], job);
   g.connect(trigger, [''], job);

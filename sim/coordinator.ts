@@ -77,6 +77,7 @@ async function createRun(world: World, plan: KeyPlan, runNumber: number): Promis
     'load.stage.table.prefix': 'TMP_SIM_',
     'load.allow.empty.source': 'true',
     'load.source.table': `SIM.${plan.jobKey}`,
+    'load.tags': 'source=simulator',
   };
   const deadline = Date.now() + GATE_PATIENCE_MS;
   for (let attempt = 0; !world.stopping(); attempt++) {

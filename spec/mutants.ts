@@ -182,6 +182,32 @@ export const MUTANTS: Mutant[] = [
     replace: `       WHERE d.status = 'PENDING'`,
     tests: ['test/api/worker/dispatcher.test.ts'],
   },
+  {
+    id: 'resume-without-run-lock',
+    bug: 'resumeRun reads the failed run without locking it: concurrent resumes all pass the newer-attempt check',
+    file: 'src/domain/runs/resume-run.ts',
+    find: `      FROM nifi_ops.load_run WHERE run_id = \${cmd.runId}::uuid FOR UPDATE\`;`,
+    replace: `      FROM nifi_ops.load_run WHERE run_id = \${cmd.runId}::uuid\`;`,
+    tests: ['test/domain/runs/resume-run-race.test.ts'],
+    testNamePattern: 'concurrent resumes',
+  },
+  {
+    id: 'resume-carried-rows-uncounted',
+    bug: "a resumed run's counters start without its carried partitions' rows, so extracted never equals source",
+    file: 'src/domain/runs/resume-run.ts',
+    find: `success_partition_count = \${plan!.carried}, extracted_count = \${plan!.carried_rows}`,
+    replace: `success_partition_count = \${plan!.carried}, extracted_count = 0`,
+    tests: ['test/domain/runs/resume-run.test.ts', 'test/api/runs/resume-run.test.ts'],
+    testNamePattern: 'extracted = source',
+  },
+  {
+    id: 'resume-carried-counted-twice',
+    bug: 'a resumed run also sends its carried SUCCESS partitions to be extracted again (NiFi would read them twice)',
+    file: 'src/domain/runs/resume-run.ts',
+    find: `      FROM nifi_ops.load_partition WHERE run_id = \${runId}::uuid AND status = \${REISSUE_WAITING_PARTITION_STATUS}`,
+    replace: `      FROM nifi_ops.load_partition WHERE run_id = \${runId}::uuid`,
+    tests: ['test/domain/runs/resume-run.test.ts', 'test/api/runs/resume-run.test.ts'],
+  },
 ];
 
 /** The file's text with the mutant applied; its `find` must occur exactly once. */

@@ -15,6 +15,12 @@ export const CANCEL_RUN = graphql(`
   }
 `);
 
+export const RESUME_RUN = graphql(`
+  mutation ResumeRun($input: ResumeRunInput!) {
+    resumeRun(input: $input) { runId status resumedFromRunId hdfsRunPath stageTable carriedPartitions reissuedPartitions }
+  }
+`);
+
 export const REISSUE_PARTITION = graphql(`
   mutation ReissuePartition($input: ReissuePartitionInput!) {
     reissuePartition(input: $input) { partitionStatus dispatchId }

@@ -1,10 +1,10 @@
-// The operator's commands for runbooks: `load-control runs|run|alerts|resolve|resend|cancel|reissue`, through
+// The operator's commands for runbooks: `load-control runs|run|alerts|resolve|resend|cancel|reissue|resume`, through
 // the API like the console (the token decides what is allowed, and every action is recorded under its name).
 import { parseArgs } from 'node:util';
 import { RUN_ID_PREFIX, idDigits } from '../domain/runs/run-id-prefix.js';
 import { RUN_STATUSES } from '../domain/states.js';
 
-const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue'] as const;
+const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue', 'resume'] as const;
 type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
 
 export const isOperatorCommand = (command: string | undefined): command is OperatorCommand =>
@@ -33,9 +33,10 @@ export const EXIT_CODES = {
 export const OPERATOR_USAGE = `operator commands (through the API: --url or LC_URL, default http://127.0.0.1:8080;
 --token or LC_TOKEN; --json prints the API's data instead of a table; a run id may be its first digits, as the
 console shows them, if no other run's begin so):
-  runs [--status S] [--job TEXT] [--since DATE] [--active] [--limit N]
-                        runs, newest first (at most N, default 50); --job: job keys containing TEXT, in any case
-  run <runId>           one run: counts, partitions by status, dispatches, its last 20 events
+  runs [--status S] [--job TEXT] [--since DATE] [--active] [--tag KEY=VALUE]... [--limit N]
+                        runs, newest first (at most N, default 50); --job: job keys containing TEXT, in any case;
+                        --tag: runs carrying the tag (every one given)
+  run <runId>           one run: counts, tags, flow, partitions by status and carried over, dispatches, its last 20 events
   alerts                what needs a person (the monitor summary's alerts)
   resolve <runId> --as PUBLISHED|FAILED_PUBLISH --reason TEXT
                         decide a PUBLISH_UNKNOWN run
@@ -46,6 +47,8 @@ console shows them, if no other run's begin so):
                         end an active run that has not started publishing
   reissue <runId> <partitionId> --reason TEXT
                         take a RUNNING partition from its owner and ask NiFi to extract it again
+  resume <runId> --reason TEXT
+                        a new attempt of a failed run at its SCN: its SUCCESS partitions carried, the others extracted again
 exit codes: 0 done, 1 failed (a bug), 2 usage, 3 not found, 4 refused by the ledger, 5 not allowed,
             6 unavailable (try again)`;
 
@@ -71,6 +74,7 @@ type RunRow = Row & {
   expectedPartitionCount: number | null;
 };
 type Changed = { runStatus: string; changed: boolean };
+type CarriedRow = { fromRunId: string; partitionIds: string[] };
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -125,7 +129,9 @@ const RUNS = `query($filter: RunFilter, $first: Int, $after: String) {
 const RUN = `query($runId: UUID!) { run(runId: $runId) {
   ${RUN_ROW} sourceCount extractedCount stagingCount targetCount hdfsRunPath stageTable snapshotScn heartbeatAt
   publishStartedAt publishToken publishQueryId errorStage errorMessage purgedAt
+  tags { key value } flowRegistry flowBucket flowId flowVersion resumedFromRunId resumedAsRunId
   partitionCounts { status count }
+  carriedPartitions { fromRunId partitionIds }
   dispatches { dispatchId dispatchType partitionId status attemptCount lastHttpStatus lastError createdAt deadAt }
   events(last: 20) { eventTime level name partitionId actor message } } }`;
 const ALERTS = `{ monitorSummary(alertLimit: 100) { alerts { severity kind jobKey businessKey runId status at message dispatchId partitionId } } }`;
@@ -135,6 +141,10 @@ const RESOLVE = `mutation($input: ResolveUnknownInput!) { resolveUnknown(input: 
 const RESEND = `mutation($input: ResendDispatchInput!) { resendDispatch(input: $input) { dispatchId status } }`;
 const CANCEL = `mutation($input: CancelRunInput!) { cancelRun(input: $input) { runStatus changed } }`;
 const REISSUE = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
+const RESUME = `mutation($input: ResumeRunInput!) {
+  resumeRun(input: $input) { runId status hdfsRunPath carriedPartitions reissuedPartitions } }`;
+/** Carried partition ids `run` lists before it says how many more. */
+const CARRIED_IDS_SHOWN = 20;
 
 const MAX_LIMIT = 10_000;
 const PAGE = 500;
@@ -232,6 +242,7 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
           status: values.status === undefined ? null : parseStatus(values.status),
           jobKeyContains: values.job ?? null,
           activeOnly: values.active ?? null,
+          tags: values.tag?.length ? values.tag.join(',') : null,
         };
         const runs: RunRow[] = [];
         let after: string | null = null;
@@ -258,7 +269,9 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
       }
       case 'run': {
         const runId = await runIdOf(needArgs(args, ['runId'])[0]!);
-        const answer = await call<{ run: Row & { partitionCounts: Row[]; dispatches: Row[]; events: Row[] } }>(url, token, RUN, { runId });
+        const answer = await call<{
+          run: Row & { partitionCounts: Row[]; dispatches: Row[]; events: Row[]; tags: Row[]; carriedPartitions: CarriedRow[] };
+        }>(url, token, RUN, { runId });
         return print(answer, () => {
           const run = answer.data!.run;
           const fields = [
@@ -283,13 +296,27 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
             'errorCode',
             'errorMessage',
             'purgedAt',
+            'tags',
+            'flow',
+            'resumedFromRunId',
+            'resumedAsRunId',
           ];
+          const shown: Row = {
+            ...run,
+            tags: run.tags.map((tag) => `${tag.key}=${tag.value}`).join(',') || null,
+            flow: run.flowId ? `${run.flowRegistry ?? '-'} / ${run.flowBucket ?? '-'} / ${run.flowId} v${run.flowVersion ?? '-'}` : null,
+          };
           const width = Math.max(...fields.map((f) => f.length));
           return [
-            ...fields.map((f) => `${f.padEnd(width)}  ${run[f] ?? '-'}`),
+            ...fields.map((f) => `${f.padEnd(width)}  ${shown[f] ?? '-'}`),
             '',
             'partitions',
             ...formatTable(run.partitionCounts, ['status', 'count']),
+            ...run.carriedPartitions.flatMap((c) => {
+              const more = c.partitionIds.length - CARRIED_IDS_SHOWN;
+              const ids = c.partitionIds.slice(0, CARRIED_IDS_SHOWN).join(' ') + (more > 0 ? ` … and ${more} more` : '');
+              return [`carried over from ${c.fromRunId}: ${c.partitionIds.length} partitions: ${ids}`];
+            }),
             '',
             'dispatches',
             ...formatTable(run.dispatches, [
@@ -358,6 +385,17 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
           `partition ${partitionId}: ${answer.data!.reissuePartition.partitionStatus}, dispatch ${answer.data!.reissuePartition.dispatchId}`,
         ]);
       }
+      case 'resume': {
+        const runId = await runIdOf(needArgs(args, ['runId'])[0]!);
+        const answer = await call<{ resumeRun: Row }>(url, token, RESUME, { input: { runId, reason: needReason(values.reason) } });
+        return print(answer, () => {
+          const resumed = answer.data!.resumeRun;
+          return [
+            `resumed as ${resumed.runId}: ${resumed.status}, ${resumed.carriedPartitions} partitions carried over, ` +
+              `${resumed.reissuedPartitions} to extract again under ${resumed.hdfsRunPath}`,
+          ];
+        });
+      }
     }
   } catch (error) {
     if (error instanceof UsageError) {
@@ -389,6 +427,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv) {
       limit: { type: 'string' },
       as: { type: 'string' },
       reason: { type: 'string' },
+      tag: { type: 'string', multiple: true },
     },
     allowPositionals: true,
   });

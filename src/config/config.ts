@@ -573,6 +573,22 @@ const configSchema = z
          */
         exportDir: filePath.nullable().default(null),
       }).prefault({}),
+      resume: section({
+        /**
+         * resumeRun refuses a run older than this (SNAPSHOT_BEYOND_HORIZON): its SCN must still be in Oracle's undo
+         * for the partitions read again AS OF SCN. Oracle's default UNDO_RETENTION is 900 s; set it to yours.
+         */
+        snapshotHorizon: duration(15 * MINUTE),
+        /** The same for single jobs: job key → duration. */
+        snapshotHorizonByJob: z
+          .record(z.string(), duration(15 * MINUTE), { error: typeError('a mapping of job keys to durations') })
+          .superRefine((byJob, ctx) => {
+            for (const jobKey of Object.keys(byJob).filter((key) => !/^[A-Z0-9_]{1,200}$/.test(key))) {
+              ctx.addIssue({ code: 'custom', path: [jobKey], message: 'must be a job key ^[A-Z0-9_]{1,200}$' });
+            }
+          })
+          .default({}),
+      }).prefault({}),
       alerts: section({ webhooks: webhooksSchema }).prefault({}),
       /** OpenLineage run events (src/domain/lineage/), posted through the outbox to lineage.url: off unless enabled. */
       lineage: section({

@@ -35,6 +35,40 @@ export const int32 = (min: number, max = INT32_MAX) =>
     .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
 export const jsonObject = z.record(z.string(), z.unknown()).refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KiB of JSON');
 
+/** At most this many tags on a run. */
+export const MAX_TAGS = 10;
+const TAG = /^([a-z][a-z0-9_.-]{0,39})=([A-Za-z0-9_.:/@+-]{1,100})$/;
+/**
+ * Tags as they are written everywhere (createRun, the runs filter, the CLI's --tag, NiFi's LOAD.TAGS parameter):
+ * `key=value` pairs separated by commas, at most MAX_TAGS, each key once; a key is lower case
+ * (^[a-z][a-z0-9_.-]{0,39}$), a value ^[A-Za-z0-9_.:/@+-]{1,100}$. Empty: no tags. Parsed into key → value.
+ */
+export const tags = z
+  .string()
+  .max(MAX_TAGS * 142, 'too long for the tags allowed')
+  .transform((written, ctx): Record<string, string> => {
+    const pairs = written
+      .split(',')
+      .map((pair) => pair.trim())
+      .filter((pair) => pair !== '');
+    if (pairs.length > MAX_TAGS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_TAGS} tags` });
+    const parsed: Record<string, string> = {};
+    for (const pair of pairs) {
+      const match = TAG.exec(pair);
+      if (!match) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(pair.slice(0, 50))} is not key=value (key ^[a-z][a-z0-9_.-]{0,39}$, value ^[A-Za-z0-9_.:/@+-]{1,100}$)`,
+        });
+      } else if (match[1]! in parsed) {
+        ctx.addIssue({ code: 'custom', message: `the tag ${match[1]} is given twice` });
+      } else {
+        parsed[match[1]!] = match[2]!;
+      }
+    }
+    return Object.fromEntries(Object.entries(parsed).sort(([a], [b]) => (a < b ? -1 : 1)));
+  });
+
 /** An optional field: absent or null becomes `fallback`. */
 export const optional = <S extends z.ZodType, F = null>(schema: S, fallback: F = null as F) =>
   schema.nullish().transform((v): NonNullable<z.output<S>> | F => v ?? fallback);

@@ -44,6 +44,14 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = [
   'CANCELLED',
 ];
 
+/**
+ * The failed statuses resumeRun takes: those a run reaches while extracting, when its manifest, its SCN and its
+ * SUCCESS partitions are worth keeping. FAILED_MANIFEST has no manifest; FAILED_SNAPSHOT_EXPIRED's SCN is gone
+ * from the undo; a run that failed after its extraction completed (staging, publish, target) has nothing left to
+ * extract — each wants a new run. TIMED_OUT and CANCELLED qualify only while extraction had not completed.
+ */
+export const RESUMABLE_RUN_STATUSES: readonly RunStatus[] = ['FAILED_EXTRACT', 'TIMED_OUT', 'CANCELLED'];
+
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['SUCCESS', ...FAILED_RUN_STATUSES];
 
 /** Every run transition the system may perform: [from, to]. */
@@ -224,20 +232,22 @@ export const REISSUABLE_PARTITION_STATUSES: readonly PartitionStatus[] = ['PENDI
  * What an operator may do to a run, by the state machines above (the console asks, through Run.allowedActions):
  * cancel it while it may still become CANCELLED; resolve it while PUBLISH_UNKNOWN; reissue its partitions in
  * REISSUABLE_PARTITION_STATUSES while it waits for them; resend its dispatches in RESENDABLE_DISPATCH_STATUSES
- * whatever its status (a receiver may be back after the run ended).
+ * whatever its status (a receiver may be back after the run ended); resume it when `resumable` says so (resumeRun's
+ * rule needs more than the status: a manifest with an SCN, an unfinished extraction, no newer attempt).
  */
-export const RUN_ACTIONS = ['CANCEL', 'RESOLVE_UNKNOWN', 'REISSUE_PARTITION', 'RESEND_DISPATCH'] as const;
+export const RUN_ACTIONS = ['CANCEL', 'RESOLVE_UNKNOWN', 'REISSUE_PARTITION', 'RESEND_DISPATCH', 'RESUME'] as const;
 export type RunAction = (typeof RUN_ACTIONS)[number];
 
 /** The run status resolveUnknown accepts. */
 export const RESOLVABLE_RUN_STATUS: RunStatus = 'PUBLISH_UNKNOWN';
 
-export function allowedRunActions(status: RunStatus): RunAction[] {
+export function allowedRunActions(status: RunStatus, resumable = false): RunAction[] {
   const allowed: Record<RunAction, boolean> = {
     CANCEL: canTransitionRun(status, 'CANCELLED'),
     RESOLVE_UNKNOWN: status === RESOLVABLE_RUN_STATUS,
     REISSUE_PARTITION: status === DISPATCH_WAITING_RUN_STATUS.REISSUE_PARTITION,
     RESEND_DISPATCH: true,
+    RESUME: resumable && RESUMABLE_RUN_STATUSES.includes(status),
   };
   return RUN_ACTIONS.filter((action) => allowed[action]);
 }

@@ -3,6 +3,8 @@ import * as f from '../domain/fields.js';
 import { cancelRunOperation, type CancelRunResult } from '../domain/operator/cancel-run.js';
 import { resendDispatchOperation, type ResendDispatchResult } from '../domain/operator/resend-dispatch.js';
 import { resolveUnknownOperation, UNKNOWN_RESOLUTIONS, type ResolveUnknownResult } from '../domain/operator/resolve-unknown.js';
+import { resumeRunOperation, type ResumeRunResult } from '../domain/runs/resume-run.js';
+import { perform } from '../db/operation.js';
 import { builder } from './builder.js';
 import { DispatchStatusEnum, RunStatusEnum } from './enums.js';
 import { inputEnum, uuid } from './inputs.js';
@@ -75,4 +77,30 @@ defineMutation('cancelRun', {
   input: z.object({ runId: uuid, reason: f.reason.describe('5 to 2000 characters.') }),
   payload: CancelRunPayload,
   operation: cancelRunOperation,
+});
+
+// ---- resumeRun ----
+
+const ResumeRunPayload = builder.objectRef<ResumeRunResult>('ResumeRunPayload').implement({
+  fields: (t) => ({
+    runId: t.field({ type: 'UUID', description: 'The new attempt.', resolve: (p) => p.runId }),
+    status: t.field({ type: RunStatusEnum, resolve: (p) => p.status }),
+    resumedFromRunId: t.field({ type: 'UUID', resolve: (p) => p.resumedFromRunId }),
+    hdfsRunPath: t.exposeString('hdfsRunPath', { description: 'The failed run’s: the carried files are there.' }),
+    stageTable: t.exposeString('stageTable'),
+    carriedPartitions: t.exposeInt('carriedPartitions', { description: 'SUCCESS partitions carried over, not extracted again.' }),
+    reissuedPartitions: t.exposeInt('reissuedPartitions', { description: 'Partitions to extract again: one REISSUE_PARTITION call each.' }),
+  }),
+});
+
+defineMutation('resumeRun', {
+  roles: OPERATOR,
+  description:
+    'A new attempt of a failed run’s job and business key with its manifest, snapshot SCN, HDFS run path and SUCCESS ' +
+    'partitions; only the others are extracted again (a REISSUE_PARTITION call each). Resumable: FAILED_EXTRACT, and ' +
+    'TIMED_OUT or CANCELLED before extraction completed. 409 RUN_NOT_RESUMABLE (details reason), NEWER_ATTEMPT_EXISTS, ' +
+    'SNAPSHOT_BEYOND_HORIZON (resume.snapshotHorizon), DUPLICATE_ACTIVE_RUN, DEPENDENCIES_NOT_READY as createRun.',
+  input: z.object({ runId: uuid, reason: f.reason.describe('5 to 2000 characters.') }),
+  payload: ResumeRunPayload,
+  run: (cmd, ctx) => perform(ctx.services.db, resumeRunOperation, { ...cmd, horizon: ctx.services.config.resume }, ctx.actor),
 });

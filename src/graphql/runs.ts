@@ -25,6 +25,10 @@ import {
   RUN_ORDERS,
   partitionCounts,
   receivedRows,
+  resumedAs,
+  newerAttempt,
+  carriedPartitions,
+  type CarriedPartitions,
   type DispatchRecord,
   type MetricRecord,
   type PartitionRecord,
@@ -32,7 +36,7 @@ import {
 } from '../domain/runs/queries.js';
 import * as f from '../domain/fields.js';
 import { runStall, STALL_PARTITIONS_SHOWN, type RunStall } from '../domain/monitor/stalls.js';
-import { allowedRunActions, PARTITION_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
+import { allowedRunActions, PARTITION_STATUSES, RESUMABLE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
 import { LIST_ESTIMATES, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { deliveryFields } from './dispatch-fields.js';
@@ -74,6 +78,14 @@ export const PartitionRef = builder.objectRef<PartitionRecord>('Partition').impl
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.completedAt }),
     errorCode: t.exposeString('errorCode', { nullable: true }),
     errorMessage: t.exposeString('errorMessage', { nullable: true }),
+    carriedFromRunId: t.field({
+      type: 'UUID',
+      nullable: true,
+      description:
+        'For a partition of a resumed run that succeeded in an earlier attempt and was carried over (resumeRun): the run ' +
+        'whose extraction wrote its files, where they are recorded. Null for a partition extracted by its own run.',
+      resolve: (p) => p.carriedFromRunId,
+    }),
   }),
 });
 
@@ -84,6 +96,27 @@ const DispatchRef = builder.objectRef<DispatchRecord>('Dispatch').implement({
     dispatchType: t.field({ type: DispatchTypeEnum, resolve: (d) => d.dispatchType }),
     partitionId: t.exposeString('partitionId', { nullable: true }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.sentAt }),
+  }),
+});
+
+const RunTagRef = builder.objectRef<{ key: string; value: string }>('RunTag').implement({
+  description: 'One of a run’s tags (createRun’s `tags`, written key=value).',
+  fields: (t) => ({ key: t.exposeString('key'), value: t.exposeString('value') }),
+});
+
+// by key: jsonb keeps an object's keys shortest first
+const tagList = (tags: unknown): Array<{ key: string; value: string }> =>
+  tags !== null && typeof tags === 'object'
+    ? Object.entries(tags as Record<string, string>)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([key, value]) => ({ key, value }))
+    : [];
+
+const CarriedPartitionsRef = builder.objectRef<CarriedPartitions>('CarriedPartitions').implement({
+  description: 'Partitions a resumed run carried over SUCCESS, and the earlier attempt whose extraction wrote their files.',
+  fields: (t) => ({
+    fromRunId: t.field({ type: 'UUID', resolve: (c) => c.fromRunId }),
+    partitionIds: t.exposeStringList('partitionIds'),
   }),
 });
 
@@ -195,8 +228,16 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
       type: [RunActionEnum],
       description:
         'What an operator may do to the run in its status, by the state machine: CANCEL, RESOLVE_UNKNOWN, ' +
-        'REISSUE_PARTITION (of its PENDING or RUNNING partitions), RESEND_DISPATCH (of its DEAD or SENT dispatches)',
-      resolve: (r) => allowedRunActions(r.status),
+        'REISSUE_PARTITION (of its PENDING or RUNNING partitions), RESEND_DISPATCH (of its DEAD or SENT dispatches), ' +
+        'RESUME (a failed run with a manifest and an SCN, its extraction unfinished, no newer attempt of its key)',
+      resolve: async (r, _a, ctx) =>
+        allowedRunActions(
+          r.status,
+          RESUMABLE_RUN_STATUSES.includes(r.status) &&
+            r.snapshotScn !== null &&
+            r.extractCompletedAt === null &&
+            (await newerAttempt(reader(ctx), r.runId)) === null,
+        ),
     }),
     snapshotScn: t.field({ type: 'Decimal', nullable: true, resolve: (r) => r.snapshotScn?.toFixed() ?? null }),
     sourceCount: t.field({ type: 'Long', nullable: true, resolve: (r) => r.sourceCount }),
@@ -219,6 +260,36 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
       nullable: true,
       description: 'The backfill whose START_LOAD call started the run (createRun carried its id); null for other runs.',
       resolve: (r) => r.backfillId,
+    }),
+    tags: t.field({
+      type: [RunTagRef],
+      description: 'The run’s tags, by key (none for runs from before tags existed).',
+      resolve: (r) => tagList(r.tags),
+    }),
+    flowRegistry: t.exposeString('flowRegistry', {
+      nullable: true,
+      description: 'The NiFi registry client of the flow that created the run.',
+    }),
+    flowBucket: t.exposeString('flowBucket', { nullable: true, description: 'The flow’s bucket in that registry.' }),
+    flowId: t.exposeString('flowId', { nullable: true, description: 'The flow’s id in that bucket.' }),
+    flowVersion: t.exposeString('flowVersion', { nullable: true, description: 'The flow’s version that created the run.' }),
+    resumedFromRunId: t.field({
+      type: 'UUID',
+      nullable: true,
+      description: 'The failed run this one resumes (resumeRun): its manifest, SCN, HDFS run path and SUCCESS partitions.',
+      resolve: (r) => r.retryOfRunId,
+    }),
+    carriedPartitions: t.field({
+      type: [CarriedPartitionsRef],
+      description: 'For a resumed run, its partitions carried over SUCCESS, by the run they come from; empty otherwise.',
+      complexity: { field: 1, multiplier: 2 },
+      resolve: (r, _a, ctx) => (r.retryOfRunId === null ? [] : carriedPartitions(reader(ctx), r.runId)),
+    }),
+    resumedAsRunId: t.field({
+      type: 'UUID',
+      nullable: true,
+      description: 'The attempt that resumed this run, when one did.',
+      resolve: (r, _a, ctx) => resumedAs(reader(ctx), r.runId),
     }),
     startedAt: t.field({ type: 'DateTime', resolve: (r) => r.startedAt }),
     heartbeatAt: t.field({ type: 'DateTime', resolve: (r) => r.heartbeatAt }),
@@ -364,6 +435,7 @@ const listRunsArgs = z.object({
         .regex(RUN_ID_PREFIX, 'hexadecimal digits of a run id (at least 4; hyphens allowed)')
         .nullish()
         .describe('Runs whose id begins with these hexadecimal digits (at least 4; hyphens ignored): the short ids the console shows.'),
+      tags: f.tags.nullish().describe('Runs carrying every one of these tags, written key=value[,key=value…].'),
     }),
   ).nullish(),
   first: z.number().int().min(1).max(MAX_RUNS_PAGE).default(50),
@@ -414,6 +486,13 @@ defineMutation('createRun', {
     backfillId: f
       .optional(uuid)
       .describe("A backfill's START_LOAD call started this load: its backfillId (the call's body). The run is the backfill's."),
+    tags: f
+      .optional(f.tags, {})
+      .describe(`Up to ${f.MAX_TAGS} tags to find the run by, written key=value[,key=value…] (NiFi: the LOAD.TAGS parameter).`),
+    flowRegistry: f.optional(f.requiredText(200)).describe('The NiFi registry client of the flow (NiFi: FLOW.REGISTRY).'),
+    flowBucket: f.optional(f.requiredText(200)).describe('The flow’s bucket (NiFi: FLOW.BUCKET).'),
+    flowId: f.optional(f.requiredText(200)).describe('The flow’s id (NiFi: FLOW.ID).'),
+    flowVersion: f.optional(f.requiredText(100)).describe('The flow’s version (NiFi: FLOW.VERSION).'),
   }),
   payload: CreateRunPayload,
   operation: createRunOperation,

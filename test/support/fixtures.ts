@@ -26,6 +26,7 @@ export const MARK_SUCCESS = kit('PG-60/markSuccess');
 export const CANCEL_RUN = documentText(operator.CANCEL_RUN);
 export const REISSUE_PARTITION = documentText(operator.REISSUE_PARTITION);
 export const START_BACKFILL = documentText(operator.START_BACKFILL);
+export const RESUME_RUN = documentText(operator.RESUME_RUN);
 export const RUN = `query($runId: UUID!) { run(runId: $runId) {
   runId jobKey businessKey status snapshotScn sourceCount expectedPartitionCount successPartitionCount
   failedPartitionCount extractedCount stagingCount targetCount hdfsRunPath stageTable errorStage errorCode errorMessage
@@ -122,6 +123,38 @@ export async function startRun(
   const run = await createRun(api, options.create);
   const res = await api.gql(REGISTER_MANIFEST, { input: manifestInput(run.runId, counts, options) });
   expect(res.body.errors).toBeUndefined();
+  return run;
+}
+
+/**
+ * A run of `counts` whose partitions in `succeeded` were extracted (one chunk each) before partition 0001's owner
+ * failed it: FAILED_EXTRACT, resumable. Chunk files are named by claim token, as the kit names them.
+ */
+export async function toFailedExtract(
+  api: TestApi,
+  counts: number[] = [3, 4, 5],
+  succeeded: string[] = ['0000'],
+  create: Record<string, unknown> = {},
+): Promise<CreatedRun> {
+  const run = await startRun(api, counts, { create });
+  for (const partitionId of succeeded) {
+    const owner = await claim(api, run.runId, partitionId);
+    const input = chunkInput(run, partitionId, owner.claimToken, 0, 1, counts[Number(partitionId)]!);
+    await report(api, { ...input, hdfsPath: `${run.hdfsRunPath}/part-${partitionId}-${owner.claimToken.slice(0, 8)}-0.parquet` });
+  }
+  const failing = await claim(api, run.runId, '0001');
+  const res = await api.gql<{ failPartition: { runStatus: string } }>(FAIL_PARTITION, {
+    input: {
+      runId: run.runId,
+      partitionId: '0001',
+      claimToken: failing.claimToken,
+      errorStage: 'EXTRACT',
+      errorClass: 'SQL',
+      errorCode: 'ORA-03113',
+      message: 'end-of-file on communication channel',
+    },
+  });
+  expect(res.body.data?.failPartition.runStatus).toBe('FAILED_EXTRACT');
   return run;
 }
 

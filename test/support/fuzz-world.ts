@@ -34,6 +34,7 @@ import {
   startRun,
   toPublished,
   toStageValidating,
+  toFailedExtract,
   toStagingValidated,
 } from './fixtures.js';
 import { defineGate, observed } from './gate-fixtures.js';
@@ -78,6 +79,7 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
   await recordMetrics(api, succeeded.runId, 'TARGET', [metric('TARGET_COUNT', 'PASS', '7')]);
   await api.gql(MARK_SUCCESS, { input: { runId: succeeded.runId, targetCount: '7' } });
   const cancellable = await startRun(api, [3]);
+  const resumable = await toFailedExtract(api);
   await defineGate(api, 'FUZZ_LOAD_GATE', ['FUZZ_UP'], 'FUZZ_GATED');
   await defineGate(api, 'FUZZ_REPORT', ['FUZZ_UP']);
   await observed(api, { jobId: 'FUZZ_UP', businessDate: '2031-05-01', state: 'SUCCEEDED' });
@@ -115,6 +117,11 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
       allowEmptySource: false,
       parameters: { source: 'APP.T' },
       idempotencyKey: 'fuzz-create',
+      tags: 'team=finance,source=erp',
+      flowRegistry: 'nifi-registry',
+      flowBucket: 'loads',
+      flowId: 'flow-1',
+      flowVersion: '3',
     },
     registerManifest: { ...manifestInput(created.runId, [3, 4], { nullCount: 2 }), sourceMetricsVersion: 'v1' },
     failRun: {
@@ -191,6 +198,7 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     resumeBackfill: { backfillId, reason: 'source is back' },
     cancelBackfill: { backfillId, reason: 'wrong range' },
     releaseBackfillReadiness: { backfillId, reason: 'reports may go' },
+    resumeRun: { runId: resumable.runId, reason: 'the source is back' },
     endConsoleSession: { sessionId: randomUUID(), reason: 'left the company' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
     defineGate: {

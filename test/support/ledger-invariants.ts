@@ -49,12 +49,14 @@ const PROPERTIES: Record<string, string> = {
     SELECT r.run_id, r.extracted_count, r.source_count FROM nifi_ops.load_run r
      WHERE r.status = 'EXTRACTING' AND r.expected_partition_count > 0
        AND NOT EXISTS (SELECT FROM nifi_ops.load_partition p WHERE p.run_id = r.run_id AND p.status <> 'SUCCESS')`,
-  // each accepted success is counted once: a SUCCESS partition has one PARTITION_SUCCESS event, any other none
+  // each accepted success is counted once: a SUCCESS partition has one PARTITION_SUCCESS event, any other none (a
+  // resumed run's carried partition: its event, like its files, is the run's that extracted it)
   'one PARTITION_SUCCESS event per SUCCESS partition': `
     SELECT p.run_id, p.partition_id, p.status, count(e.event_id) AS successes
       FROM nifi_ops.load_partition p
       LEFT JOIN nifi_ops.load_event e
-        ON e.run_id = p.run_id AND e.partition_id = p.partition_id AND e.event_name = 'PARTITION_SUCCESS'
+        ON e.run_id = COALESCE(p.carried_from_run_id, p.run_id) AND e.partition_id = p.partition_id
+       AND e.event_name = 'PARTITION_SUCCESS'
      GROUP BY p.run_id, p.partition_id, p.status
     HAVING count(e.event_id) <> CASE WHEN p.status = 'SUCCESS' THEN 1 ELSE 0 END`,
   // a SUCCESS partition's rows are its accepted chunks' rows (a reissue fails the earlier attempt's), each index once
@@ -63,7 +65,8 @@ const PROPERTIES: Record<string, string> = {
       FROM nifi_ops.load_partition p
       CROSS JOIN LATERAL (SELECT count(DISTINCT chunk_index) AS chunks, COALESCE(sum(record_count), 0) AS rows
                             FROM nifi_ops.load_file
-                           WHERE run_id = p.run_id AND partition_id = p.partition_id AND status <> 'FAILED') f
+                           WHERE run_id = COALESCE(p.carried_from_run_id, p.run_id) AND partition_id = p.partition_id
+                             AND status <> 'FAILED') f
      WHERE p.status = 'SUCCESS' AND (p.actual_row_count <> f.rows OR p.file_count <> f.chunks)`,
 };
 

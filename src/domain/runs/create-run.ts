@@ -20,6 +20,13 @@ export interface CreateRunCommand {
   idempotencyKey: string | null;
   /** A backfill's date started by its START_LOAD call: the run is the backfill's, and the call's ACK. */
   backfillId?: string | null;
+  /** key → value (fields.ts's tags); none when left out. */
+  tags?: Record<string, string>;
+  /** The NiFi flow that asks for the run: its registry client, bucket, flow id and version, each when PG-10 knows it. */
+  flowRegistry?: string | null;
+  flowBucket?: string | null;
+  flowId?: string | null;
+  flowVersion?: string | null;
   actor: string;
 }
 
@@ -42,12 +49,19 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** What an idempotent replay must repeat exactly: every field of the request except the key itself. */
+/**
+ * What an idempotent replay must repeat exactly: every field of the request except the key itself. Tags and the
+ * flow's coordinates are part of the request (a retry of one FlowFile sends the same), but only when given, so
+ * that a request without them has the digest it had before they existed (a replay across the upgrade).
+ */
 function requestDigest(cmd: CreateRunCommand): string {
-  const { jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters, backfillId } = cmd;
-  // a backfill id only when given, so that the digests of runs without one stay what they were
-  const fields = { jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters, ...(backfillId ? { backfillId } : {}) };
-  return createHash('sha256').update(canonicalJson(fields)).digest('hex');
+  const { jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters } = cmd;
+  const { backfillId, tags, flowRegistry, flowBucket, flowId, flowVersion } = cmd;
+  const optional = { backfillId, tags: tags && Object.keys(tags).length ? tags : null, flowRegistry, flowBucket, flowId, flowVersion };
+  const given = Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== null && v !== undefined));
+  return createHash('sha256')
+    .update(canonicalJson({ jobKey, businessKey, hdfsRoot, stageTablePrefix, allowEmptySource, parameters, ...given }))
+    .digest('hex');
 }
 
 function hdfsRunPathFor(hdfsRoot: string, jobKey: string, runId: string): string {
@@ -77,9 +91,11 @@ async function insertRun(tx: Tx, cmd: CreateRunCommand): Promise<CreateRunResult
   // transaction; a conflicting concurrent insert is waited for, so the lookups below see it committed.
   const inserted = await tx.$queryRaw<Array<{ run_id: string }>>`
     INSERT INTO nifi_ops.load_run (run_id, job_key, business_key, status, hdfs_run_path, stage_table_name, parameters,
-        idempotency_key, request_digest, created_by, backfill_id)
+        idempotency_key, request_digest, created_by, backfill_id, tags, flow_registry, flow_bucket, flow_id, flow_version)
     VALUES (${runId}::uuid, ${cmd.jobKey}, ${cmd.businessKey}, 'CREATED', ${hdfsRunPath}, ${stageTable},
-        ${JSON.stringify(parameters)}::jsonb, ${cmd.idempotencyKey}, ${digest}, ${cmd.actor}, ${cmd.backfillId ?? null}::uuid)
+        ${JSON.stringify(parameters)}::jsonb, ${cmd.idempotencyKey}, ${digest}, ${cmd.actor}, ${cmd.backfillId ?? null}::uuid,
+        ${JSON.stringify(cmd.tags ?? {})}::jsonb, ${cmd.flowRegistry ?? null}, ${cmd.flowBucket ?? null}, ${cmd.flowId ?? null},
+        ${cmd.flowVersion ?? null})
     ON CONFLICT DO NOTHING
     RETURNING run_id`;
 

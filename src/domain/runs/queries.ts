@@ -55,6 +55,12 @@ interface RunRow {
   createdBy: string | null;
   /** The backfill that started the run, if one did. */
   backfillId: string | null;
+  /** key → value; null for runs from before tags existed. */
+  tags: Prisma.JsonValue | null;
+  flowRegistry: string | null;
+  flowBucket: string | null;
+  flowId: string | null;
+  flowVersion: string | null;
 }
 
 const RUN_COLUMNS = selectList<RunRow>({
@@ -95,6 +101,11 @@ const RUN_COLUMNS = selectList<RunRow>({
   requestDigest: true,
   createdBy: true,
   backfillId: true,
+  tags: true,
+  flowRegistry: true,
+  flowBucket: true,
+  flowId: true,
+  flowVersion: true,
 });
 
 /** A row of nifi_ops.load_partition as read here. */
@@ -126,6 +137,8 @@ interface PartitionRow {
   reportedChunkCount: number | null;
   chunkCountMismatches: number;
   createdAt: Date;
+  /** A resumed run's partition carried over SUCCESS: the run whose extraction wrote its files. */
+  carriedFromRunId: string | null;
 }
 
 const PARTITION_COLUMNS = selectList<PartitionRow>({
@@ -156,6 +169,7 @@ const PARTITION_COLUMNS = selectList<PartitionRow>({
   reportedChunkCount: true,
   chunkCountMismatches: true,
   createdAt: true,
+  carriedFromRunId: true,
 });
 
 /** A row of nifi_ops.load_dispatch as read here. */
@@ -255,6 +269,41 @@ function runsById(tx: Tx, runIds: readonly string[]): Promise<RunRecord[]> {
     SELECT ${RUN_COLUMNS} FROM nifi_ops.load_run WHERE run_id = ANY(${runIds}::uuid[])`.then((rows) => rows.map(runRecord));
 }
 
+/** A resumed run's partitions carried over SUCCESS from the run whose extraction wrote their files. */
+export interface CarriedPartitions {
+  fromRunId: string;
+  partitionIds: string[];
+}
+
+/** A resumed run's carried partitions, by the run they come from (the oldest first), in partition order. */
+export async function carriedPartitions(tx: Tx, runId: string): Promise<CarriedPartitions[]> {
+  return tx.$queryRaw<CarriedPartitions[]>`
+    SELECT p.carried_from_run_id::text AS "fromRunId", array_agg(p.partition_id ORDER BY p.partition_id) AS "partitionIds"
+      FROM nifi_ops.load_partition p JOIN nifi_ops.load_run r ON r.run_id = p.carried_from_run_id
+     WHERE p.run_id = ${runId}::uuid AND p.carried_from_run_id IS NOT NULL
+     GROUP BY p.carried_from_run_id, r.started_at
+     ORDER BY r.started_at`;
+}
+
+/** The newest later run of the run's job and business key (started after it, or resuming it), or null. */
+export async function newerAttempt(tx: Tx, runId: string): Promise<{ runId: string; status: RunStatus } | null> {
+  const [row] = await tx.$queryRaw<Array<{ runId: string; status: string }>>`
+    SELECT later.run_id::text AS "runId", later.status
+      FROM nifi_ops.load_run later, nifi_ops.load_run r
+     WHERE r.run_id = ${runId}::uuid AND later.job_key = r.job_key AND later.business_key = r.business_key
+       AND later.run_id <> r.run_id
+       AND ((later.started_at, later.run_id) > (r.started_at, r.run_id) OR later.retry_of_run_id = r.run_id)
+     ORDER BY later.started_at DESC, later.run_id DESC LIMIT 1`;
+  return row ? { runId: row.runId, status: parseRunStatus(row.status) } : null;
+}
+
+/** The attempt that resumed a run (resumeRun), or null. */
+export async function resumedAs(tx: Tx, runId: string): Promise<string | null> {
+  const [row] = await tx.$queryRaw<Array<{ run_id: string }>>`
+    SELECT run_id::text FROM nifi_ops.load_run WHERE retry_of_run_id = ${runId}::uuid ORDER BY started_at LIMIT 1`;
+  return row?.run_id ?? null;
+}
+
 /** Partitions of a run, by id, in partition order (src/realtime/run-progress.ts: the ones that changed). */
 export async function partitionsById(tx: Tx, runId: string, partitionIds: readonly string[]): Promise<PartitionRecord[]> {
   const rows = await tx.$queryRaw<PartitionRow[]>`
@@ -283,6 +332,8 @@ export interface RunFilter {
   startedBefore?: Date | null;
   /** The run ids that begin with these hexadecimal digits (hyphens ignored): the short ids the console shows. */
   runIdPrefix?: string | null;
+  /** Runs carrying every one of these tags (key → value). */
+  tags?: Record<string, string> | null;
 }
 
 /** The run ids that begin with `prefix`'s hexadecimal digits, as a range between the first and the last: the primary key scans it. */
@@ -345,6 +396,8 @@ export async function listRuns(
     ...(filter.startedFrom ? [Prisma.sql`started_at >= ${filter.startedFrom}`] : []),
     ...(filter.startedBefore ? [Prisma.sql`started_at < ${filter.startedBefore}`] : []),
     ...(filter.runIdPrefix ? [runIdWithin(filter.runIdPrefix)] : []),
+    // containment, which the GIN index ix_load_run_tags answers
+    ...(filter.tags && Object.keys(filter.tags).length ? [Prisma.sql`tags @> ${JSON.stringify(filter.tags)}::jsonb`] : []),
     ...(after
       ? [
           newestFirst

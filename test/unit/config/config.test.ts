@@ -77,6 +77,7 @@ describe('loadConfig defaults', () => {
       lineage: { enabled: false, url: null, namespace: 'load-control', producer: 'urn:load-control', headers: {}, jobs: {} },
       gates: { credentials: [] },
       monitor: { stallAfter: 600_000 },
+      resume: { snapshotHorizon: 15 * MINUTE, snapshotHorizonByJob: {} },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
       tracing: { endpoint: null, serviceName: 'load-control', sampleRatio: 1, headers: {} },
     });
@@ -396,6 +397,23 @@ describe('loadConfig refuses invalid configuration, naming the key', () => {
   it('skips a cross-field rule while one of its fields is itself invalid', () => {
     expect(problems(() => fromYaml('recovery:\n  extractQueryTimeout: soon\n'))).toEqual([
       'config: recovery.extractQueryTimeout: invalid duration "soon": expected ISO-8601 (e.g. PT90M, P3D, PT1H30M) or a non-negative number of seconds',
+    ]);
+  });
+});
+
+describe('resume', () => {
+  it('takes a default snapshot horizon and one per job, from YAML or the environment', () => {
+    const config = fromYaml('resume:\n  snapshotHorizon: PT1H\n  snapshotHorizonByJob: { ORACLE_INSP_DTL_DAILY: PT3H, SALES: 600 }\n');
+    expect(config.resume).toEqual({ snapshotHorizon: HOUR, snapshotHorizonByJob: { ORACLE_INSP_DTL_DAILY: 3 * HOUR, SALES: 10 * MINUTE } });
+    expect(loadConfig({ env: { LC_RESUME__SNAPSHOT_HORIZON: 'PT2H' } }).resume.snapshotHorizon).toBe(2 * HOUR);
+  });
+
+  it('refuses a job key that is not one, or a duration that is not one, naming the key', () => {
+    expect(problems(() => fromYaml('resume:\n  snapshotHorizonByJob: { sales: PT1H }\n'))).toEqual([
+      expect.stringMatching(/^config: resume\.snapshotHorizonByJob\.sales: must be a job key/),
+    ]);
+    expect(problems(() => fromYaml('resume:\n  snapshotHorizonByJob: { SALES: soon }\n'))).toEqual([
+      expect.stringMatching(/^config: resume\.snapshotHorizonByJob\.SALES: /),
     ]);
   });
 });

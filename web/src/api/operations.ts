@@ -6,7 +6,7 @@ import { graphql } from '../../../schema/documents/graphql.js';
 const RUN_ROW = graphql(`
   fragment RunRow on Run {
     runId jobKey businessKey status expectedPartitionCount successPartitionCount failedPartitionCount
-    sourceCount extractedCount stagingCount targetCount startedAt heartbeatAt completedAt errorCode
+    sourceCount extractedCount stagingCount targetCount startedAt heartbeatAt completedAt errorCode tags { key value }
   }
 `);
 
@@ -24,6 +24,7 @@ const RUN_DETAIL = graphql(
     allowedActions
     createdBy snapshotScn hdfsRunPath stageTable errorStage errorMessage extractCompletedAt publishStartedAt publishedAt
     publishToken publishQueryId cleanedAt purgedAt receivedRows
+    flowRegistry flowBucket flowId flowVersion resumedFromRunId resumedAsRunId carriedPartitions { fromRunId partitionIds }
     partitionCounts { status count }
     stall { stallAfterSeconds lastProgressAt quietestPartitions { ...PartitionFields } }
     partitions @include(if: $withPartitions) { ...PartitionFields }

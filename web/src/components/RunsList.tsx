@@ -17,6 +17,8 @@ interface Filter {
   key: string;
   /** The first digits of a run id, as the console shows them. */
   id: string;
+  /** Tags the runs must carry, written key=value[,key=value…] as the API takes them. */
+  tags: string;
   status: string;
   from: string;
   to: string;
@@ -32,6 +34,7 @@ function readFilter(search: string): Filter {
     job: q.get('job') ?? '',
     key: q.get('key') ?? '',
     id: q.get('id') ?? '',
+    tags: q.get('tags') ?? '',
     status: (RUN_STATUSES as readonly string[]).includes(status) ? status : '',
     from: /^\d{4}-\d{2}-\d{2}$/.test(q.get('from') ?? '') ? q.get('from')! : '',
     to: /^\d{4}-\d{2}-\d{2}$/.test(q.get('to') ?? '') ? q.get('to')! : '',
@@ -46,6 +49,7 @@ function writeFilter(f: Filter): string {
   if (f.job) q.set('job', f.job);
   if (f.key) q.set('key', f.key);
   if (f.id) q.set('id', f.id);
+  if (f.tags) q.set('tags', f.tags);
   if (f.status) q.set('status', f.status);
   if (f.from) q.set('from', f.from);
   if (f.to) q.set('to', f.to);
@@ -63,6 +67,8 @@ function matches(run: RunRow, f: Filter, jobKey: string | undefined): boolean {
   if (f.key && !contains(run.businessKey, f.key)) return false;
   if (RUN_ID_PREFIX.test(f.id) && !idDigits(run.runId).startsWith(idDigits(f.id))) return false;
   if (f.status && run.status !== f.status) return false;
+  const carried = new Set(run.tags.map((tag) => `${tag.key}=${tag.value}`));
+  if (f.tags && !f.tags.split(',').every((tag) => !tag.trim() || carried.has(tag.trim()))) return false;
   if (f.from && run.startedAt < dayStart(f.from)) return false;
   if (f.to && run.startedAt >= dayStart(f.to, true)) return false;
   return !f.active || isActive(run.status);
@@ -82,6 +88,7 @@ function runsVariables(f: Filter, jobKey: string | undefined) {
       startedFrom: f.from ? dayStart(f.from) : null,
       startedBefore: f.to ? dayStart(f.to, true) : null,
       runIdPrefix: RUN_ID_PREFIX.test(f.id) ? f.id : null,
+      tags: f.tags || null,
     },
   };
 }
@@ -133,12 +140,14 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   const { path, search } = useLocation();
   const applied = readFilter(search);
   const appliedKey = writeFilter(applied);
-  const [draft, setDraft] = useState({ job: applied.job, key: applied.key, id: applied.id });
+  const [draft, setDraft] = useState({ job: applied.job, key: applied.key, id: applied.id, tags: applied.tags });
   const ids = {
     job: useId(),
     key: useId(),
     id: useId(),
     idHint: useId(),
+    tags: useId(),
+    tagsHint: useId(),
     status: useId(),
     from: useId(),
     to: useId(),
@@ -151,7 +160,12 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   const apply = useCallback(
     (change: Partial<Filter>, replace = false) => {
       // a new filter starts again at the first page, and takes the text typed so far with it
-      const text = { job: typed.current.job.trim(), key: typed.current.key.trim(), id: typed.current.id.trim() };
+      const text = {
+        job: typed.current.job.trim(),
+        key: typed.current.key.trim(),
+        id: typed.current.id.trim(),
+        tags: typed.current.tags.trim(),
+      };
       navigate(`${path}${writeFilter({ ...readFilter(location.search), after: '', ...text, ...change })}`, { replace });
     },
     [path],
@@ -161,7 +175,8 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   useEffect(() => {
     const timer = setTimeout(() => {
       const f = readFilter(location.search);
-      if (draft.job.trim() !== f.job || draft.key.trim() !== f.key || draft.id.trim() !== f.id) apply({}, true);
+      if (draft.job.trim() !== f.job || draft.key.trim() !== f.key || draft.id.trim() !== f.id || draft.tags.trim() !== f.tags)
+        apply({}, true);
     }, 300);
     return () => clearTimeout(timer);
   }, [draft, apply]);
@@ -169,7 +184,11 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
   // back and forward change the URL: the fields follow it
   useEffect(() => {
     const f = readFilter(appliedKey);
-    setDraft((d) => (d.job.trim() === f.job && d.key.trim() === f.key && d.id.trim() === f.id ? d : { job: f.job, key: f.key, id: f.id }));
+    setDraft((d) =>
+      d.job.trim() === f.job && d.key.trim() === f.key && d.id.trim() === f.id && d.tags.trim() === f.tags
+        ? d
+        : { job: f.job, key: f.key, id: f.id, tags: f.tags },
+    );
   }, [appliedKey]);
 
   const { data, error, reload, setData, current } = useQuery(RUNS, runsVariables(applied, jobKey));
@@ -239,6 +258,22 @@ export function RunsList({ jobKey, titleId, onLive }: { jobKey?: string; titleId
               At least 4 hexadecimal digits of the id.
             </p>
           )}
+        </div>
+        <div>
+          <label htmlFor={ids.tags}>Tags</label>
+          <input
+            id={ids.tags}
+            type="search"
+            value={draft.tags}
+            spellCheck={false}
+            autoComplete="off"
+            placeholder="team=finance"
+            aria-describedby={ids.tagsHint}
+            onChange={(e) => setDraft({ ...draft, tags: e.target.value })}
+          />
+          <p id={ids.tagsHint} className="hint">
+            key=value, several separated by commas: runs carrying all of them.
+          </p>
         </div>
         <div>
           <label htmlFor={ids.status}>Status</label>

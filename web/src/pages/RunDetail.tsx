@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { RUN, RUN_CHANGED, RUNS, type Dispatch, type Partition, type RunDetail as Run } from '../api/operations';
-import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../schema/documents/operator.js';
+import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN, RESUME_RUN } from '../../../schema/documents/operator.js';
 import { useApi, useLive, useQuery } from '../api/typed';
 import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
@@ -14,13 +14,18 @@ import { type Column, Table } from '../components/Table';
 import { StalledPartitions, stallOf } from '../components/StalledPartitions';
 import { count, elapsed, formatDate, formatTime, shortId } from '../format';
 import { useNow, usePageTitle, useRunProgress } from '../hooks';
-import { Link } from '../router';
+import { Link, navigate } from '../router';
 import { RESENDABLE_DISPATCH_STATUSES, isReissuable } from '../states';
 
 /** Up to this many partitions the page shows them all as a grid; a larger run gets a summary bar and a paged table. */
 const GRID_MAX = 400;
 
-type Action = { kind: 'resolve' } | { kind: 'cancel' } | { kind: 'resend'; dispatch: Dispatch } | { kind: 'reissue'; partitionId: string };
+type Action =
+  | { kind: 'resolve' }
+  | { kind: 'cancel' }
+  | { kind: 'resume' }
+  | { kind: 'resend'; dispatch: Dispatch }
+  | { kind: 'reissue'; partitionId: string };
 
 /** When and how a dispatch ended: acknowledged, dead or cancelled. */
 function dispatchEnd(d: Dispatch): string {
@@ -71,6 +76,39 @@ function Field({ label, children }: { label: string; children: ReactNode }) {
       <dt>{label}</dt>
       <dd>{children}</dd>
     </div>
+  );
+}
+
+/** How many carried partition ids are listed before the rest is counted. */
+const CARRIED_IDS_SHOWN = 40;
+
+/** A resumed run's partitions that an earlier attempt extracted: which, and from which run. */
+function CarriedPartitions({ run }: { run: Run }) {
+  if (run.carriedPartitions.length === 0) return null;
+  return (
+    <section className="card" aria-labelledby="carried-title">
+      <h2 id="carried-title">Carried over</h2>
+      <p className="muted">
+        This run resumes {run.resumedFromRunId && <Link to={`/runs/${run.resumedFromRunId}`}>run {shortId(run.resumedFromRunId)}</Link>} at
+        its snapshot SCN. These partitions succeeded in an earlier attempt and were not extracted again; their files are in the same HDFS
+        path.
+      </p>
+      <ul className="carried">
+        {run.carriedPartitions.map((c) => {
+          const more = c.partitionIds.length - CARRIED_IDS_SHOWN;
+          return (
+            <li key={c.fromRunId}>
+              <strong>{c.partitionIds.length}</strong> {c.partitionIds.length === 1 ? 'partition' : 'partitions'} from{' '}
+              <Link to={`/runs/${c.fromRunId}`} aria-label={`Run ${c.fromRunId}`}>
+                run {shortId(c.fromRunId)}
+              </Link>
+              : <span className="ids">{c.partitionIds.slice(0, CARRIED_IDS_SHOWN).join(', ')}</span>
+              {more > 0 && <span className="muted"> and {more} more</span>}
+            </li>
+          );
+        })}
+      </ul>
+    </section>
   );
 }
 
@@ -209,6 +247,7 @@ export function RunDetail({ runId }: { runId: string }) {
             Resolve PUBLISH_UNKNOWN…
           </OperatorButton>
         )}
+        {allows('RESUME') && <OperatorButton onClick={() => setAction({ kind: 'resume' })}>Resume at its SCN…</OperatorButton>}
         {allows('CANCEL') && (
           <OperatorButton className={run.status === 'PUBLISHED' ? undefined : 'danger'} onClick={() => setAction({ kind: 'cancel' })}>
             Cancel run…
@@ -255,6 +294,34 @@ export function RunDetail({ runId }: { runId: string }) {
             <code>{run.stageTable ?? '—'}</code>
           </Field>
           <Field label="Cleaned">{formatTime(run.cleanedAt)}</Field>
+          <Field label="Tags">
+            {run.tags.length === 0 ? (
+              '—'
+            ) : (
+              <ul className="tags" aria-label="Tags">
+                {run.tags.map((tag) => (
+                  <li key={tag.key}>
+                    <code>
+                      {tag.key}={tag.value}
+                    </code>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </Field>
+          <Field label="NiFi flow">
+            {run.flowId ? `${run.flowRegistry ?? '—'} / ${run.flowBucket ?? '—'} / ${run.flowId}, version ${run.flowVersion ?? '—'}` : '—'}
+          </Field>
+          {run.resumedFromRunId && (
+            <Field label="Resumes">
+              <Link to={`/runs/${run.resumedFromRunId}`}>run {shortId(run.resumedFromRunId)}</Link>
+            </Field>
+          )}
+          {run.resumedAsRunId && (
+            <Field label="Resumed as">
+              <Link to={`/runs/${run.resumedAsRunId}`}>run {shortId(run.resumedAsRunId)}</Link>
+            </Field>
+          )}
           {run.purgedAt && <Field label="Details purged">{formatTime(run.purgedAt)}</Field>}
           {(run.errorCode || run.errorMessage) && (
             <Field label="Error">
@@ -271,6 +338,8 @@ export function RunDetail({ runId }: { runId: string }) {
           </p>
         )}
       </section>
+
+      <CarriedPartitions run={run} />
 
       {!run.purgedAt && (
         <>
@@ -399,6 +468,26 @@ export function RunDetail({ runId }: { runId: string }) {
           <p>
             Cancel run <strong>{shortId(run.runId)}</strong> ({run.jobKey} / {run.businessKey}) in status {run.status}? Its unfinished
             partitions are abandoned and its undelivered dispatches cancelled.
+          </p>
+        </ReasonDialog>
+      )}
+      {action?.kind === 'resume' && (
+        <ReasonDialog
+          title="Resume run"
+          confirmLabel="Resume"
+          onClose={() => setAction(null)}
+          onConfirm={async (reason) => {
+            const answer = await api.request(RESUME_RUN, { input: { runId: run.runId, reason } });
+            const resumed = answer.resumeRun;
+            if (!resumed) return;
+            announce(`Resumed as run ${shortId(resumed.runId)}.`);
+            navigate(`/runs/${resumed.runId}`);
+          }}
+        >
+          <p>
+            Start a new attempt of {run.jobKey} / {run.businessKey} at this run's snapshot SCN, in the same HDFS path? Its{' '}
+            {run.successPartitionCount} succeeded partitions are carried over; NiFi extracts the other{' '}
+            {(run.expectedPartitionCount ?? 0) - run.successPartitionCount} again.
           </p>
         </ReasonDialog>
       )}
