@@ -10,6 +10,7 @@ import './gate.js';
 import './validation.js';
 import './publish.js';
 import './operator.js';
+import './pools.js';
 import './cleanup.js';
 import './monitor.js';
 import './processes.js';
