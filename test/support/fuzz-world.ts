@@ -160,6 +160,8 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     resolveUnknown: { runId: unknown.runId, resolution: 'FAILED_PUBLISH', reason: 'target untouched' },
     resendDispatch: { runId: extracted.runId, dispatchId: extracted.dispatchId, reason: 'receiver is back' },
     cancelRun: { runId: cancellable.runId, reason: 'wrong business date' },
+    definePool: { name: 'fuzz-oracle', maxRunning: 4, retryAfterSeconds: 10, reason: 'protect the source' },
+    assignJobToPool: { jobKey: 'FUZZ_POOLED', pool: null, reason: 'shares no source' },
     endConsoleSession: { sessionId: randomUUID(), reason: 'left the company' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
     defineGate: {
