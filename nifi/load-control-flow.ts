@@ -843,12 +843,36 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
   const owned = route(
     g,
     'claimed?',
-    { claimed: "${load.partition.claimed:equals('true')}" },
+    { claimed: "${load.partition.claimed:equals('true')}", 'pool full': "${load.partition.claim.reason:equals('POOL_FULL')}" },
     {
-      comments: 'claimed: false — another node owns the partition, or the run moved on: the FlowFile is dropped before Oracle is queried.',
+      comments:
+        "claimed: false — another node owns the partition, or the run moved on: the FlowFile is dropped before Oracle is queried. POOL_FULL: the job's source pool has no free slot; the claim waits and asks again.",
     },
   );
   link(g, claim.answered, owned);
+  const waitForSlot = g.processor({
+    name: 'claim: wait for a pool slot',
+    type: 'RetryFlowFile',
+    comments:
+      "POOL_FULL: the source pool's RUNNING partitions are at its limit (README \"Source pools\"). The same claim (same token) is asked again every 30 seconds (the pool's retryAfter is in load.partition.retry.after), for 24 hours.",
+    properties: { 'retry-attribute': 'load.pool.retries', 'maximum-retries': '2880', 'penalize-retries': 'true' },
+    penalty: '30 sec',
+  });
+  g.connect(owned, ['pool full'], waitForSlot);
+  g.connect(waitForSlot, ['retry'], claim.http);
+  const gaveUpWaiting = setAttributes(
+    g,
+    'claim: wait for a pool slot: gave up',
+    failure('PG-20', {
+      code: 'POOL_FULL',
+      message: "the source pool had no free slot within 24 hours",
+      stage: 'EXTRACT',
+      kind: 'POOL',
+      step: 'claim: wait for a pool slot',
+    }),
+  );
+  g.connect(waitForSlot, ['retries_exceeded', 'failure'], gaveUpWaiting);
+  g.connect(gaveUpWaiting, ['success'], failures);
   const extract = g.processor({
     name: 'extract at the SCN',
     type: 'ExecuteSQLRecord',
