@@ -465,6 +465,8 @@ const configSchema = z
       }).prefault({}),
       alerts: section({ webhooks: webhooksSchema }).prefault({}),
       sources: section({ pools: sourcePoolsSchema }).prefault({}),
+      /** Bulk actions (src/domain/operator/bulk-action.ts): a filter selecting more targets than this is refused. */
+      bulk: section({ maxTargets: integer(500, 1, 10_000) }).prefault({}),
       monitor: section({
         /**
          * An extracting run whose partitions stop reporting is flagged (STALLED_RUN, lc_stalled_*, the console)

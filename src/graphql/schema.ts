@@ -11,6 +11,7 @@ import './validation.js';
 import './publish.js';
 import './operator.js';
 import './pools.js';
+import './bulk.js';
 import './cleanup.js';
 import './monitor.js';
 import './processes.js';

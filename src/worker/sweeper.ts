@@ -6,6 +6,7 @@ import { PURGED_TABLES, PURGE_BATCH_ROWS, SWEEPER_PURGE_BUDGET_MS, purgeLedger }
 import { alertThresholds, countAlerts } from '../domain/monitor/monitor-summary.js';
 import { countStalls } from '../domain/monitor/stalls.js';
 import { forgetAlertOccurrencesOperation, notifyAlertsOperation, type RecordedNotifications } from '../domain/notifications/occurrences.js';
+import { countPoolUse } from '../domain/pools/source-pools.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnceOperation, type SweepResult } from '../domain/sweeper/sweep.js';
@@ -51,6 +52,10 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     const stalls = await countStalls(db.prisma, config.monitor.stallAfter);
     metrics.stalledRuns.set(stalls.runs);
     metrics.stalledPartitions.set(stalls.partitions);
+    for (const pool of await countPoolUse(db.pool)) {
+      metrics.poolRunning.set({ pool: pool.name }, pool.running);
+      metrics.poolLimit.set({ pool: pool.name }, pool.maxRunning);
+    }
   }
 
   /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */

@@ -95,7 +95,9 @@ describe('source pool admission under concurrent claims', () => {
         );
         const owners = wave1.filter((c) => c.claimed);
         expect(owners).toHaveLength(LIMIT);
-        expect(wave1.filter((c) => !c.claimed).every((c) => c.reason === 'POOL_FULL' && c.retryAfter === 5 && c.pool === poolName)).toBe(true);
+        expect(wave1.filter((c) => !c.claimed).every((c) => c.reason === 'POOL_FULL' && c.retryAfter === 5 && c.pool === poolName)).toBe(
+          true,
+        );
         expect(await runningInPool()).toBe(LIMIT);
 
         // wave 2: the owners finish their partitions while another crowd claims

@@ -45,10 +45,10 @@ async function eventsNamed(name: string, key: string, value: string) {
 }
 
 async function partitionRow(runId: string, partitionId: string) {
-  const { rows } = await t.sql.query(`SELECT status, attempt_count, claim_token FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = $2`, [
-    runId,
-    partitionId,
-  ]);
+  const { rows } = await t.sql.query(
+    `SELECT status, attempt_count, claim_token FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = $2`,
+    [runId, partitionId],
+  );
   return rows[0] as { status: string; attempt_count: number; claim_token: string | null };
 }
 
@@ -56,7 +56,10 @@ describe('definePool', () => {
   it("creates a pool, audited in the operator's name; the same definition again changes nothing", async () => {
     const name = uniquePool('oracle-a');
     const first = await definePool(name, 4);
-    expect(first).toMatchObject({ changed: true, pool: { name, maxRunning: 4, retryAfterSeconds: 30, running: 0, jobs: [], updatedBy: OPERATOR } });
+    expect(first).toMatchObject({
+      changed: true,
+      pool: { name, maxRunning: 4, retryAfterSeconds: 30, running: 0, jobs: [], updatedBy: OPERATOR },
+    });
     expect((await definePool(name, 4)).changed).toBe(false);
     const events = await eventsNamed('SOURCE_POOL_DEFINED', 'pool', name);
     expect(events).toEqual([
@@ -70,7 +73,11 @@ describe('definePool', () => {
     expect((await definePool(name, 2)).pool).toMatchObject({ maxRunning: 2, retryAfterSeconds: 12 });
     expect((await definePool(name, 2, 5)).pool).toMatchObject({ maxRunning: 2, retryAfterSeconds: 5 });
     const events = await eventsNamed('SOURCE_POOL_DEFINED', 'pool', name);
-    expect(events.map((e) => e.details.previous)).toEqual([null, { maxRunning: 4, retryAfterSeconds: 12 }, { maxRunning: 2, retryAfterSeconds: 12 }]);
+    expect(events.map((e) => e.details.previous)).toEqual([
+      null,
+      { maxRunning: 4, retryAfterSeconds: 12 },
+      { maxRunning: 2, retryAfterSeconds: 12 },
+    ]);
   });
 });
 
@@ -185,7 +192,10 @@ describe('claimPartition in a source pool', () => {
 
   it('a job moved out of its pool is no longer limited, and its RUNNING partitions no longer count there', async () => {
     const pool = await poolOf(1, 2);
-    const [moved, staying] = [await startedRun(t, [1, 1], { jobKey: pool.jobKeys[0] }), await startedRun(t, [1], { jobKey: pool.jobKeys[1] })];
+    const [moved, staying] = [
+      await startedRun(t, [1, 1], { jobKey: pool.jobKeys[0] }),
+      await startedRun(t, [1], { jobKey: pool.jobKeys[1] }),
+    ];
     await claimed(t, moved.runId, '0000');
     expect((await claimed(t, staying.runId, '0000')).reason).toBe('POOL_FULL');
     await assign(pool.jobKeys[0]!, null);
