@@ -47,9 +47,10 @@ console shows them, if no other run's begin so):
   reissue <runId> <partitionId> --reason TEXT
                         take a RUNNING partition from its owner and ask NiFi to extract it again
   bulk cancel|resend|reissue [--job KEY] [--status S] [--from DATE] [--to DATE] [--error-code CODE] [--dry-run]
-       --reason TEXT    one action over the rows the filter selects (at most the server's bulk.maxTargets):
+       [--reason TEXT]  one action over the rows the filter selects (at most the server's bulk.maxTargets):
                         cancel its active runs, resend their DEAD dispatches, reissue their timed-out partitions;
-                        --dry-run lists the targets and changes nothing; exits 4 when a target was refused
+                        --dry-run lists the targets and changes nothing (no reason needed); the apply needs
+                        --reason; exits 4 when a target was refused
 exit codes: 0 done, 1 failed (a bug), 2 usage, 3 not found, 4 refused by the ledger, 5 not allowed,
             6 unavailable (try again)`;
 
@@ -381,7 +382,12 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
           errorCode: values['error-code'] ?? null,
         };
         const answer = await call<BulkAnswer>(url, token, BULK, {
-          input: { action, filter, dryRun: values['dry-run'] ?? false, reason: needReason(values.reason) },
+          input: {
+            action,
+            filter,
+            dryRun: values['dry-run'] ?? false,
+            reason: values['dry-run'] ? (values.reason ?? null) : needReason(values.reason),
+          },
         });
         const code = print(answer, () => {
           const result = answer.data!.bulkAction;

@@ -77,12 +77,14 @@ defineMutation('bulkAction', {
     'dryRun: true lists the targets and what would become of each; false selects them again and changes each in its ' +
     'own transaction through cancelRun, resendDispatch or reissuePartition (each event names the bulk action), then ' +
     'answers the summary: changed, already so, refused by code.',
-  input: z.object({
-    action: inputEnum(BulkActionKindEnum, BULK_ACTIONS),
-    filter: inputObject('BulkFilterInput', bulkFilter),
-    dryRun: z.boolean(),
-    reason: f.reason.describe('5 to 2000 characters; recorded in every event.'),
-  }),
+  input: z
+    .object({
+      action: inputEnum(BulkActionKindEnum, BULK_ACTIONS),
+      filter: inputObject('BulkFilterInput', bulkFilter),
+      dryRun: z.boolean(),
+      reason: f.optional(f.reason).describe('5 to 2000 characters, recorded in every event; required unless dryRun.'),
+    })
+    .refine((input) => input.dryRun || input.reason !== null, { message: 'is required unless dryRun', path: ['reason'] }),
   payload: BulkActionPayload,
   run: (cmd, ctx) =>
     bulkAction(ctx.services.db, cmd, {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActingAs } from '../../auth/principal.js';
 import type { Db, Tx } from '../../db/client.js';
-import { DomainError } from '../../contract/errors.js';
+import { DomainError, invalidInput } from '../../contract/errors.js';
 import { inOneTransaction, perform } from '../../db/operation.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
@@ -63,7 +63,8 @@ export interface BulkActionCommand {
   action: BulkActionKind;
   filter: BulkFilter;
   dryRun: boolean;
-  reason: string;
+  /** Required for an apply (the GraphQL input says so); a dry run records nothing. */
+  reason: string | null;
   actor: string;
   /** Who the caller is, for each row's audit trail (null: not known, e.g. a test calling the domain). */
   actingAs?: ActingAs | null;
@@ -215,7 +216,7 @@ const reissueTimedOutOperation = inOneTransaction(async (tx: Tx, cmd: ReissueTim
 });
 
 /** The per-row rule's answer as an outcome: its soft refusal (changed: false) is "already so", its error a refusal. */
-async function applyOne(db: Db, cmd: BulkActionCommand, row: TargetRow, bulkActionId: string, stallAfterMs: number) {
+async function applyOne(db: Db, cmd: BulkActionCommand & { reason: string }, row: TargetRow, bulkActionId: string, stallAfterMs: number) {
   try {
     switch (cmd.action) {
       case 'CANCEL_RUNS': {
@@ -296,9 +297,11 @@ export async function bulkAction(db: Db, cmd: BulkActionCommand, settings: BulkS
   const base = { action: cmd.action, dryRun: cmd.dryRun, limit: settings.maxTargets };
   if (cmd.dryRun) return summarise({ ...base, bulkActionId: null, targets: rows.map((row) => toTarget(row, predicted(cmd.action, row))) });
 
+  const { reason } = cmd;
+  if (reason === null) throw invalidInput('reason', 'is required unless dryRun');
   const bulkActionId = randomUUID();
   const targets: BulkTarget[] = [];
-  for (const row of rows) targets.push(toTarget(row, await applyOne(db, cmd, row, bulkActionId, settings.stallAfterMs)));
+  for (const row of rows) targets.push(toTarget(row, await applyOne(db, { ...cmd, reason }, row, bulkActionId, settings.stallAfterMs)));
   const result = summarise({ ...base, bulkActionId, targets });
   await perform(db, recordBulkActionOperation, { cmd, result }, cmd.actingAs);
   return result;

@@ -23,7 +23,7 @@ async function statuses(jobKey: string): Promise<string[]> {
 }
 
 describe('bulkAction', () => {
-  it('is for operators only; a bad filter or reason is 422 naming the field; nothing changes', async () => {
+  it('is for operators only; a bad filter, or a bad or missing reason for an apply, is 422 naming the field; nothing changes', async () => {
     const jobKey = `BULK_API_${randomUUID().slice(0, 8).toUpperCase()}`;
     await createRun(api, { jobKey });
     for (const token of ['nifi', 'viewer'] as const) expect((await bulk({ filter: { jobKey }, dryRun: false }, token)).status).toBe(403);
@@ -34,6 +34,7 @@ describe('bulkAction', () => {
       [{ filter: { businessDateFrom: '2026-12-02', businessDateTo: '2026-12-01' } }, 'input.filter.businessDateTo'],
       [{ filter: { errorCode: '' } }, 'input.filter.errorCode'],
       [{ filter: { jobKey }, reason: 'no' }, 'input.reason'],
+      [{ filter: { jobKey }, reason: null }, 'input.reason'],
     ];
     for (const [input, field] of refusals) {
       const res = await bulk({ ...input, dryRun: false });
@@ -51,10 +52,10 @@ describe('bulkAction', () => {
     expect(await statuses(jobKey)).toEqual(['CREATED', 'CREATED', 'CREATED', 'CREATED']);
   });
 
-  it('a dry run lists the targets, the apply cancels them and answers the summary', async () => {
+  it('a dry run (no reason needed) lists the targets, the apply cancels them and answers the summary', async () => {
     const jobKey = `BULK_FLOW_${randomUUID().slice(0, 8).toUpperCase()}`;
     const runs = [await createRun(api, { jobKey }), await startRun(api, [1], { create: { jobKey } })];
-    const dry = await bulk({ filter: { jobKey } });
+    const dry = await bulk({ filter: { jobKey }, reason: null });
     expect(dry.status).toBe(200);
     expect(dry.body.data?.bulkAction).toMatchObject({ bulkActionId: null, action: 'CANCEL_RUNS', dryRun: true, limit: 3, changed: 2 });
     expect(dry.body.data?.bulkAction.targets.map((t: { runId: string }) => t.runId)).toEqual(runs.map((r) => r.runId));
