@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { BulkBar } from '../components/BulkBar';
 import { LiveIndicator } from '../components/Live';
 import { RunsList } from '../components/RunsList';
 import { type LiveState, usePageTitle } from '../hooks';
@@ -19,6 +20,7 @@ export function JobRuns({ jobKey }: { jobKey: string }) {
         </h1>
         <LiveIndicator state={live} />
       </div>
+      <BulkBar jobKey={jobKey} />
       <RunsList jobKey={jobKey} titleId="job-runs-title" onLive={setLive} />
     </>
   );
