@@ -18,7 +18,12 @@ const PARTITIONS_PER_RUN = 200;
 /** RUNNING partitions of other runs in the roomy pool, so that its count has rows to count. */
 const RUNNING_IN_POOL = 200;
 
-async function runsOf(sql: pg.Pool, jobKey: string, partitions: number, status = 'PENDING'): Promise<Array<{ runId: string; partitionId: string }>> {
+async function runsOf(
+  sql: pg.Pool,
+  jobKey: string,
+  partitions: number,
+  status = 'PENDING',
+): Promise<Array<{ runId: string; partitionId: string }>> {
   const targets: Array<{ runId: string; partitionId: string }> = [];
   for (let made = 0; made < partitions; made += PARTITIONS_PER_RUN) {
     const runId = randomUUID();
@@ -52,7 +57,9 @@ async function main() {
     } catch (error) {
       console.error(`no "before" case: ${BEFORE_REF}'s claim function could not be loaded (${(error as Error).message.split('\n')[0]})`);
     }
-    await sql.query(`INSERT INTO nifi_ops.source_pool (pool_name, max_running, updated_by) VALUES ('roomy', 1000000, 'bench'), ('full', 0, 'bench')`);
+    await sql.query(
+      `INSERT INTO nifi_ops.source_pool (pool_name, max_running, updated_by) VALUES ('roomy', 1000000, 'bench'), ('full', 0, 'bench')`,
+    );
     await sql.query(
       `INSERT INTO nifi_ops.source_pool_job (job_key, pool_name, assigned_by)
        VALUES ('BENCH_ROOMY', 'roomy', 'bench'), ('BENCH_ROOMY_BUSY', 'roomy', 'bench'), ('BENCH_FULL', 'full', 'bench')`,
@@ -79,7 +86,13 @@ async function main() {
         if (answer[0]?.claimed !== c.claimed) wrong++;
       });
       if (wrong > 0) throw new Error(`${c.name}: ${wrong} claims answered otherwise than claimed=${c.claimed}`);
-      rows.push({ case: c.name, claims: CLAIMS, 'claims/s': fmt(result.perSecond, 0), 'p50 ms': fmt(result.p50, 2), 'p99 ms': fmt(result.p99, 2) });
+      rows.push({
+        case: c.name,
+        claims: CLAIMS,
+        'claims/s': fmt(result.perSecond, 0),
+        'p50 ms': fmt(result.p50, 2),
+        'p99 ms': fmt(result.p99, 2),
+      });
     }
     printTable(`claimPartition in the database (${CLIENTS} clients)`, rows);
     console.log(JSON.stringify({ bench: 'claim-partition', cases: rows }));

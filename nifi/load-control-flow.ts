@@ -854,7 +854,7 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
     name: 'claim: wait for a pool slot',
     type: 'RetryFlowFile',
     comments:
-      "POOL_FULL: the source pool's RUNNING partitions are at its limit (README \"Source pools\"). The same claim (same token) is asked again every 30 seconds (the pool's retryAfter is in load.partition.retry.after), for 24 hours.",
+      'POOL_FULL: the source pool\'s RUNNING partitions are at its limit (README "Source pools"). The same claim (same token) is asked again every 30 seconds (the pool\'s retryAfter is in load.partition.retry.after), for 24 hours.',
     properties: { 'retry-attribute': 'load.pool.retries', 'maximum-retries': '2880', 'penalize-retries': 'true' },
     penalty: '30 sec',
   });
@@ -865,7 +865,7 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
     'claim: wait for a pool slot: gave up',
     failure('PG-20', {
       code: 'POOL_FULL',
-      message: "the source pool had no free slot within 24 hours",
+      message: 'the source pool had no free slot within 24 hours',
       stage: 'EXTRACT',
       kind: 'POOL',
       step: 'claim: wait for a pool slot',

@@ -94,7 +94,9 @@ export class ExtractPool {
       'load.worker.node': world.dice.pick(NODES, 'node', ...base),
     };
     for (let wait = 0; ; wait++) {
-      const claim = await world.client.nifi('PG-20/claimPartition', flowFile, { key: wait === 0 ? [...base, 'claim'] : [...base, 'claim', wait] });
+      const claim = await world.client.nifi('PG-20/claimPartition', flowFile, {
+        key: wait === 0 ? [...base, 'claim'] : [...base, 'claim', wait],
+      });
       if (claim.status !== 200) {
         await recordFlowEvent(world, { ...flowFile, ...claim.attributes });
         return;

@@ -371,7 +371,10 @@ function uniquePoolsAndJobs(pools: Array<z.output<typeof sourcePoolSchema>>, ctx
 /** Source pools applied by every `serve` and `start` when it starts (src/domain/pools/): a JSON list in LC_SOURCES__POOLS. */
 const sourcePoolsSchema = jsonText(
   'a JSON array of {name, maxRunning, retryAfterSeconds, jobs}',
-  z.array(sourcePoolSchema, { error: typeError('a list') }).max(200, 'must list at most 200 pools').superRefine(uniquePoolsAndJobs),
+  z
+    .array(sourcePoolSchema, { error: typeError('a list') })
+    .max(200, 'must list at most 200 pools')
+    .superRefine(uniquePoolsAndJobs),
 ).default([]);
 
 /**

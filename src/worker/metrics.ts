@@ -54,7 +54,7 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     }),
     poolRunning: new Gauge({
       name: 'lc_pool_running',
-      help: "RUNNING partitions of each source pool's jobs (README \"Source pools\")",
+      help: 'RUNNING partitions of each source pool\'s jobs (README "Source pools")',
       labelNames: ['pool'],
       registers: [registry],
     }),
