@@ -18,6 +18,7 @@ import {
   attributeReferences,
   escapeJson,
   EVALUATED_FUNCTION_NAMES,
+  evaluateProperties,
   functionNames,
   jsonPathValue,
   parseTemplate,
@@ -392,6 +393,25 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
         expect(CATALOGUE.components[service!.json.type]!.provides, `${describe_(node)}: ${name}`).toContain(known.service);
       }
     }
+  });
+
+  it('routes a claim refused POOL_FULL to a penalised wait that sends the same claim again, and other refusals nowhere', () => {
+    const node = (name: string) => processors.find((n) => n.group.includes('PG-20') && n.name === name)!;
+    const router = node('claimed?');
+    const routesFor = (answer: Record<string, string>) =>
+      Object.entries(evaluateProperties(router.json.properties, answer))
+        .filter(([name, value]) => name !== 'Routing Strategy' && value === 'true')
+        .map(([name]) => name);
+    expect(routesFor({ 'load.partition.claimed': 'true', 'load.partition.claim.reason': '' })).toEqual(['claimed']);
+    expect(routesFor({ 'load.partition.claimed': 'false', 'load.partition.claim.reason': 'POOL_FULL' })).toEqual(['pool full']);
+    expect(routesFor({ 'load.partition.claimed': 'false', 'load.partition.claim.reason': '' })).toEqual([]);
+
+    const wait = node('claim: wait for a pool slot');
+    const next = (from: string, relationship: string) =>
+      graph.edges.filter((e) => e.from === from && e.relationships.includes(relationship)).map((e) => graph.nodes.get(e.to)!.name);
+    expect(next(router.id, 'pool full')).toEqual([wait.name]);
+    expect(wait.json.properties).toMatchObject({ 'penalize-retries': 'true', 'maximum-retries': '2880' });
+    expect(next(wait.id, 'retry')).toEqual(['claimPartition']);
   });
 
   it('connects or auto-terminates every relationship of every processor, and connects every port', () => {
