@@ -820,6 +820,14 @@ const PARTITION_PREDICATE = [
   ":append(${load.partition.upper.inclusive:equals('true'):ifElse(' <= ', ' < ')}):append(${load.partition.upper})})}",
 ].join('');
 
+/**
+ * A claim refused although its partition is still claimable (PENDING or RETRY) in an extracting run: the one such
+ * refusal is POOL_FULL (prisma/functions/02_claim_partition.sql). Read from the fields every release answers, not
+ * from the answer's reason, so that the kit's claim is answered by a previous release during a rolling upgrade.
+ */
+export const POOL_FULL =
+  "${load.partition.claimed:equals('false'):and(${load.run.status:equals('EXTRACTING')}):and(${load.partition.status:equals('PENDING'):or(${load.partition.status:equals('RETRY')})})}";
+
 function extractWorker(root: Group, s: Services): { partitions: Ref; failures: Ref } {
   const g = root.child(
     'PG-20 Extract Worker',
@@ -843,10 +851,10 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
   const owned = route(
     g,
     'claimed?',
-    { claimed: "${load.partition.claimed:equals('true')}", 'pool full': "${load.partition.claim.reason:equals('POOL_FULL')}" },
+    { claimed: "${load.partition.claimed:equals('true')}", 'pool full': POOL_FULL },
     {
       comments:
-        "claimed: false — another node owns the partition, or the run moved on: the FlowFile is dropped before Oracle is queried. POOL_FULL: the job's source pool has no free slot; the claim waits and asks again.",
+        "claimed: false — another node owns the partition, or the run moved on: the FlowFile is dropped before Oracle is queried. Refused while the partition is still claimable in an extracting run (POOL_FULL): the job's source pool has no free slot; the claim waits and asks again.",
     },
   );
   link(g, claim.answered, owned);

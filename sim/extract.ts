@@ -5,7 +5,7 @@
 // report with the claim token it no longer owns.
 import { randomUUID } from 'node:crypto';
 import { evaluateProperties } from '../nifi/expression-language.js';
-import { CHUNK_ATTRIBUTES, failure } from '../nifi/load-control-flow.js';
+import { CHUNK_ATTRIBUTES, failure, POOL_FULL } from '../nifi/load-control-flow.js';
 import type { FlowFile, Reply } from './client.js';
 import { STALE_MS } from './cluster.js';
 import type { LastChunkRace, SimPartition, SimRun } from './ledger.js';
@@ -102,8 +102,8 @@ export class ExtractPool {
         return;
       }
       Object.assign(flowFile, claim.attributes);
-      // POOL_FULL: the kit's RetryFlowFile asks again with the same token after a while (the pool's retryAfter, scaled down)
-      if (flowFile['load.partition.claim.reason'] !== 'POOL_FULL' || world.stopping()) break;
+      // POOL_FULL: the kit's RetryFlowFile asks again with the same token after a while (scaled down here)
+      if (evaluateProperties({ poolFull: POOL_FULL }, flowFile).poolFull !== 'true' || world.stopping()) break;
       await sleep(POOL_WAIT_MS);
     }
     if (flowFile['load.partition.claimed'] !== 'true') return; // another node owns it, or the run moved on: dropped

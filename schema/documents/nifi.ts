@@ -10,7 +10,7 @@ export const NIFI_REQUESTS = {
   'PG-10/createRun': graphql(`mutation CreateRun($input: CreateRunInput!) { createRun(input: $input) { runId status hdfsRunPath stageTable created } }`),
   'PG-10/failRun': graphql(`mutation FailRun($input: FailRunInput!) { failRun(input: $input) { runId runStatus changed } }`),
   'PG-10/registerManifest': graphql(`mutation RegisterManifest($input: RegisterManifestInput!) { registerManifest(input: $input) { runId status emptyPartitionCount validationScheduled } }`),
-  'PG-20/claimPartition': graphql(`mutation ClaimPartition($input: ClaimPartitionInput!) { claimPartition(input: $input) { claimed runStatus partitionStatus attempt reason retryAfter } }`),
+  'PG-20/claimPartition': graphql(`mutation ClaimPartition($input: ClaimPartitionInput!) { claimPartition(input: $input) { claimed runStatus partitionStatus attempt } }`),
   'PG-20/failPartition': graphql(`mutation FailPartition($input: FailPartitionInput!) { failPartition(input: $input) { partitionStatus runStatus changed } }`),
   'PG-20/reportChunk': graphql(`mutation ReportChunk($input: ReportChunkInput!) { reportChunk(input: $input) { recorded partitionStatus runStatus receivedChunks chunkCount validationScheduled } }`),
   'PG-40/markStageValidated': graphql(`mutation MarkStageValidated($input: MarkStageValidatedInput!) { markStageValidated(input: $input) { stageValidated runStatus reasons stagingCount } }`),

@@ -395,16 +395,26 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
     }
   });
 
-  it('routes a claim refused POOL_FULL to a penalised wait that sends the same claim again, and other refusals nowhere', () => {
+  it('routes a claim refused POOL_FULL (claimable partition, extracting run) to a penalised wait that sends the same claim again, other refusals nowhere', () => {
     const node = (name: string) => processors.find((n) => n.group.includes('PG-20') && n.name === name)!;
     const router = node('claimed?');
     const routesFor = (answer: Record<string, string>) =>
       Object.entries(evaluateProperties(router.json.properties, answer))
         .filter(([name, value]) => name !== 'Routing Strategy' && value === 'true')
         .map(([name]) => name);
-    expect(routesFor({ 'load.partition.claimed': 'true', 'load.partition.claim.reason': '' })).toEqual(['claimed']);
-    expect(routesFor({ 'load.partition.claimed': 'false', 'load.partition.claim.reason': 'POOL_FULL' })).toEqual(['pool full']);
-    expect(routesFor({ 'load.partition.claimed': 'false', 'load.partition.claim.reason': '' })).toEqual([]);
+    const answer = (claimed: string, runStatus: string, partitionStatus: string) => ({
+      'load.partition.claimed': claimed,
+      'load.run.status': runStatus,
+      'load.partition.status': partitionStatus,
+    });
+    expect(routesFor(answer('true', 'EXTRACTING', 'RUNNING'))).toEqual(['claimed']);
+    // still claimable in an extracting run, yet refused: POOL_FULL
+    expect(routesFor(answer('false', 'EXTRACTING', 'PENDING'))).toEqual(['pool full']);
+    expect(routesFor(answer('false', 'EXTRACTING', 'RETRY'))).toEqual(['pool full']);
+    // another owner, a partition done, a run that moved on: dropped
+    expect(routesFor(answer('false', 'EXTRACTING', 'RUNNING'))).toEqual([]);
+    expect(routesFor(answer('false', 'EXTRACTING', 'SUCCESS'))).toEqual([]);
+    expect(routesFor(answer('false', 'CANCELLED', 'PENDING'))).toEqual([]);
 
     const wait = node('claim: wait for a pool slot');
     const next = (from: string, relationship: string) =>
