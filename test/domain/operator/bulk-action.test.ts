@@ -20,6 +20,7 @@ import {
   publishingRun,
   publishUnknownRun,
   refusal,
+  reissued,
   stagingValidatedRun,
   startDomainTest,
   startedRun,
@@ -251,5 +252,36 @@ describe('REISSUE_PARTITIONS', () => {
     expect(rows.map((r) => r.status)).toEqual(['RETRY', 'RUNNING', 'RUNNING']);
     const [event] = await eventsOf('RECOVERY_REISSUED', applied.bulkActionId!);
     expect(event).toMatchObject({ run_id: run.runId, partition_id: '0000', actor: OPERATOR });
+  });
+  it('racing single reissues of the same partitions: each reissued once, each target counted changed or already so', async () => {
+    for (let rep = 0; rep < 4; rep++) {
+      const job = uniqueJob(`REISSUE_RACE${rep}`);
+      const run = await startedRun(t, [1, 1, 1, 1, 1, 1], { jobKey: job });
+      const ids = ['0000', '0001', '0002', '0003', '0004', '0005'];
+      for (const id of ids) {
+        await claimed(t, run.runId, id);
+        await silence(run.runId, id, 30);
+      }
+      const [applied, ...singles] = await Promise.all([
+        bulk('REISSUE_PARTITIONS', { jobKey: job }, false),
+        ...ids.map((id) =>
+          reissued(t, run.runId, id, 'single reissue').then(
+            () => 'reissued',
+            (error: { code?: string }) => error.code,
+          ),
+        ),
+      ]);
+      // a partition reissued before the selection is no target (it is RETRY); one reissued after it is already so
+      expect(applied.changed + applied.alreadySo).toBe(applied.targets.length);
+      expect(applied.refused).toBe(0);
+      expect(singles.every((s) => s === 'reissued' || s === 'PARTITION_STATUS_MISMATCH')).toBe(true);
+      const { rows } = await t.sql.query<{ partition_id: string; n: number }>(
+        `SELECT partition_id, count(*)::int AS n FROM nifi_ops.load_event WHERE event_name = 'RECOVERY_REISSUED' AND run_id = $1
+          GROUP BY partition_id ORDER BY partition_id`,
+        [run.runId],
+      );
+      expect(rows).toEqual(ids.map((partition_id) => ({ partition_id, n: 1 })));
+      expect(await eventsOf('RECOVERY_REISSUED', applied.bulkActionId!)).toHaveLength(applied.changed);
+    }
   });
 });
