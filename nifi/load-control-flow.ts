@@ -861,6 +861,14 @@ const PARTITION_PREDICATE = [
   ":append(${load.partition.upper.inclusive:equals('true'):ifElse(' <= ', ' < ')}):append(${load.partition.upper})})}",
 ].join('');
 
+/**
+ * A claim refused although its partition is still claimable (PENDING or RETRY) in an extracting run: the one such
+ * refusal is POOL_FULL (prisma/functions/02_claim_partition.sql). Read from the fields every release answers, not
+ * from the answer's reason, so that the kit's claim is answered by a previous release during a rolling upgrade.
+ */
+export const POOL_FULL =
+  "${load.partition.claimed:equals('false'):and(${load.run.status:equals('EXTRACTING')}):and(${load.partition.status:equals('PENDING'):or(${load.partition.status:equals('RETRY')})})}";
+
 function extractWorker(root: Group, s: Services): { partitions: Ref; failures: Ref } {
   const g = root.child(
     'PG-20 Extract Worker',
@@ -884,12 +892,36 @@ function extractWorker(root: Group, s: Services): { partitions: Ref; failures: R
   const owned = route(
     g,
     'claimed?',
-    { claimed: "${load.partition.claimed:equals('true')}" },
+    { claimed: "${load.partition.claimed:equals('true')}", 'pool full': POOL_FULL },
     {
-      comments: 'claimed: false — another node owns the partition, or the run moved on: the FlowFile is dropped before Oracle is queried.',
+      comments:
+        "claimed: false — another node owns the partition, or the run moved on: the FlowFile is dropped before Oracle is queried. Refused while the partition is still claimable in an extracting run (POOL_FULL): the job's source pool has no free slot; the claim waits and asks again.",
     },
   );
   link(g, claim.answered, owned);
+  const waitForSlot = g.processor({
+    name: 'claim: wait for a pool slot',
+    type: 'RetryFlowFile',
+    comments:
+      'POOL_FULL: the source pool\'s RUNNING partitions are at its limit (README "Source pools"). The same claim (same token) is asked again every 30 seconds (the pool\'s retryAfter is in load.partition.retry.after), for 24 hours.',
+    properties: { 'retry-attribute': 'load.pool.retries', 'maximum-retries': '2880', 'penalize-retries': 'true' },
+    penalty: '30 sec',
+  });
+  g.connect(owned, ['pool full'], waitForSlot);
+  g.connect(waitForSlot, ['retry'], claim.http);
+  const gaveUpWaiting = setAttributes(
+    g,
+    'claim: wait for a pool slot: gave up',
+    failure('PG-20', {
+      code: 'POOL_FULL',
+      message: 'the source pool had no free slot within 24 hours',
+      stage: 'EXTRACT',
+      kind: 'POOL',
+      step: 'claim: wait for a pool slot',
+    }),
+  );
+  g.connect(waitForSlot, ['retries_exceeded', 'failure'], gaveUpWaiting);
+  g.connect(gaveUpWaiting, ['success'], failures);
   const extract = g.processor({
     name: 'extract at the SCN',
     type: 'ExecuteSQLRecord',

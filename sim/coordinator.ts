@@ -29,7 +29,9 @@ interface ManifestPayload {
 }
 
 /** The simulated jobs: what PG-70 cleans up after. */
-export const SIM_JOBS = ['SIM_ORDERS', 'SIM_ITEMS', GATED_JOB];
+/** The jobs loaded without a gate (with --pool-limit they share a source pool, sim/pools.ts). */
+export const UNGATED_JOBS = ['SIM_ORDERS', 'SIM_ITEMS'];
+export const SIM_JOBS = [...UNGATED_JOBS, GATED_JOB];
 
 export interface KeyPlan {
   index: number;

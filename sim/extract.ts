@@ -5,12 +5,15 @@
 // report with the claim token it no longer owns.
 import { randomUUID } from 'node:crypto';
 import { evaluateProperties } from '../nifi/expression-language.js';
-import { CHUNK_ATTRIBUTES, failure } from '../nifi/load-control-flow.js';
+import { CHUNK_ATTRIBUTES, failure, POOL_FULL } from '../nifi/load-control-flow.js';
 import type { FlowFile, Reply } from './client.js';
 import { STALE_MS } from './cluster.js';
 import type { LastChunkRace, SimPartition, SimRun } from './ledger.js';
 import { recordFlowEvent } from './pg90.js';
 import { poll, sleep, type World } from './world.js';
+
+/** How long the simulated kit waits for a source pool's slot before it claims again. */
+const POOL_WAIT_MS = 20;
 
 export interface PartitionFlowFile {
   run: SimRun;
@@ -90,12 +93,19 @@ export class ExtractPool {
       'load.claim.token': randomUUID(),
       'load.worker.node': world.dice.pick(NODES, 'node', ...base),
     };
-    const claim = await world.client.nifi('PG-20/claimPartition', flowFile, { key: [...base, 'claim'] });
-    if (claim.status !== 200) {
-      await recordFlowEvent(world, { ...flowFile, ...claim.attributes });
-      return;
+    for (let wait = 0; ; wait++) {
+      const claim = await world.client.nifi('PG-20/claimPartition', flowFile, {
+        key: wait === 0 ? [...base, 'claim'] : [...base, 'claim', wait],
+      });
+      if (claim.status !== 200) {
+        await recordFlowEvent(world, { ...flowFile, ...claim.attributes });
+        return;
+      }
+      Object.assign(flowFile, claim.attributes);
+      // POOL_FULL: the kit's RetryFlowFile asks again with the same token after a while (scaled down here)
+      if (evaluateProperties({ poolFull: POOL_FULL }, flowFile).poolFull !== 'true' || world.stopping()) break;
+      await sleep(POOL_WAIT_MS);
     }
-    Object.assign(flowFile, claim.attributes);
     if (flowFile['load.partition.claimed'] !== 'true') return; // another node owns it, or the run moved on: dropped
     const attempt = Number(flowFile['load.partition.attempt']);
     const rows = chunkRows(partition.expectedRowCount, partition.chunkCount);

@@ -38,6 +38,8 @@ export interface SimOptions {
   /** `source` runs src/cli.ts through tsx (what is in the tree); `dist` runs the build. */
   cli: 'source' | 'dist';
   verbose: boolean;
+  /** The ungated jobs share one source pool of this limit (sim/pools.ts); null: no pool. */
+  poolLimit: number | null;
 }
 
 export const USAGE = `usage: npm run simulate -- [options]
@@ -53,6 +55,7 @@ export const USAGE = `usage: npm run simulate -- [options]
   --timeout SEC     stop driving after SEC seconds (default 60 + 2 per business key)
   --cli source|dist run the API and worker from src/ through tsx (default) or from dist/
   --verbose         log every fault and flow step
+  --pool-limit N    the ungated jobs share a source pool of N RUNNING partitions, its use sampled (default none)
 
 faults:
 ${FAULT_NAMES.map((f) => `  ${f.padEnd(17)} ${FAULTS[f]}`).join('\n')}
@@ -94,6 +97,7 @@ export function parseOptions(argv: string[]): SimOptions | 'help' {
       workers: { type: 'string' },
       concurrency: { type: 'string' },
       timeout: { type: 'string' },
+      'pool-limit': { type: 'string' },
       cli: { type: 'string' },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -118,5 +122,6 @@ export function parseOptions(argv: string[]): SimOptions | 'help' {
     timeoutSeconds: positiveInt('timeout', values.timeout, 60 + 2 * runs, 86_400),
     cli: values.cli ?? 'source',
     verbose: values.verbose ?? false,
+    poolLimit: values['pool-limit'] === undefined ? null : positiveInt('pool-limit', values['pool-limit'], 1, 1_000),
   };
 }

@@ -12,11 +12,12 @@ import { benchDatabase } from '../bench/support.js';
 import { startChaos } from './chaos.js';
 import { ClientStats, SimClient, type FaultSwitch, type Log } from './client.js';
 import { Cluster, SIM_APPLICATION_NAME } from './cluster.js';
-import { driveKey, keyPlan } from './coordinator.js';
+import { driveKey, keyPlan, UNGATED_JOBS } from './coordinator.js';
 import { ExtractPool } from './extract.js';
 import { defineGates } from './gate.js';
 import { cleanUp } from './cleanup.js';
 import { checkClients, checkDatabase, type InvariantResult } from './invariants.js';
+import { definePool, samplePool } from './pools.js';
 import { Ledger } from './ledger.js';
 import { Operator } from './operator.js';
 import { parseOptions, USAGE, type SimOptions } from './options.js';
@@ -124,6 +125,9 @@ async function simulate(options: SimOptions): Promise<number> {
     );
 
     await defineGates(world);
+    const poolLimit = options.poolLimit;
+    if (poolLimit !== null) await definePool(world, UNGATED_JOBS, poolLimit);
+    const poolUse = poolLimit === null ? null : samplePool(world, poolLimit);
     const operator = new Operator(world);
     let driving = true;
     const operatorDone = operator.watch(() => !driving);
@@ -144,6 +148,7 @@ async function simulate(options: SimOptions): Promise<number> {
     stopping = true;
     await pool.idle();
     await Promise.all(validations);
+    const poolHeld = await poolUse?.stop();
     console.log(`driven in ${seconds(driveStart)} s`);
 
     const { rows: statuses } = await db.query<{ status: string; n: number }>(
@@ -191,6 +196,7 @@ async function simulate(options: SimOptions): Promise<number> {
     const results: InvariantResult[] = [
       ...(await checkDatabase(db)),
       ...(await checkClients(db, ledger, stats, receiver.stats)),
+      ...(poolHeld ? [poolHeld] : []),
       {
         name: 'processes_restarted',
         checked: cluster.apis.concat(cluster.workers).reduce((a, p) => a + p.kills, 0),

@@ -101,6 +101,14 @@ export const MUTANTS: Mutant[] = [
     testNamePattern: 'claims of one partition',
   },
   {
+    id: 'claim-pool-without-lock',
+    bug: "claimPartition counts its source pool's RUNNING partitions without locking the pool's row, so concurrent claimers all see the same free slots",
+    file: CLAIM_SQL,
+    find: `       FOR UPDATE OF sp;`,
+    replace: `       ;`,
+    tests: ['test/domain/pools/source-pool-admission-race.test.ts'],
+  },
+  {
     id: 'claim-while-run-not-extracting',
     bug: "claimPartition's run-status guard widened: partitions of a cancelled or failed run can still be claimed",
     file: CLAIM_SQL,

@@ -74,3 +74,26 @@ export const RELEASE_BACKFILL_READINESS = graphql(`
     releaseBackfillReadiness(input: $input) { changed backfill { backfillId status readinessHeld readinessReleasedBy allowedActions } }
   }
 `);
+export const DEFINE_POOL = graphql(`
+  mutation DefinePool($input: DefinePoolInput!) {
+    definePool(input: $input) { changed pool { name maxRunning retryAfterSeconds running jobs updatedAt updatedBy } }
+  }
+`);
+
+export const ASSIGN_JOB_TO_POOL = graphql(`
+  mutation AssignJobToPool($input: AssignJobToPoolInput!) { assignJobToPool(input: $input) { jobKey pool previousPool changed } }
+`);
+
+export const SOURCE_POOLS = graphql(`
+  query SourcePools { sourcePools { name maxRunning retryAfterSeconds running jobs updatedAt updatedBy } }
+`);
+
+export const BULK_ACTION = graphql(`
+  mutation BulkAction($input: BulkActionInput!) {
+    bulkAction(input: $input) {
+      bulkActionId action dryRun limit changed alreadySo refused
+      refusals { code count }
+      targets { runId jobKey businessKey runStatus dispatchId dispatchType partitionId outcome code }
+    }
+  }
+`);

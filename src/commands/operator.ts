@@ -1,10 +1,10 @@
-// The operator's commands for runbooks: `load-control runs|run|alerts|resolve|resend|cancel|reissue|resume`, through
+// The operator's commands for runbooks: `load-control runs|run|alerts|resolve|resend|cancel|reissue|resume|bulk`, through
 // the API like the console (the token decides what is allowed, and every action is recorded under its name).
 import { parseArgs } from 'node:util';
 import { RUN_ID_PREFIX, idDigits } from '../domain/runs/run-id-prefix.js';
 import { RUN_STATUSES } from '../domain/states.js';
 
-const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue', 'resume'] as const;
+const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue', 'resume', 'bulk'] as const;
 type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
 
 export const isOperatorCommand = (command: string | undefined): command is OperatorCommand =>
@@ -49,6 +49,11 @@ console shows them, if no other run's begin so):
                         take a RUNNING partition from its owner and ask NiFi to extract it again
   resume <runId> --reason TEXT
                         a new attempt of a failed run at its SCN: its SUCCESS partitions carried, the others extracted again
+  bulk cancel|resend|reissue [--job KEY] [--status S] [--from DATE] [--to DATE] [--error-code CODE] [--dry-run]
+       [--reason TEXT]  one action over the rows the filter selects (at most the server's bulk.maxTargets):
+                        cancel its active runs, resend their DEAD dispatches, reissue their timed-out partitions;
+                        --dry-run lists the targets and changes nothing (no reason needed); the apply needs
+                        --reason; exits 4 when a target was refused
 exit codes: 0 done, 1 failed (a bug), 2 usage, 3 not found, 4 refused by the ledger, 5 not allowed,
             6 unavailable (try again)`;
 
@@ -145,6 +150,13 @@ const RESUME = `mutation($input: ResumeRunInput!) {
   resumeRun(input: $input) { runId status hdfsRunPath carriedPartitions reissuedPartitions } }`;
 /** Carried partition ids `run` lists before it says how many more. */
 const CARRIED_IDS_SHOWN = 20;
+const BULK = `mutation($input: BulkActionInput!) { bulkAction(input: $input) {
+  bulkActionId dryRun limit changed alreadySo refused refusals { code count }
+  targets { runId jobKey businessKey runStatus dispatchId partitionId outcome code } } }`;
+const BULK_ACTIONS: Record<string, string> = { cancel: 'CANCEL_RUNS', resend: 'RESEND_DISPATCHES', reissue: 'REISSUE_PARTITIONS' };
+type BulkAnswer = {
+  bulkAction: Row & { dryRun: boolean; changed: number; alreadySo: number; refused: number; targets: Row[]; refusals: Row[] };
+};
 
 const MAX_LIMIT = 10_000;
 const PAGE = 500;
@@ -396,6 +408,40 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
           ];
         });
       }
+      case 'bulk': {
+        const [kind] = needArgs(args, ['cancel|resend|reissue']);
+        const action = BULK_ACTIONS[kind!];
+        if (!action) throw new UsageError(`bulk: ${JSON.stringify(kind)} is not one of cancel, resend, reissue`);
+        const filter = {
+          jobKey: values.job ?? null,
+          status: values.status === undefined ? null : parseStatus(values.status),
+          businessDateFrom: values.from ?? null,
+          businessDateTo: values.to ?? null,
+          errorCode: values['error-code'] ?? null,
+        };
+        const answer = await call<BulkAnswer>(url, token, BULK, {
+          input: {
+            action,
+            filter,
+            dryRun: values['dry-run'] ?? false,
+            reason: values['dry-run'] ? (values.reason ?? null) : needReason(values.reason),
+          },
+        });
+        const code = print(answer, () => {
+          const result = answer.data!.bulkAction;
+          const verb = result.dryRun ? 'would be' : 'were';
+          const refusals = (result.refusals as Array<{ code: string; count: number }>).map((r) => `${r.code} ${r.count}`).join(', ');
+          return [
+            ...formatTable(result.targets, ['runId', 'jobKey', 'businessKey', 'runStatus', 'dispatchId', 'partitionId', 'outcome', 'code']),
+            '',
+            `${result.targets.length} target(s) (at most ${result.limit}): ${result.changed} ${verb} changed, ${result.alreadySo} already so, ` +
+              `${result.refused} refused${refusals ? ` (${refusals})` : ''}${result.dryRun ? '; dry run: nothing changed' : `; bulk action ${result.bulkActionId}`}`,
+          ];
+        });
+        return code === EXIT_CODES.done && !answer.data!.bulkAction.dryRun && answer.data!.bulkAction.refused > 0
+          ? EXIT_CODES.refused
+          : code;
+      }
     }
   } catch (error) {
     if (error instanceof UsageError) {
@@ -428,6 +474,10 @@ function parse(argv: string[], env: NodeJS.ProcessEnv) {
       as: { type: 'string' },
       reason: { type: 'string' },
       tag: { type: 'string', multiple: true },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      'error-code': { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
     allowPositionals: true,
   });

@@ -6,6 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generateToken, tokenConfigEntry } from '../auth/tokens.js';
 import { describeConfig, type Role } from '../config/config.js';
 import { PROCESS_LISTENER_NAME, startListener } from '../db/listener.js';
+import { perform } from '../db/operation.js';
+import { applyConfiguredPoolsOperation } from '../domain/pools/configured-pools.js';
 import { startRealtime } from '../realtime/realtime.js';
 import { createApiServer } from '../server/app.js';
 import { startExecutionLane } from '../server/execution-lane.js';
@@ -46,6 +48,10 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
     config = { ...config, auth: { ...config.auth, tokens: devTokens.map((t) => tokenConfigEntry(t.name, t.roles, t.token)) } };
   }
   log.info({ config: describeConfig(config) }, 'config');
+  if (config.sources.pools.length > 0) {
+    const { changed } = await perform(db, applyConfiguredPoolsOperation, config.sources.pools);
+    log.info({ pools: config.sources.pools.length, changed }, 'source pools applied');
+  }
   const metrics = createApiMetrics();
   const readinessChecks: Array<() => boolean> = [];
   // one LISTEN connection for the whole process: realtime's channels and, with `start`, the dispatcher's

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ALERT_KINDS, UNNOTIFIED_ALERT_KINDS } from './alert-kinds.js';
 import { formatDuration, parseDuration } from './durations.js';
+import { DEFAULT_RETRY_AFTER_SECONDS, JOB_KEY_PATTERN, maxRunning, poolName, retryAfterSeconds } from './source-pools.js';
 
 export const ROLES = ['nifi', 'operator', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -475,6 +476,39 @@ const gateCredentialsSchema = jsonText(
     }),
 ).default([]);
 
+const jobKeyInConfig = z.string({ error: typeError('a string') }).regex(JOB_KEY_PATTERN, `must match ${JOB_KEY_PATTERN.source}`);
+
+const sourcePoolSchema = section({
+  name: poolName,
+  maxRunning: numeric(maxRunning),
+  retryAfterSeconds: numeric(retryAfterSeconds).default(DEFAULT_RETRY_AFTER_SECONDS),
+  jobs: z.array(jobKeyInConfig, { error: typeError('a list of job keys') }).default([]),
+});
+
+function uniquePoolsAndJobs(pools: Array<z.output<typeof sourcePoolSchema>>, ctx: z.core.$RefinementCtx<unknown>) {
+  const names = new Map<string, number>();
+  const jobs = new Map<string, string>();
+  pools.forEach((pool, index) => {
+    const first = names.get(pool.name);
+    if (first === undefined) names.set(pool.name, index);
+    else ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate of sources.pools[${first}].name (${pool.name})` });
+    pool.jobs.forEach((job, at) => {
+      const other = jobs.get(job);
+      if (other === undefined) jobs.set(job, pool.name);
+      else ctx.addIssue({ code: 'custom', path: [index, 'jobs', at], message: `${job} is already in pool ${other}: a job is in one pool` });
+    });
+  });
+}
+
+/** Source pools applied by every `serve` and `start` when it starts (src/domain/pools/): a JSON list in LC_SOURCES__POOLS. */
+const sourcePoolsSchema = jsonText(
+  'a JSON array of {name, maxRunning, retryAfterSeconds, jobs}',
+  z
+    .array(sourcePoolSchema, { error: typeError('a list') })
+    .max(200, 'must list at most 200 pools')
+    .superRefine(uniquePoolsAndJobs),
+).default([]);
+
 /**
  * A request waits for the database at most acquireTimeout for a connection (opening a new one takes at most
  * connectTimeout of that) plus statementTimeout per statement and per transaction, then gets a 503: with these
@@ -610,6 +644,9 @@ const configSchema = z
         jobs: lineageJobsSchema,
       }).prefault({}),
       gates: section({ credentials: gateCredentialsSchema }).prefault({}),
+      sources: section({ pools: sourcePoolsSchema }).prefault({}),
+      /** Bulk actions (src/domain/operator/bulk-action.ts): a filter selecting more targets than this is refused. */
+      bulk: section({ maxTargets: integer(500, 1, 10_000) }).prefault({}),
       monitor: section({
         /**
          * An extracting run whose partitions stop reporting is flagged (STALLED_RUN, lc_stalled_*, the console)

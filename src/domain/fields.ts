@@ -1,12 +1,13 @@
 // Patterns, lengths and ranges of every input field, checked before the database is touched so that
 // malformed input is a 422 INVALID_INPUT and never a database error (ref §3.0, §12.2.2).
 import { z } from 'zod';
+import { JOB_KEY_PATTERN } from '../config/source-pools.js';
 import { invalidInput } from '../contract/errors.js';
 
 const INT32_MAX = 2_147_483_647;
 const BIGINT_MAX = 2n ** 63n - 1n;
 
-export const jobKey = z.string().regex(/^[A-Z0-9_]{1,200}$/, 'must match ^[A-Z0-9_]{1,200}$');
+export const jobKey = z.string().regex(JOB_KEY_PATTERN, `must match ${JOB_KEY_PATTERN.source}`);
 export const businessKey = z.string().regex(/^[0-9A-Za-z_.:-]{1,200}$/, 'must match ^[0-9A-Za-z_.:-]{1,200}$');
 export const partitionId = z.string().regex(/^([0-9]{4}|NULL)$/, 'must be four digits or NULL');
 export const tablePrefix = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,60}$/, 'must match ^[A-Za-z_][A-Za-z0-9_]{0,60}$');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import * as f from '../domain/fields.js';
-import { claimPartitionOperation } from '../domain/partitions/claim-partition.js';
+import { CLAIM_REFUSAL_REASONS, claimPartitionOperation, type ClaimPartitionResult } from '../domain/partitions/claim-partition.js';
 import { failPartitionOperation } from '../domain/partitions/fail-partition.js';
 import type { PartitionStatus, RunStatus } from '../domain/states.js';
 import { builder } from './builder.js';
@@ -11,16 +11,27 @@ import { NIFI } from './roles.js';
 
 // ---- claimPartition ----
 
-const ClaimPartitionPayload = builder
-  .objectRef<{ claimed: boolean; runStatus: RunStatus; partitionStatus: PartitionStatus; attempt: number }>('ClaimPartitionPayload')
-  .implement({
-    fields: (t) => ({
-      claimed: t.exposeBoolean('claimed'),
-      runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
-      partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus }),
-      attempt: t.exposeInt('attempt'),
+const ClaimRefusalReasonEnum = builder.enumType('ClaimRefusalReason', {
+  description: "Why a claim waits: POOL_FULL, the job's source pool has no free slot (try again after retryAfter).",
+  values: CLAIM_REFUSAL_REASONS,
+});
+
+const ClaimPartitionPayload = builder.objectRef<ClaimPartitionResult>('ClaimPartitionPayload').implement({
+  fields: (t) => ({
+    claimed: t.exposeBoolean('claimed'),
+    runStatus: t.field({ type: RunStatusEnum, resolve: (p) => p.runStatus }),
+    partitionStatus: t.field({ type: PartitionStatusEnum, resolve: (p) => p.partitionStatus }),
+    attempt: t.exposeInt('attempt'),
+    reason: t.field({
+      type: ClaimRefusalReasonEnum,
+      nullable: true,
+      description: 'Set when claimed is false only because the claim must wait; a wait, not a failure.',
+      resolve: (p) => p.reason,
     }),
-  });
+    retryAfter: t.exposeInt('retryAfter', { nullable: true, description: 'Seconds to wait before claiming again (with reason).' }),
+    pool: t.exposeString('pool', { nullable: true, description: "The job's source pool, when it is in one." }),
+  }),
+});
 
 defineMutation('claimPartition', {
   roles: NIFI,

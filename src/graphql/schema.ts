@@ -12,6 +12,8 @@ import './publish.js';
 import './operator.js';
 import './jobs.js';
 import './backfills.js';
+import './pools.js';
+import './bulk.js';
 import './cleanup.js';
 import './monitor.js';
 import './processes.js';

@@ -8,6 +8,8 @@ export interface WorkerMetrics {
   alerts: Gauge<'kind' | 'severity'>;
   stalledRuns: Gauge;
   stalledPartitions: Gauge;
+  poolRunning: Gauge<'pool'>;
+  poolLimit: Gauge<'pool'>;
   sweeperActions: Counter<'rule'>;
   alertWebhooks: Counter<'kind'>;
   purgedRuns: Counter;
@@ -48,6 +50,18 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     stalledPartitions: new Gauge({
       name: 'lc_stalled_partitions',
       help: 'RUNNING partitions of extracting runs without a heartbeat for monitor.stallAfter',
+      registers: [registry],
+    }),
+    poolRunning: new Gauge({
+      name: 'lc_pool_running',
+      help: 'RUNNING partitions of each source pool\'s jobs (README "Source pools")',
+      labelNames: ['pool'],
+      registers: [registry],
+    }),
+    poolLimit: new Gauge({
+      name: 'lc_pool_limit',
+      help: "Each source pool's limit of RUNNING partitions; claims beyond it wait (POOL_FULL)",
+      labelNames: ['pool'],
       registers: [registry],
     }),
     sweeperActions: new Counter({

@@ -7,6 +7,7 @@ import { openPurgeArchive } from '../domain/retention/purge-archive.js';
 import { alertThresholds, countAlerts } from '../domain/monitor/monitor-summary.js';
 import { countStalls } from '../domain/monitor/stalls.js';
 import { forgetAlertOccurrencesOperation, notifyAlertsOperation, type RecordedNotifications } from '../domain/notifications/occurrences.js';
+import { countPoolUse } from '../domain/pools/source-pools.js';
 import { countBacklog } from '../domain/sweeper/gauges.js';
 import { SWEEPER_ACTOR } from '../domain/sweeper/settings.js';
 import { sweepOnceOperation, type SweepResult } from '../domain/sweeper/sweep.js';
@@ -53,6 +54,10 @@ export function createSweeper(options: SweeperOptions): Sweeper {
     const stalls = await countStalls(db.prisma, config.monitor.stallAfter);
     metrics.stalledRuns.set(stalls.runs);
     metrics.stalledPartitions.set(stalls.partitions);
+    for (const pool of await countPoolUse(db.pool)) {
+      metrics.poolRunning.set({ pool: pool.name }, pool.running);
+      metrics.poolLimit.set({ pool: pool.name }, pool.maxRunning);
+    }
   }
 
   /** Runs that ended more than retention.ledger ago lose their details, a bounded share per cycle. */

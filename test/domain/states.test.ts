@@ -61,6 +61,7 @@ const OTHER_SUBJECTS: Record<string, readonly string[]> = {
     'OK',
     'RUN_NOT_FOUND',
     'PARTITION_NOT_FOUND',
+    'POOL_FULL',
     'DEFERRED',
     'PROGRESS',
     'IGNORED',

@@ -263,8 +263,8 @@ export async function toStagingValidated(api: TestApi, counts: number[] = [3, 4]
 
 /** Claimed and published: PUBLISHED, with the publish token that owns it. */
 /** A run whose publish outcome PG-50 could not tell: PUBLISH_UNKNOWN, waiting for an operator. */
-export async function toPublishUnknown(api: TestApi, errorCode?: string) {
-  const run = await toStagingValidated(api);
+export async function toPublishUnknown(api: TestApi, errorCode?: string, options: { create?: Record<string, unknown> } = {}) {
+  const run = await toStagingValidated(api, [3, 4], options);
   const publishToken = randomUUID();
   await api.gql(CLAIM_PUBLISH, { input: { runId: run.runId, publishToken } });
   const res = await api.gql(REPORT_PUBLISH_RESULT, {

@@ -199,6 +199,20 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
     cancelBackfill: { backfillId, reason: 'wrong range' },
     releaseBackfillReadiness: { backfillId, reason: 'reports may go' },
     resumeRun: { runId: resumable.runId, reason: 'the source is back' },
+    definePool: { name: 'fuzz-oracle', maxRunning: 4, retryAfterSeconds: 10, reason: 'protect the source' },
+    assignJobToPool: { jobKey: 'FUZZ_POOLED', pool: null, reason: 'shares no source' },
+    bulkAction: {
+      action: 'CANCEL_RUNS',
+      filter: {
+        jobKey: 'FUZZ_NO_SUCH_JOB',
+        status: 'CREATED',
+        businessDateFrom: '2031-05-01',
+        businessDateTo: '2031-05-03',
+        errorCode: null,
+      },
+      dryRun: true,
+      reason: 'NiFi outage',
+    },
     endConsoleSession: { sessionId: randomUUID(), reason: 'left the company' },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
     defineGate: {

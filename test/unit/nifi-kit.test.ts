@@ -18,6 +18,7 @@ import {
   attributeReferences,
   escapeJson,
   EVALUATED_FUNCTION_NAMES,
+  evaluateProperties,
   functionNames,
   jsonPathValue,
   parseTemplate,
@@ -392,6 +393,35 @@ describe('the flow definition (nifi/load-control-flow.json)', () => {
         expect(CATALOGUE.components[service!.json.type]!.provides, `${describe_(node)}: ${name}`).toContain(known.service);
       }
     }
+  });
+
+  it('routes a claim refused POOL_FULL (claimable partition, extracting run) to a penalised wait that sends the same claim again, other refusals nowhere', () => {
+    const node = (name: string) => processors.find((n) => n.group.includes('PG-20') && n.name === name)!;
+    const router = node('claimed?');
+    const routesFor = (answer: Record<string, string>) =>
+      Object.entries(evaluateProperties(router.json.properties, answer))
+        .filter(([name, value]) => name !== 'Routing Strategy' && value === 'true')
+        .map(([name]) => name);
+    const answer = (claimed: string, runStatus: string, partitionStatus: string) => ({
+      'load.partition.claimed': claimed,
+      'load.run.status': runStatus,
+      'load.partition.status': partitionStatus,
+    });
+    expect(routesFor(answer('true', 'EXTRACTING', 'RUNNING'))).toEqual(['claimed']);
+    // still claimable in an extracting run, yet refused: POOL_FULL
+    expect(routesFor(answer('false', 'EXTRACTING', 'PENDING'))).toEqual(['pool full']);
+    expect(routesFor(answer('false', 'EXTRACTING', 'RETRY'))).toEqual(['pool full']);
+    // another owner, a partition done, a run that moved on: dropped
+    expect(routesFor(answer('false', 'EXTRACTING', 'RUNNING'))).toEqual([]);
+    expect(routesFor(answer('false', 'EXTRACTING', 'SUCCESS'))).toEqual([]);
+    expect(routesFor(answer('false', 'CANCELLED', 'PENDING'))).toEqual([]);
+
+    const wait = node('claim: wait for a pool slot');
+    const next = (from: string, relationship: string) =>
+      graph.edges.filter((e) => e.from === from && e.relationships.includes(relationship)).map((e) => graph.nodes.get(e.to)!.name);
+    expect(next(router.id, 'pool full')).toEqual([wait.name]);
+    expect(wait.json.properties).toMatchObject({ 'penalize-retries': 'true', 'maximum-retries': '2880' });
+    expect(next(wait.id, 'retry')).toEqual(['claimPartition']);
   });
 
   it('connects or auto-terminates every relationship of every processor, and connects every port', () => {

@@ -15,7 +15,7 @@ const IDS_IN_MESSAGE = 10;
 const threshold = (stallAfterMs: number) => Prisma.sql`clock_timestamp() - make_interval(secs => ${stallAfterMs / 1000}::float8)`;
 
 /** Over alias `p` (load_partition): RUNNING and silent for stallAfter (ix_load_partition_recovery). */
-const silentPartition = (stallAfterMs: number) => Prisma.sql`p.status = 'RUNNING' AND p.heartbeat_at < ${threshold(stallAfterMs)}`;
+export const silentPartition = (stallAfterMs: number) => Prisma.sql`p.status = 'RUNNING' AND p.heartbeat_at < ${threshold(stallAfterMs)}`;
 
 /**
  * Every stalled run as a row of the monitor's `alerts` CTE (monitor-summary.ts): WARN, dated when its longest

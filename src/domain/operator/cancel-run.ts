@@ -12,6 +12,8 @@ export interface CancelRunCommand {
   runId: string;
   reason: string;
   actor: string;
+  /** Set when a bulk action (bulk-action.ts) cancels the run: its id, in the event. */
+  bulkActionId?: string | null;
 }
 
 export interface CancelRunResult {
@@ -69,7 +71,14 @@ async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRunResult
     actor: cmd.actor,
     errorCode: 'RUN_CANCELLED',
     message: publishedThenCancelled ? `published, then cancelled: ${cmd.reason}` : cmd.reason,
-    details: { from: run.status, reason: cmd.reason, publishedThenCancelled, abandonedPartitions, cancelledDispatches },
+    details: {
+      from: run.status,
+      reason: cmd.reason,
+      publishedThenCancelled,
+      abandonedPartitions,
+      cancelledDispatches,
+      ...(cmd.bulkActionId ? { bulkActionId: cmd.bulkActionId } : {}),
+    },
   });
   return { runStatus: 'CANCELLED', changed: true, abandonedPartitions, cancelledDispatches };
 }

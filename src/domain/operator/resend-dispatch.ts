@@ -13,6 +13,8 @@ export interface ResendDispatchCommand {
   dispatchId: string;
   reason: string | null;
   actor: string;
+  /** Set when a bulk action (bulk-action.ts) resends it: its id, in the event. */
+  bulkActionId?: string | null;
 }
 
 export interface ResendDispatchResult {
@@ -75,7 +77,14 @@ async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand, afterCommit: A
         partitionId: dispatch.partition_id,
         actor: cmd.actor,
         message: cmd.reason,
-        details: { dispatchId: cmd.dispatchId, dispatchType: dispatch.dispatch_type, previousStatus, reason: cmd.reason, ...gate },
+        details: {
+          dispatchId: cmd.dispatchId,
+          dispatchType: dispatch.dispatch_type,
+          previousStatus,
+          reason: cmd.reason,
+          ...gate,
+          ...(cmd.bulkActionId ? { bulkActionId: cmd.bulkActionId } : {}),
+        },
       },
     },
   );

@@ -21,6 +21,8 @@ export interface ReissuePartitionCommand {
   /** The partition's error message and the event's message. */
   reason: string;
   actor: string;
+  /** Set when a bulk action (src/domain/operator/bulk-action.ts) reissues it: its id, in the event. */
+  bulkActionId?: string | null;
 }
 
 export interface ReissuePartitionResult {
@@ -91,6 +93,7 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand, aft
       attempt: partition.attempt_count,
       invalidatedFiles,
       dispatchId: dispatch!.dispatch_id,
+      ...(cmd.bulkActionId ? { bulkActionId: cmd.bulkActionId } : {}),
     },
   });
   afterCommit.wakeDispatcher(cmd.runId);

@@ -10,6 +10,8 @@ import { claimPartitionOperation } from '../../../src/domain/partitions/claim-pa
 import { listPartitions, partitionCounts } from '../../../src/domain/runs/queries.js';
 import { chunk, claimed, type DomainTest, partitionFailed, refusal, reissued, startDomainTest, startedRun } from '../support/fixtures.js';
 
+/** A claim of a job in no source pool: no pool, and no reason to wait. */
+const NOT_POOLED = { reason: null, retryAfter: null, pool: null };
 let t: DomainTest;
 beforeAll(async () => {
   t = await startDomainTest();
@@ -25,7 +27,14 @@ describe('claimPartition', () => {
   it('gives the partition to one token; the same token again is a replay; others get claimed=false', async () => {
     const run = await startedRun(t, [3, 4]);
     const first = await claimed(t, run.runId, '0000');
-    expect(first).toEqual({ claimed: true, runStatus: 'EXTRACTING', partitionStatus: 'RUNNING', attempt: 1, claimToken: first.claimToken });
+    expect(first).toEqual({
+      claimed: true,
+      runStatus: 'EXTRACTING',
+      partitionStatus: 'RUNNING',
+      attempt: 1,
+      claimToken: first.claimToken,
+      ...NOT_POOLED,
+    });
     const other = await perform(t.db, claimPartitionOperation, {
       runId: run.runId,
       partitionId: '0000',
@@ -33,7 +42,7 @@ describe('claimPartition', () => {
       workerNode: 'nifi-02',
       actor: 'nifi-cluster',
     });
-    expect(other).toEqual({ claimed: false, runStatus: 'EXTRACTING', partitionStatus: 'RUNNING', attempt: 1 });
+    expect(other).toEqual({ claimed: false, runStatus: 'EXTRACTING', partitionStatus: 'RUNNING', attempt: 1, ...NOT_POOLED });
     const replay = await claimed(t, run.runId, '0000', first.claimToken);
     expect(replay).toEqual({
       claimed: true,
@@ -41,6 +50,7 @@ describe('claimPartition', () => {
       partitionStatus: 'RUNNING',
       attempt: 1,
       claimToken: first.claimToken,
+      ...NOT_POOLED,
     });
     const { rows } = await t.sql.query(
       `SELECT attempt_count, worker_node, claimed_by FROM nifi_ops.load_partition WHERE run_id = $1 AND partition_id = '0000'`,
@@ -73,6 +83,7 @@ describe('claimPartition', () => {
       partitionStatus: 'PENDING',
       attempt: 0,
       claimToken: late.claimToken,
+      ...NOT_POOLED,
     });
   });
 });

@@ -224,7 +224,15 @@ describe('sweeper: stale partitions', () => {
       workerNode: 'nifi-02',
       actor: ACTOR,
     });
-    expect(next).toEqual({ claimed: true, runStatus: 'EXTRACTING', partitionStatus: 'RUNNING', attempt: 2 });
+    expect(next).toEqual({
+      claimed: true,
+      runStatus: 'EXTRACTING',
+      partitionStatus: 'RUNNING',
+      attempt: 2,
+      reason: null,
+      retryAfter: null,
+      pool: null,
+    });
     expect((await dispatchRow(t, reissue.dispatch_id)).status).toBe('ACKED');
     // the new owner writes both chunks again (chunk 0 at the same path): the partition counts them afresh
     expect((await report(chunk(run, '0000', nextToken, 0, 2, 2))).receivedChunks).toBe(1);

@@ -214,3 +214,48 @@ describe('usage', () => {
     expect(refused.output()).toMatch(/error: RUN_NOT_FOUND \(HTTP 404\)/);
   });
 });
+
+describe('load-control bulk', () => {
+  it('dry run lists the targets and changes nothing; the apply cancels them, prints the summary and exits 4 when one was refused', async () => {
+    const jobKey = `BULK_CLI_${randomUUID().slice(0, 8).toUpperCase()}`;
+    const day = (d: number) => `2026-09-0${d}`;
+    const [first, second] = [
+      await createRun(api, { jobKey, businessKey: day(1) }),
+      await startRun(api, [1], { create: { jobKey, businessKey: day(2) } }),
+    ];
+    const outside = await createRun(api, { jobKey, businessKey: day(5) });
+    const unknown = await toPublishUnknown(api, 'HS2_TIMEOUT', { create: { jobKey, businessKey: day(3) } });
+    const filter = ['--job', jobKey, '--from', day(1), '--to', day(4)];
+
+    const dry = await operator(['bulk', 'cancel', ...filter, '--dry-run', '--reason', 'NiFi outage']);
+    expect(dry.code).toBe(EXIT_CODES.done);
+    expect(dry.out.split('\n')[0]).toMatch(/^runId\s+jobKey\s+businessKey\s+runStatus\s+dispatchId\s+partitionId\s+outcome\s+code$/);
+    expect(dry.out).toContain(
+      '3 target(s) (at most 500): 2 would be changed, 0 already so, 1 refused (RUN_STATUS_MISMATCH 1); dry run: nothing changed',
+    );
+    const statuses = async () =>
+      (await api.sql.query(`SELECT status FROM nifi_ops.load_run WHERE job_key = $1 ORDER BY business_key`, [jobKey])).rows.map(
+        (r) => r.status,
+      );
+    expect(await statuses()).toEqual(['CREATED', 'EXTRACTING', 'PUBLISH_UNKNOWN', 'CREATED']);
+
+    const applied = await operator(['bulk', 'cancel', ...filter, '--reason', 'NiFi outage']);
+    expect(applied.code).toBe(EXIT_CODES.refused);
+    expect(applied.out).toMatch(
+      /3 target\(s\) \(at most 500\): 2 were changed, 0 already so, 1 refused \(RUN_STATUS_MISMATCH 1\); bulk action [0-9a-f-]{36}$/,
+    );
+    expect(await statuses()).toEqual(['CANCELLED', 'CANCELLED', 'PUBLISH_UNKNOWN', 'CREATED']);
+    const targets = JSON.parse((await operator(['bulk', 'cancel', ...filter, '--dry-run', '--json', '--reason', 'NiFi outage'])).out);
+    expect(targets.bulkAction.targets.map((t: { runId: string }) => t.runId)).toEqual([unknown.runId]);
+    expect([first.runId, second.runId]).not.toContain(outside.runId);
+  });
+
+  it('refuses a bad action or filter as usage, and a reasonless call', async () => {
+    expect((await operator(['bulk', 'delete', '--reason', 'NiFi outage'])).code).toBe(EXIT_CODES.usage);
+    expect((await operator(['bulk', 'cancel', '--status', 'NOPE', '--reason', 'NiFi outage'])).code).toBe(EXIT_CODES.usage);
+    expect((await operator(['bulk', 'resend'])).code).toBe(EXIT_CODES.usage);
+    const badDate = await operator(['bulk', 'reissue', '--from', '2026-13-01', '--reason', 'NiFi outage']);
+    expect(badDate.code).toBe(EXIT_CODES.refused);
+    expect(badDate.err).toContain('INVALID_INPUT');
+  });
+});

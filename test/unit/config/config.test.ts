@@ -76,6 +76,8 @@ describe('loadConfig defaults', () => {
       alerts: { webhooks: [] },
       lineage: { enabled: false, url: null, namespace: 'load-control', producer: 'urn:load-control', headers: {}, jobs: {} },
       gates: { credentials: [] },
+      sources: { pools: [] },
+      bulk: { maxTargets: 500 },
       monitor: { stallAfter: 600_000 },
       resume: { snapshotHorizon: 15 * MINUTE, snapshotHorizonByJob: {} },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
@@ -414,6 +416,48 @@ describe('resume', () => {
     ]);
     expect(problems(() => fromYaml('resume:\n  snapshotHorizonByJob: { SALES: soon }\n'))).toEqual([
       expect.stringMatching(/^config: resume\.snapshotHorizonByJob\.SALES: /),
+    ]);
+  });
+});
+
+describe('sources.pools and bulk.maxTargets', () => {
+  it('reads pools from YAML with the default wait, and from LC_SOURCES__POOLS as JSON', () => {
+    const yaml = fromYaml(`
+sources:
+  pools:
+    - { name: oracle-erp, maxRunning: 8, jobs: [ORACLE_A, ORACLE_B] }
+    - { name: oracle-crm, maxRunning: "0", retryAfterSeconds: 5 }
+bulk: { maxTargets: 50 }
+`);
+    expect(yaml.sources.pools).toEqual([
+      { name: 'oracle-erp', maxRunning: 8, retryAfterSeconds: 30, jobs: ['ORACLE_A', 'ORACLE_B'] },
+      { name: 'oracle-crm', maxRunning: 0, retryAfterSeconds: 5, jobs: [] },
+    ]);
+    expect(yaml.bulk.maxTargets).toBe(50);
+    const env = loadConfig({ env: { LC_SOURCES__POOLS: '[{"name": "x", "maxRunning": 2, "jobs": ["J"]}]', LC_BULK__MAX_TARGETS: '7' } });
+    expect(env.sources.pools).toEqual([{ name: 'x', maxRunning: 2, retryAfterSeconds: 30, jobs: ['J'] }]);
+    expect(env.bulk.maxTargets).toBe(7);
+  });
+
+  it('refuses a bad name, limit, wait or job key, a pool named twice and a job in two pools, naming each', () => {
+    const found = problems(() =>
+      fromYaml(`
+sources:
+  pools:
+    - { name: "bad name", maxRunning: -1, retryAfterSeconds: 0, jobs: [lower] }
+    - { name: a, maxRunning: 1, jobs: [J] }
+    - { name: a, maxRunning: 1, jobs: [J] }
+bulk: { maxTargets: 0 }
+`),
+    );
+    expect(found).toEqual([
+      'config: sources.pools[0].name: must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit',
+      'config: sources.pools[0].maxRunning: must be >= 0',
+      'config: sources.pools[0].retryAfterSeconds: must be >= 1',
+      'config: sources.pools[0].jobs[0]: must match ^[A-Z0-9_]{1,200}$',
+      'config: sources.pools[2].name: duplicate of sources.pools[1].name (a)',
+      'config: sources.pools[2].jobs[0]: J is already in pool a: a job is in one pool',
+      'config: bulk.maxTargets: must be an integer between 1 and 10000',
     ]);
   });
 });

@@ -16,6 +16,7 @@ import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
 import { OperatorButton } from '../components/OperatorButton';
 import { RunsList } from '../components/RunsList';
+import { SourcePools } from '../components/SourcePools';
 import { type Column, Table } from '../components/Table';
 import { count, elapsed, formatTime, shortId } from '../format';
 import { type LiveState, useNow, usePageTitle, worst } from '../hooks';
@@ -223,6 +224,7 @@ export function Dashboard() {
 
       <Notifications calls={notifications} />
 
+      <SourcePools />
       <section aria-labelledby="runs-title">
         <h2 id="runs-title">Runs</h2>
         <RunsList titleId="runs-title" onLive={setRunsLive} />

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { JobPauseBanner } from '../components/JobPauseBanner';
+import { BulkBar } from '../components/BulkBar';
 import { LiveIndicator } from '../components/Live';
 import { RunsList } from '../components/RunsList';
 import { type LiveState, usePageTitle } from '../hooks';
@@ -24,6 +25,7 @@ export function JobRuns({ jobKey }: { jobKey: string }) {
       <p>
         <Link to={`/backfills?${new URLSearchParams({ job: jobKey })}`}>Backfills of {jobKey}</Link>
       </p>
+      <BulkBar jobKey={jobKey} />
       <RunsList jobKey={jobKey} titleId="job-runs-title" onLive={setLive} />
     </>
   );
