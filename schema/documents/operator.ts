@@ -30,3 +30,11 @@ export const DEFINE_GATE = graphql(`
     }
   }
 `);
+
+export const ACKNOWLEDGE_ALERT_GROUP = graphql(`
+  mutation AcknowledgeAlertGroup($input: AcknowledgeAlertGroupInput!) { acknowledgeAlertGroup(input: $input) { groupKey changed count } }
+`);
+
+export const SNOOZE_ALERT_GROUP = graphql(`
+  mutation SnoozeAlertGroup($input: SnoozeAlertGroupInput!) { snoozeAlertGroup(input: $input) { groupKey changed until } }
+`);

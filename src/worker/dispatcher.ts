@@ -6,7 +6,7 @@ import {
   ATTR_SERVER_PORT,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
-import type { Config } from '../config/config.js';
+import { consolePublicUrl, type Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
 import { perform } from '../db/operation.js';
@@ -107,7 +107,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   if (!receiverUrl) throw new Error('config: nifi.receiverUrl: required by the dispatcher');
   const log = options.log.child({ component: 'dispatcher' });
   const policy = config.dispatch;
-  const targets = { receiverUrl, alertWebhooks: config.alerts.webhooks };
+  const targets = { receiverUrl, alertWebhooks: config.alerts.webhooks, consoleUrl: consolePublicUrl(config) };
   const alertReceivers = config.alerts.webhooks.map((w) => w.name);
   const receiver = createReceiverClient(config.nifi.tls, log);
   // gates' receivers and alert webhooks are not NiFi: their certificates are checked against Node's CAs, and no

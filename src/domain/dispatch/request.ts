@@ -11,6 +11,8 @@ export interface DispatchRequest {
 export interface DispatchTargets {
   receiverUrl: string;
   alertWebhooks: readonly AlertWebhookTarget[];
+  /** The console's public URL, that alert webhooks link to; null: no links. */
+  consoleUrl: string | null;
 }
 
 /**
@@ -26,7 +28,7 @@ export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): Di
     // the lease takes only calls whose receiver is configured (stillWaiting): another one here is a bug
     const target = targets.alertWebhooks.find((w) => w.name === receiver);
     if (!target) throw new Error(`alert receiver ${receiver} is not configured`);
-    return alertWebhookRequest(target, d.dispatchId, d.alert.occurrence);
+    return alertWebhookRequest(target, d.dispatchId, d.alert.occurrence, targets.consoleUrl);
   }
   if (d.decision) {
     const { decision } = d;
