@@ -75,8 +75,8 @@ async function snoozeAlertGroup(tx: Tx, cmd: GroupCommand & { until: Date }): Pr
   const [window] = await tx.$queryRaw<[{ past: boolean; too_far: boolean }]>`
     SELECT ${cmd.until}::timestamptz <= clock_timestamp() AS past,
            ${cmd.until}::timestamptz > clock_timestamp() + make_interval(days => ${MAX_SNOOZE_DAYS}) AS too_far`;
-  if (window.past) throw invalidInput('until', 'must be in the future');
-  if (window.too_far) throw invalidInput('until', `must be at most ${MAX_SNOOZE_DAYS} days ahead`);
+  if (window.past) throw invalidInput('input.until', 'must be in the future');
+  if (window.too_far) throw invalidInput('input.until', `must be at most ${MAX_SNOOZE_DAYS} days ahead`);
   await presentMembers(tx, cmd.thresholds, cmd.groupKey);
   const rows = await tx.$queryRaw<Array<{ snoozed_until: Date }>>`
     INSERT INTO nifi_ops.alert_group_ack AS ack (group_key, snoozed_until, snoozed_at, snoozed_by, snoozed_note)

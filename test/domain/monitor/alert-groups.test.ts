@@ -166,9 +166,9 @@ describe('alert groups', () => {
     const key = `RUN_FAILED:JOB:${jobKey}`;
     await failures(jobKey, 1);
     const past = await refusal(snooze(key, inMinutes(-1)));
-    expect([past.code, past.details]).toEqual(['INVALID_INPUT', { field: 'until', reason: 'must be in the future' }]);
+    expect([past.code, past.details]).toEqual(['INVALID_INPUT', { field: 'input.until', reason: 'must be in the future' }]);
     const far = await refusal(snooze(key, inMinutes(7 * 24 * 60 + 5)));
-    expect([far.code, far.details]).toEqual(['INVALID_INPUT', { field: 'until', reason: 'must be at most 7 days ahead' }]);
+    expect([far.code, far.details]).toEqual(['INVALID_INPUT', { field: 'input.until', reason: 'must be at most 7 days ahead' }]);
     const { rows } = await t.sql.query('SELECT count(*)::int AS n FROM nifi_ops.alert_group_ack WHERE group_key = ANY($1)', [
       [key, 'RUN_FAILED:JOB:NO_SUCH_JOB'],
     ]);
