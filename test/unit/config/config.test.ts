@@ -73,6 +73,7 @@ describe('loadConfig defaults', () => {
       cleanup: { successRetention: 3 * DAY, failedRetention: 14 * DAY, maxBatch: 200 },
       retention: { ledger: 90 * DAY },
       alerts: { webhooks: [] },
+      console: { publicUrl: null, publishChecks: [] },
       monitor: { stallAfter: 600_000 },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },
       tracing: { endpoint: null, serviceName: 'load-control', sampleRatio: 1, headers: {} },
