@@ -358,9 +358,7 @@ export type DatabaseTimeouts = typeof DATABASE_TIMEOUT_DEFAULTS;
  * {businessKey}, {stageTable}, {publishToken}, {queryId}, {expectedRows}, {parameters.NAME}.
  */
 const publishCheckSchema = section({
-  job: z
-    .string({ error: typeError('a string') })
-    .regex(/^[A-Z0-9_*]{1,200}$/, 'must be a job key, or a pattern of A-Z, 0-9, _ and *'),
+  job: z.string({ error: typeError('a string') }).regex(/^[A-Z0-9_*]{1,200}$/, 'must be a job key, or a pattern of A-Z, 0-9, _ and *'),
   target: z
     .string({ error: typeError('a string') })
     .min(1, 'must not be empty')

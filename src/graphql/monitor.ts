@@ -98,7 +98,8 @@ const AlertGroupRef = builder.objectRef<AlertGroup>('AlertGroup').implement({
       resolve: (g) => g.acknowledgement,
     }),
     unacknowledgedCount: t.exposeInt('unacknowledgedCount', {
-      description: 'Its alerts no acknowledgement covers (all of them when never acknowledged): above 0 after one, the group is raised again.',
+      description:
+        'Its alerts no acknowledgement covers (all of them when never acknowledged): above 0 after one, the group is raised again.',
     }),
     acknowledged: t.boolean({
       description: 'Acknowledged, and nothing new raised since.',
@@ -110,7 +111,9 @@ const AlertGroupRef = builder.objectRef<AlertGroup>('AlertGroup').implement({
 
 const alertGroupsArgs = z.object({
   kinds: f.optional(z.array(inputEnum(AlertKindEnum, ALERT_KINDS)).max(ALERT_KINDS.length)).describe('Only these kinds.'),
-  severities: f.optional(z.array(inputEnum(AlertSeverityEnum, ALERT_SEVERITIES)).max(ALERT_SEVERITIES.length)).describe('Only these levels.'),
+  severities: f
+    .optional(z.array(inputEnum(AlertSeverityEnum, ALERT_SEVERITIES)).max(ALERT_SEVERITIES.length))
+    .describe('Only these levels.'),
   includeSnoozed: f.withDefault(z.boolean(), false).describe('Snoozed groups too (left out by default).'),
 });
 

@@ -33,7 +33,10 @@ const PublishUnknownKitRef = builder.objectRef<PublishUnknownKit>('PublishUnknow
       description: 'The rows the target partition should hold (the staging count).',
       resolve: (k) => k.expectedRows,
     }),
-    checkJob: t.exposeString('checkJob', { nullable: true, description: 'The console.publishChecks entry (its job) that matched; null: none.' }),
+    checkJob: t.exposeString('checkJob', {
+      nullable: true,
+      description: 'The console.publishChecks entry (its job) that matched; null: none.',
+    }),
     target: t.exposeString('target', { nullable: true, description: 'The target table and partition, from the matching check.' }),
     checkQuery: t.exposeString('checkQuery', {
       nullable: true,

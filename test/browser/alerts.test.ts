@@ -136,7 +136,9 @@ describe('alert groups on the dashboard', { timeout: 120_000 }, () => {
       await snooze.getByRole('button', { name: 'Snooze' }).click();
       await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(0);
       await page.getByLabel(/Show snoozed/).check();
-      await expect.poll(() => row.textContent(), { timeout: 20_000 }).toMatch(/Snoozed\s*until .+ by alice-operator: migration window until tomorrow/);
+      await expect
+        .poll(() => row.textContent(), { timeout: 20_000 })
+        .toMatch(/Snoozed\s*until .+ by alice-operator: migration window until tomorrow/);
       await expectClean(page, size, 'alerts-show-snoozed');
     });
   }
@@ -155,10 +157,14 @@ describe('toasts', { timeout: 120_000 }, () => {
       const first = page.locator(`.toast[data-group="RUN_FAILED:JOB:${jobs[0]}"]`);
       const groupsOfToasts = () => toasts.evaluateAll((items) => items.map((i) => i.getAttribute('data-group')));
       if (size.name === 'phone') {
-        await expect.poll(() => page.locator('.toasts-more').textContent(), { timeout: 20_000 }).toMatch(/1 more alert group: see the alerts/);
+        await expect
+          .poll(() => page.locator('.toasts-more').textContent(), { timeout: 20_000 })
+          .toMatch(/1 more alert group: see the alerts/);
         expect(await toasts.count()).toBe(2);
       } else {
-        await expect.poll(async () => (await groupsOfToasts()).filter((g) => jobs.some((j) => g?.endsWith(j))).length, { timeout: 20_000 }).toBe(3);
+        await expect
+          .poll(async () => (await groupsOfToasts()).filter((g) => jobs.some((j) => g?.endsWith(j))).length, { timeout: 20_000 })
+          .toBe(3);
         // one per group, however many of its alerts came
         expect(new Set(await groupsOfToasts()).size).toBe(await toasts.count());
         await expect.poll(() => first.textContent()).toMatch(new RegExp(`Run failed — job ${jobs[0]}( · \\d new)?`));
@@ -200,14 +206,17 @@ describe('the PUBLISH_UNKNOWN decision kit', { timeout: 120_000 }, () => {
       expect(text).toContain('PG-50 saidHS2_TIMEOUT HiveServer2 did not answer within 600 s');
       expect(text).toContain('"operationHandle": "op-7f3a"');
       expect(text).toContain('hive_20261203_0042');
-      expect(await panel.getByLabel('Check query').textContent()).toBe(
+      expect(await panel.getByTestId('copy-text').textContent()).toBe(
         `SELECT count(*) FROM dwh.orders WHERE business_date = '${run.businessKey}' -- expect 7`,
       );
       await expectClean(page, size, 'kit-pg50');
 
       await page.getByRole('button', { name: 'Resolve PUBLISH_UNKNOWN…' }).click();
       const dialog = page.getByRole('dialog', { name: 'Resolve PUBLISH_UNKNOWN' });
-      expect(await dialog.getByRole('radio').evaluateAll((radios) => radios.map((r) => (r as HTMLInputElement).checked))).toEqual([false, false]);
+      expect(await dialog.getByRole('radio').evaluateAll((radios) => radios.map((r) => (r as HTMLInputElement).checked))).toEqual([
+        false,
+        false,
+      ]);
       await dialog.getByLabel('Reason (at least 5 characters)').fill('checked the partition by hand');
       await dialog.getByRole('button', { name: 'Continue…' }).click();
       await expect.poll(() => dialog.getByRole('alert').textContent()).toBe('Choose what happened: PUBLISHED or FAILED_PUBLISH.');
@@ -249,7 +258,10 @@ describe('phone cards', { timeout: 120_000 }, () => {
     await expectClean(readiness, phone, 'cards-readiness');
 
     // beyond 400 partitions the run page lists them in a table: cards on a phone
-    const run = await startRun(api, Array.from({ length: 401 }, () => 1));
+    const run = await startRun(
+      api,
+      Array.from({ length: 401 }, () => 1),
+    );
     const runPage = await pageAt(phone, `/runs/${run.runId}`);
     const partitionRow = runPage.locator('tr[data-partition-row="0000"]');
     await partitionRow.waitFor({ timeout: 20_000 });

@@ -66,7 +66,7 @@ export interface Alert {
 
 /** What a group's alerts have in common: the webhook receiver, the gate (consumer), the job, or the processes. */
 export const ALERT_CAUSE_TYPES = ['RECEIVER', 'CONSUMER', 'JOB', 'PROCESSES'] as const;
-export type AlertCauseType = (typeof ALERT_CAUSE_TYPES)[number];
+type AlertCauseType = (typeof ALERT_CAUSE_TYPES)[number];
 
 /** The alerts present now of one kind and one cause, however many there are, and what an operator said of them. */
 export interface AlertGroup {

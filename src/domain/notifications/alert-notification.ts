@@ -43,7 +43,7 @@ export interface AlertWebhookTarget {
  * The console's page of an alert's subject: its run, else its gate's readiness for the date (OBSERVATION_*) or the
  * gate, else its job's runs, else the dashboard. Null without the console's public URL (console.publicUrl).
  */
-export function consoleLink(consoleUrl: string | null, n: AlertNotification): string | null {
+function consoleLink(consoleUrl: string | null, n: AlertNotification): string | null {
   if (consoleUrl === null) return null;
   const path = n.runId
     ? `/runs/${n.runId}`

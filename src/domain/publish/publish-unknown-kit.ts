@@ -42,7 +42,12 @@ export interface PublishUnknownKit {
 const OWN_DETAIL_KEYS = new Set(['stage', 'from', 'to', 'queryId']);
 
 const matches = (pattern: string, jobKey: string) =>
-  new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(jobKey);
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(jobKey);
 
 /** The check's text with {name} and {parameters.NAME} filled from the run; a placeholder without a value stays as written. */
 export function fillPlaceholders(template: string, values: Record<string, string | null>, parameters: Record<string, unknown>): string {
@@ -55,7 +60,14 @@ export function fillPlaceholders(template: string, values: Record<string, string
 /** The kit of a run that has been PUBLISH_UNKNOWN (its latest such event); null for one that never was. */
 export async function publishUnknownKit(tx: Tx, run: RunRecord, checks: readonly PublishCheck[]): Promise<PublishUnknownKit | null> {
   const [event] = await tx.$queryRaw<
-    Array<{ event_time: Date; actor: string | null; actor_auth: string | null; error_code: string | null; message: string | null; details: Record<string, unknown> | null }>
+    Array<{
+      event_time: Date;
+      actor: string | null;
+      actor_auth: string | null;
+      error_code: string | null;
+      message: string | null;
+      details: Record<string, unknown> | null;
+    }>
   >`
     SELECT event_time, actor, actor_auth, error_code, message, details FROM nifi_ops.load_event
      WHERE run_id = ${run.runId}::uuid AND event_name = 'PUBLISH_UNKNOWN'

@@ -121,20 +121,31 @@ describe('acknowledgeAlertGroup and snoozeAlertGroup', () => {
     expect((await acknowledge('k'.repeat(301), 'known issue')).status).toBe(422);
 
     const past = await snooze(key, inHours(-1));
-    expect([past.status, past.code, past.details]).toEqual([422, 'INVALID_INPUT', { field: 'input.until', reason: 'must be in the future' }]);
+    expect([past.status, past.code, past.details]).toEqual([
+      422,
+      'INVALID_INPUT',
+      { field: 'input.until', reason: 'must be in the future' },
+    ]);
     const far = await snooze(key, inHours(24 * 8));
     expect([far.status, far.details]).toEqual([422, { field: 'input.until', reason: 'must be at most 7 days ahead' }]);
     expect((await snooze(key, 'tomorrow')).status).toBe(422);
     expect((await snooze(key, inHours(1), 'x')).status).toBe(422);
 
     const missing = await acknowledge('RUN_FAILED:JOB:NO_SUCH_JOB', 'known issue');
-    expect([missing.status, missing.code, missing.details]).toEqual([404, 'ALERT_GROUP_NOT_FOUND', { groupKey: 'RUN_FAILED:JOB:NO_SUCH_JOB' }]);
+    expect([missing.status, missing.code, missing.details]).toEqual([
+      404,
+      'ALERT_GROUP_NOT_FOUND',
+      { groupKey: 'RUN_FAILED:JOB:NO_SUCH_JOB' },
+    ]);
     expect(missing.headers.get('x-error-code')).toBe('ALERT_GROUP_NOT_FOUND');
     expect((await snooze('RUN_FAILED:JOB:NO_SUCH_JOB', inHours(1))).code).toBe('ALERT_GROUP_NOT_FOUND');
 
     expect(await ackRows(key)).toEqual([]);
-    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE event_name LIKE 'ALERT_GROUP_%'
-                                            AND details->>'groupKey' = ANY($1)`, [[key, 'RUN_FAILED:JOB:NO_SUCH_JOB']]);
+    const { rows } = await api.sql.query(
+      `SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE event_name LIKE 'ALERT_GROUP_%'
+                                            AND details->>'groupKey' = ANY($1)`,
+      [[key, 'RUN_FAILED:JOB:NO_SUCH_JOB']],
+    );
     expect(rows[0].n).toBe(0);
   });
 });

@@ -93,7 +93,12 @@ describe('alert groups', () => {
     const failed = all.filter((g) => g.kind === 'RUN_FAILED' && g.cause === jobKey);
     expect(failed.map((g) => [g.groupKey, g.causeType, g.count])).toEqual([[`RUN_FAILED:JOB:${jobKey}`, 'JOB', 30]]);
     // every alert names its group
-    const summary = await monitorSummary(t.db.prisma, { alertLimit: 500, recovery: thresholds(), retention: t.config.cleanup, maxBatch: 10 });
+    const summary = await monitorSummary(t.db.prisma, {
+      alertLimit: 500,
+      recovery: thresholds(),
+      retention: t.config.cleanup,
+      maxBatch: 10,
+    });
     const deadAlerts = summary.alerts.filter((a) => a.kind === 'DISPATCH_DEAD');
     expect(deadAlerts).toHaveLength(30);
     expect(new Set(deadAlerts.map((a) => a.groupKey))).toEqual(new Set([`DISPATCH_DEAD:RECEIVER:${RECEIVER}`]));
@@ -180,15 +185,19 @@ describe('alert groups', () => {
     const jobKey = 'GROUPS_RACE';
     const key = `RUN_FAILED:JOB:${jobKey}`;
     // the window between reading the group and writing the acknowledgement, for every new session of this database
-    await t.sql.query(
-      `ALTER DATABASE ${t.database.name} SET load_control.fault_points = 'acknowledge_alert_group=0.05'`,
-    );
-    const racers = [createDb(t.database.url, { poolSize: 2, timeouts: t.config.database }), createDb(t.database.url, { poolSize: 2, timeouts: t.config.database })];
+    await t.sql.query(`ALTER DATABASE ${t.database.name} SET load_control.fault_points = 'acknowledge_alert_group=0.05'`);
+    const racers = [
+      createDb(t.database.url, { poolSize: 2, timeouts: t.config.database }),
+      createDb(t.database.url, { poolSize: 2, timeouts: t.config.database }),
+    ];
     try {
       for (let round = 0; round < rounds; round++) {
         await failures(jobKey, 1);
         const answers = await Promise.all(racers.map((db, i) => acknowledge(key, `round ${round} by ${i}`, `operator-${i}`, db)));
-        expect(answers.filter((a) => a.changed), `round ${round}`).toHaveLength(1);
+        expect(
+          answers.filter((a) => a.changed),
+          `round ${round}`,
+        ).toHaveLength(1);
         expect((await group(key))!.unacknowledgedCount).toBe(0);
       }
       const audit = (await eventsNamed('ALERT_GROUP_ACKNOWLEDGED')).filter((e) => e.details.groupKey === key);

@@ -14,7 +14,8 @@ const CHECKS: PublishCheck[] = [
   {
     job: 'KIT_*',
     target: 'dwh.{parameters.targetTable} PARTITION (business_date = {businessKey})',
-    query: "SELECT count(*) FROM dwh.{parameters.targetTable} WHERE business_date = '{businessKey}' -- expect {expectedRows}, query {queryId}",
+    query:
+      "SELECT count(*) FROM dwh.{parameters.targetTable} WHERE business_date = '{businessKey}' -- expect {expectedRows}, query {queryId}",
   },
 ];
 
@@ -82,7 +83,13 @@ describe('publishUnknownKit', () => {
       details: {},
       actor: ACTOR,
     });
-    expect(await kitOf(unknown.runId)).toMatchObject({ raisedBy: 'PG50', checkJob: null, target: null, checkQuery: null, reportedDetails: {} });
+    expect(await kitOf(unknown.runId)).toMatchObject({
+      raisedBy: 'PG50',
+      checkJob: null,
+      target: null,
+      checkQuery: null,
+      reportedDetails: {},
+    });
   });
 
   it('fills only the placeholders it knows, and leaves objects and unknown names as written', () => {

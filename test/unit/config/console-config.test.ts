@@ -21,11 +21,13 @@ const OIDC = JSON.stringify({
 
 describe('console.publicUrl', () => {
   it('is console.publicUrl without a trailing slash, else the sign-in’s auth.oidc.publicUrl, else none', () => {
-    expect(consolePublicUrl(loadConfig({ env: { LC_CONSOLE__PUBLIC_URL: 'https://console.example/lc/' } }))).toBe('https://console.example/lc');
+    expect(consolePublicUrl(loadConfig({ env: { LC_CONSOLE__PUBLIC_URL: 'https://console.example/lc/' } }))).toBe(
+      'https://console.example/lc',
+    );
     expect(consolePublicUrl(loadConfig({ env: { LC_AUTH__OIDC: OIDC } }))).toBe('https://lc.example:8443');
-    expect(
-      consolePublicUrl(loadConfig({ env: { LC_AUTH__OIDC: OIDC, LC_CONSOLE__PUBLIC_URL: 'https://other.example' } })),
-    ).toBe('https://other.example');
+    expect(consolePublicUrl(loadConfig({ env: { LC_AUTH__OIDC: OIDC, LC_CONSOLE__PUBLIC_URL: 'https://other.example' } }))).toBe(
+      'https://other.example',
+    );
     expect(consolePublicUrl(loadConfig({ env: {} }))).toBeNull();
   });
 

@@ -32,7 +32,7 @@ function useAction(onDone: () => void) {
 }
 
 /** "Are you sure?" — Cancel has the focus, so Enter alone never confirms. */
-export function ConfirmDialog({
+function ConfirmDialog({
   title,
   children,
   confirmLabel,

@@ -26,7 +26,11 @@ function GroupState({ group }: { group: AlertGroup }) {
       )}
       {ack && (
         <p className="group-state">
-          {group.acknowledged ? <Badge status="ACKED" label="Acknowledged" /> : <Badge status="ERROR" label={`${group.unacknowledgedCount} new`} />}{' '}
+          {group.acknowledged ? (
+            <Badge status="ACKED" label="Acknowledged" />
+          ) : (
+            <Badge status="ERROR" label={`${group.unacknowledgedCount} new`} />
+          )}{' '}
           {group.acknowledged ? '' : 'since acknowledged '}by {ack.by} at {formatTime(ack.at)}: <q>{ack.note}</q>
         </p>
       )}
@@ -70,7 +74,10 @@ function groupColumns(act: (action: AlertGroupAction) => void): Array<Column<Ale
       cell: (g) => (
         <span className="row-actions">
           {!g.acknowledged && (
-            <OperatorButton onClick={() => act({ kind: 'acknowledge', group: g })} aria-label={`Acknowledge ${kindLabel(g.kind)} of ${causeLabel(g)}`}>
+            <OperatorButton
+              onClick={() => act({ kind: 'acknowledge', group: g })}
+              aria-label={`Acknowledge ${kindLabel(g.kind)} of ${causeLabel(g)}`}
+            >
               Acknowledge…
             </OperatorButton>
           )}
@@ -78,9 +85,7 @@ function groupColumns(act: (action: AlertGroupAction) => void): Array<Column<Ale
             Snooze…
           </OperatorButton>
           {g.latest.kind === 'DISPATCH_DEAD' && g.latest.dispatchId && (
-            <OperatorButton onClick={() => act({ kind: 'resend', alert: g.latest })}>
-              Resend…
-            </OperatorButton>
+            <OperatorButton onClick={() => act({ kind: 'resend', alert: g.latest })}>Resend…</OperatorButton>
           )}
           {g.latest.kind === 'PUBLISH_UNKNOWN' && g.latest.status === 'PUBLISH_UNKNOWN' && (
             <OperatorButton onClick={() => act({ kind: 'resolve', alert: g.latest })}>Resolve…</OperatorButton>
@@ -120,7 +125,7 @@ export function AlertGroups({
         </span>
       </h2>
       <div className="alert-filters">
-        <label htmlFor={ids.kind}>
+        <label htmlFor={ids.kind} className="alert-filter">
           Kind
           <select id={ids.kind} value={kind} onChange={(e) => setKind(e.target.value)}>
             <option value="">Every kind</option>
@@ -131,7 +136,7 @@ export function AlertGroups({
             ))}
           </select>
         </label>
-        <label htmlFor={ids.level}>
+        <label htmlFor={ids.level} className="alert-filter">
           Level
           <select id={ids.level} value={level} onChange={(e) => setLevel(e.target.value)}>
             <option value="">Every level</option>
@@ -142,7 +147,7 @@ export function AlertGroups({
             ))}
           </select>
         </label>
-        <label htmlFor={ids.snoozed} className="inline">
+        <label htmlFor={ids.snoozed} className="alert-filter inline">
           <input id={ids.snoozed} type="checkbox" checked={showSnoozed} onChange={(e) => setShowSnoozed(e.target.checked)} />
           Show snoozed ({snoozed})
         </label>

@@ -65,7 +65,13 @@ export function AlertToasts() {
         if (!alert || snoozed.has(alert.groupKey)) return;
         setToasts((old) => {
           const before = old.find((t) => t.groupKey === alert.groupKey);
-          const toast = { groupKey: alert.groupKey, alert, raised: (before?.raised ?? 0) + 1, shownAt: Date.now(), listed: before?.listed ?? false };
+          const toast = {
+            groupKey: alert.groupKey,
+            alert,
+            raised: (before?.raised ?? 0) + 1,
+            shownAt: Date.now(),
+            listed: before?.listed ?? false,
+          };
           return [toast, ...old.filter((t) => t.groupKey !== alert.groupKey)].slice(0, KEEP);
         });
         announce(`New ${alert.severity === 'ERROR' ? 'error' : 'warning'}: ${groupTitle(causeOfKey(alert.groupKey))}`);
@@ -104,7 +110,12 @@ export function AlertToasts() {
               <Badge status={alert.severity} /> <strong>{title}</strong>
               {raised > 1 && <span className="muted"> · {raised} new</span>} <ToastSubject alert={alert} />
               {alert.message && <p className="message">{alert.message}</p>}
-              <button type="button" className="link" onClick={() => setToasts((old) => old.filter((t) => t.groupKey !== groupKey))} aria-label={`Dismiss ${title}`}>
+              <button
+                type="button"
+                className="link"
+                onClick={() => setToasts((old) => old.filter((t) => t.groupKey !== groupKey))}
+                aria-label={`Dismiss ${title}`}
+              >
                 Dismiss
               </button>
             </li>

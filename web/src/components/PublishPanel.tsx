@@ -54,7 +54,7 @@ function CopyText({ text, label }: { text: string; label: string }) {
   const [copied, setCopied] = useState(false);
   return (
     <>
-      <pre className="check-query" aria-label={label}>
+      <pre className="check-query" data-testid="copy-text">
         {text}
       </pre>
       <button

@@ -39,16 +39,21 @@ interface TableProps<T> {
  * A table in a region that scrolls sideways on narrow screens; the region is focusable so a keyboard can scroll it
  * (axe: scrollable-region-focusable) and named by its heading or label.
  */
-export function Table<T>({ columns, rows, rowKey, rowProps, labelledBy, label, caption, className, regionClassName, cards }: TableProps<T>) {
+export function Table<T>({
+  columns,
+  rows,
+  rowKey,
+  rowProps,
+  labelledBy,
+  label,
+  caption,
+  className,
+  regionClassName,
+  cards,
+}: TableProps<T>) {
   const regionClasses = ['table-wrap', regionClassName, cards && 'table-cards'].filter(Boolean).join(' ');
   return (
-    <div
-      className={regionClasses}
-      tabIndex={0}
-      role="region"
-      aria-labelledby={labelledBy}
-      aria-label={labelledBy ? undefined : label}
-    >
+    <div className={regionClasses} tabIndex={0} role="region" aria-labelledby={labelledBy} aria-label={labelledBy ? undefined : label}>
       <table className={className}>
         {caption && <caption>{caption}</caption>}
         <thead>
@@ -65,7 +70,12 @@ export function Table<T>({ columns, rows, rowKey, rowProps, labelledBy, label, c
             <tr key={rowKey(row)} {...rowProps?.(row)}>
               {columns.map((column) =>
                 column.rowHeader ? (
-                  <th scope="row" key={column.header} className={column.className} data-label={column.hiddenHeader ? undefined : column.header}>
+                  <th
+                    scope="row"
+                    key={column.header}
+                    className={column.className}
+                    data-label={column.hiddenHeader ? undefined : column.header}
+                  >
                     {column.cell(row)}
                   </th>
                 ) : (
