@@ -246,26 +246,28 @@ describe('the PUBLISH_UNKNOWN decision kit', { timeout: 120_000 }, () => {
 });
 
 describe('phone cards', { timeout: 120_000 }, () => {
-  it('shows readiness and a large run’s partitions as cards on a phone, nothing scrolling sideways', async () => {
-    const phone = SIZES.find((s) => s.name === 'phone')!;
-    const consumer = unique('cards_mart');
-    const job = unique('CARDS_UP').toUpperCase();
-    await defineGate(api, consumer, [job]);
-    const readiness = await pageAt(phone, `/readiness?consumer=${consumer}&date=2026-11-02`);
-    const jobRow = readiness.locator(`tr[data-job="${job}"]`);
-    await jobRow.waitFor({ timeout: 20_000 });
-    expect(await jobRow.evaluate((tr) => getComputedStyle(tr).display)).toBe('block');
-    await expectClean(readiness, phone, 'cards-readiness');
+  for (const size of SIZES) {
+    it(`shows readiness and a large run’s partitions as cards on a phone, rows on a desktop, nothing scrolling sideways (${size.name})`, async () => {
+      const display = size.name === 'phone' ? 'block' : 'table-row';
+      const consumer = unique('cards_mart');
+      const job = unique('CARDS_UP').toUpperCase();
+      await defineGate(api, consumer, [job]);
+      const readiness = await pageAt(size, `/readiness?consumer=${consumer}&date=2026-11-02`);
+      const jobRow = readiness.locator(`tr[data-job="${job}"]`);
+      await jobRow.waitFor({ timeout: 20_000 });
+      expect(await jobRow.evaluate((tr) => getComputedStyle(tr).display)).toBe(display);
+      await expectClean(readiness, size, 'cards-readiness');
 
-    // beyond 400 partitions the run page lists them in a table: cards on a phone
-    const run = await startRun(
-      api,
-      Array.from({ length: 401 }, () => 1),
-    );
-    const runPage = await pageAt(phone, `/runs/${run.runId}`);
-    const partitionRow = runPage.locator('tr[data-partition-row="0000"]');
-    await partitionRow.waitFor({ timeout: 20_000 });
-    expect(await partitionRow.evaluate((tr) => getComputedStyle(tr).display)).toBe('block');
-    await expectClean(runPage, phone, 'cards-partitions');
-  });
+      // beyond 400 partitions the run page lists them in a table: cards on a phone
+      const run = await startRun(
+        api,
+        Array.from({ length: 401 }, () => 1),
+      );
+      const runPage = await pageAt(size, `/runs/${run.runId}`);
+      const partitionRow = runPage.locator('tr[data-partition-row="0000"]');
+      await partitionRow.waitFor({ timeout: 20_000 });
+      expect(await partitionRow.evaluate((tr) => getComputedStyle(tr).display)).toBe(display);
+      await expectClean(runPage, size, 'cards-partitions');
+    });
+  }
 });
