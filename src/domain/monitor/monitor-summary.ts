@@ -299,17 +299,20 @@ async function listAlertGroups(tx: Tx, recovery: AlertThresholds): Promise<Alert
              bool_or(g.severity = 'ERROR') OVER w AS any_error,
              count(*) FILTER (WHERE ack.acknowledged_at IS NULL OR NOT g.member = ANY(ack.acknowledged_members)) OVER w
                AS unacknowledged,
-             json_build_object('kind', g.kind, 'severity', g.severity, 'runId', g.run_id, 'jobKey', g.job_key,
-                               'businessKey', g.business_key, 'status', g.status, 'at', g.at,
-                               'message', NULLIF(left(btrim(g.message), ${MESSAGE_MAX}), ''), 'dispatchId', g.dispatch_id,
-                               'partitionId', g.partition_id, 'consumer', g.consumer, 'groupKey', g.group_key) AS latest
+             g.severity, g.run_id, g.job_key, g.business_key, g.status, g.at, g.message, g.dispatch_id, g.partition_id,
+             g.consumer
         FROM grouped g LEFT JOIN nifi_ops.alert_group_ack ack ON ack.group_key = g.group_key
       WINDOW w AS (PARTITION BY g.group_key)
        ORDER BY g.group_key, g.at DESC NULLS LAST, g.run_id
     )
     SELECT l.group_key AS "groupKey", l.kind, CASE WHEN l.any_error THEN 'ERROR' ELSE 'WARN' END AS severity,
            l.cause_type AS "causeType", l.cause, l.count::int AS count, l.first_at AS "firstAt", l.last_at AS "lastAt",
-           l.latest, l.unacknowledged::int AS "unacknowledgedCount",
+           -- the newest alert, built for the groups only (not for every alert the window functions read)
+           json_build_object('kind', l.kind, 'severity', l.severity, 'runId', l.run_id, 'jobKey', l.job_key,
+                             'businessKey', l.business_key, 'status', l.status, 'at', l.at,
+                             'message', NULLIF(left(btrim(l.message), ${MESSAGE_MAX}), ''), 'dispatchId', l.dispatch_id,
+                             'partitionId', l.partition_id, 'consumer', l.consumer, 'groupKey', l.group_key) AS latest,
+           l.unacknowledged::int AS "unacknowledgedCount",
            ack.acknowledged_at AS "acknowledgedAt", ack.acknowledged_by AS "acknowledgedBy",
            ack.acknowledged_note AS "acknowledgedNote",
            CASE WHEN ack.snoozed_until > clock_timestamp() THEN ack.snoozed_until END AS "snoozedUntil",
