@@ -132,6 +132,7 @@ describe('alert groups on the dashboard', { timeout: 120_000 }, () => {
       const snooze = page.getByRole('dialog', { name: 'Snooze alert group' });
       await snooze.getByLabel('For').selectOption('24');
       await snooze.getByLabel(/Note/).fill('migration window until tomorrow');
+      expect(await accessibilityViolations(page)).toEqual([]);
       await browser.screenshot(`alerts-snooze-dialog-${size.name}`, page);
       await snooze.getByRole('button', { name: 'Snooze' }).click();
       await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(0);
