@@ -74,6 +74,7 @@ export const RELEASE_BACKFILL_READINESS = graphql(`
     releaseBackfillReadiness(input: $input) { changed backfill { backfillId status readinessHeld readinessReleasedBy allowedActions } }
   }
 `);
+
 export const DEFINE_POOL = graphql(`
   mutation DefinePool($input: DefinePoolInput!) {
     definePool(input: $input) { changed pool { name maxRunning retryAfterSeconds running jobs updatedAt updatedBy } }
@@ -96,4 +97,12 @@ export const BULK_ACTION = graphql(`
       targets { runId jobKey businessKey runStatus dispatchId dispatchType partitionId outcome code }
     }
   }
+`);
+
+export const ACKNOWLEDGE_ALERT_GROUP = graphql(`
+  mutation AcknowledgeAlertGroup($input: AcknowledgeAlertGroupInput!) { acknowledgeAlertGroup(input: $input) { groupKey changed count } }
+`);
+
+export const SNOOZE_ALERT_GROUP = graphql(`
+  mutation SnoozeAlertGroup($input: SnoozeAlertGroupInput!) { snoozeAlertGroup(input: $input) { groupKey changed until } }
 `);

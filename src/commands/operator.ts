@@ -37,7 +37,9 @@ console shows them, if no other run's begin so):
                         runs, newest first (at most N, default 50); --job: job keys containing TEXT, in any case;
                         --tag: runs carrying the tag (every one given)
   run <runId>           one run: counts, tags, flow, partitions by status and carried over, dispatches, its last 20 events
-  alerts                what needs a person (the monitor summary's alerts)
+  alerts [--all]        what needs a person: one line per alert group (kind and cause: a webhook receiver, a
+                        gate, a job) with its count, first and last time and who acknowledged or snoozed it,
+                        snoozed groups left out; --all: every alert, one a line, with its dispatch
   resolve <runId> --as PUBLISHED|FAILED_PUBLISH --reason TEXT
                         decide a PUBLISH_UNKNOWN run
   resend [<runId>] <dispatchId> [--reason TEXT]
@@ -80,6 +82,27 @@ type RunRow = Row & {
 };
 type Changed = { runStatus: string; changed: boolean };
 type CarriedRow = { fromRunId: string; partitionIds: string[] };
+type AlertGroupRow = Row & {
+  causeType: string;
+  cause: string;
+  acknowledged: boolean;
+  unacknowledgedCount: number;
+  acknowledgement: { by: string; at: string; note: string } | null;
+  latest: { runId: string | null; message: string | null };
+};
+
+/** A group as one line: its cause named by its type, and what an operator said of it. */
+const groupLine = (g: AlertGroupRow): Row => ({
+  ...g,
+  cause: g.causeType === 'PROCESSES' ? 'processes' : `${g.causeType.toLowerCase()} ${g.cause}`,
+  state: g.acknowledgement
+    ? g.acknowledged
+      ? `acknowledged by ${g.acknowledgement.by}: ${g.acknowledgement.note}`
+      : `${g.unacknowledgedCount} new since acknowledged by ${g.acknowledgement.by}`
+    : 'open',
+  latestRun: g.latest.runId,
+  message: g.latest.message,
+});
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -140,6 +163,9 @@ const RUN = `query($runId: UUID!) { run(runId: $runId) {
   dispatches { dispatchId dispatchType partitionId status attemptCount lastHttpStatus lastError createdAt deadAt }
   events(last: 20) { eventTime level name partitionId actor message } } }`;
 const ALERTS = `{ monitorSummary(alertLimit: 100) { alerts { severity kind jobKey businessKey runId status at message dispatchId partitionId } } }`;
+const ALERT_GROUPS = `{ monitorSummary { alertGroups {
+  severity kind causeType cause count firstAt lastAt acknowledged unacknowledgedCount acknowledgement { by at note }
+  latest { runId message } } } }`;
 const RUNS_BY_PREFIX = `query($prefix: String!) { runs(filter: { runIdPrefix: $prefix }, first: 6) { nodes { runId jobKey businessKey } } }`;
 const RUN_DISPATCHES = `query($runId: UUID!) { run(runId: $runId) { dispatches { dispatchId dispatchType } } }`;
 const RESOLVE = `mutation($input: ResolveUnknownInput!) { resolveUnknown(input: $input) { runStatus changed } }`;
@@ -349,6 +375,22 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
       }
       case 'alerts': {
         needArgs(args, []);
+        if (!values.all) {
+          const groups = await call<{ monitorSummary: { alertGroups: AlertGroupRow[] } }>(url, token, ALERT_GROUPS, {});
+          return print(groups, () =>
+            formatTable(groups.data!.monitorSummary.alertGroups.map(groupLine), [
+              'severity',
+              'kind',
+              'cause',
+              'count',
+              'firstAt',
+              'lastAt',
+              'state',
+              'latestRun',
+              'message',
+            ]),
+          );
+        }
         const answer = await call<{ monitorSummary: { alerts: Row[] } }>(url, token, ALERTS, {});
         return print(answer, () =>
           formatTable(answer.data!.monitorSummary.alerts, [
@@ -478,6 +520,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv) {
       to: { type: 'string' },
       'error-code': { type: 'string' },
       'dry-run': { type: 'boolean' },
+      all: { type: 'boolean' },
     },
     allowPositionals: true,
   });

@@ -517,6 +517,31 @@ const sourcePoolsSchema = jsonText(
 export const DATABASE_TIMEOUT_DEFAULTS = { connectTimeout: 2 * SECOND, acquireTimeout: 3 * SECOND, statementTimeout: 5 * SECOND };
 export type DatabaseTimeouts = typeof DATABASE_TIMEOUT_DEFAULTS;
 
+/**
+ * The check an operator runs on the target before resolving a PUBLISH_UNKNOWN, for the jobs `job` matches (a job
+ * key, or a pattern with `*`): `target` names the target table and partition, `query` is the check to copy. Both
+ * may hold placeholders filled from the run (src/domain/publish/publish-unknown-kit.ts): {runId}, {jobKey},
+ * {businessKey}, {stageTable}, {publishToken}, {queryId}, {expectedRows}, {parameters.NAME}.
+ */
+const publishCheckSchema = section({
+  job: z.string({ error: typeError('a string') }).regex(/^[A-Z0-9_*]{1,200}$/, 'must be a job key, or a pattern of A-Z, 0-9, _ and *'),
+  target: z
+    .string({ error: typeError('a string') })
+    .min(1, 'must not be empty')
+    .max(500, 'must be at most 500 characters')
+    .optional(),
+  query: z
+    .string({ error: typeError('a string') })
+    .min(1, 'must not be empty')
+    .max(4000, 'must be at most 4000 characters'),
+}).transform(({ target, ...check }) => ({ ...check, target: target ?? null }));
+
+/** The first check whose `job` matches wins: a JSON list in LC_CONSOLE__PUBLISH_CHECKS. */
+const publishChecksSchema = jsonText(
+  'a JSON array of {job, target, query}',
+  z.array(publishCheckSchema, { error: typeError('a list') }).max(200, 'must list at most 200 checks'),
+).default([]);
+
 const configSchema = z
   .strictObject(
     {
@@ -647,6 +672,14 @@ const configSchema = z
       sources: section({ pools: sourcePoolsSchema }).prefault({}),
       /** Bulk actions (src/domain/operator/bulk-action.ts): a filter selecting more targets than this is refused. */
       bulk: section({ maxTargets: integer(500, 1, 10_000) }).prefault({}),
+      console: section({
+        /**
+         * The console's address as people open it: every webhook and Slack message links to its subject's page
+         * there. Unset: auth.oidc.publicUrl (the same console, when people sign in through a provider), else no links.
+         */
+        publicUrl: url(['http:', 'https:']),
+        publishChecks: publishChecksSchema,
+      }).prefault({}),
       monitor: section({
         /**
          * An extracting run whose partitions stop reporting is flagged (STALLED_RUN, lc_stalled_*, the console)
@@ -754,6 +787,12 @@ function whenValid(...fields: PropertyKey[][]) {
 }
 
 export type Config = z.output<typeof configSchema>;
+
+/** Where people open the console (console.publicUrl, else auth.oidc.publicUrl), without a trailing slash; null: unknown. */
+export function consolePublicUrl(config: Pick<Config, 'console' | 'auth'>): string | null {
+  const url = config.console.publicUrl ?? config.auth.oidc?.publicUrl ?? null;
+  return url === null ? null : url.replace(/\/+$/, '');
+}
 
 export interface LoadConfigOptions {
   /** YAML file; falls back to env LC_CONFIG, then to built-in defaults. */

@@ -6,7 +6,7 @@ import {
   ATTR_SERVER_PORT,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
-import type { Config } from '../config/config.js';
+import { consolePublicUrl, type Config } from '../config/config.js';
 import type { Db } from '../db/client.js';
 import { startListener, type Listener } from '../db/listener.js';
 import { perform } from '../db/operation.js';
@@ -114,6 +114,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     receiverUrl,
     alertWebhooks: config.alerts.webhooks,
     gateCredentials: config.gates.credentials,
+    consoleUrl: consolePublicUrl(config),
     lineage: lineage.enabled && lineage.url ? { ...lineage, url: lineage.url } : null,
   };
   const receivers = { alertReceivers: config.alerts.webhooks.map((w) => w.name), lineage: targets.lineage !== null };

@@ -198,7 +198,15 @@ describe('the console', () => {
 
     await resolve.click();
     const dialog = page.getByRole('dialog', { name: 'Resolve PUBLISH_UNKNOWN' });
-    expect(await dialog.getByRole('radio', { name: /FAILED_PUBLISH/ }).isChecked()).toBe(true);
+    // an irreversible decision: no outcome is chosen for the operator
+    expect(await dialog.getByRole('radio', { name: /FAILED_PUBLISH/ }).isChecked()).toBe(false);
+    expect(await dialog.getByRole('radio', { name: /PUBLISHED/ }).isChecked()).toBe(false);
+    await dialog.getByLabel('Reason (at least 5 characters)').fill('checked the target table: the rows are not there');
+    await dialog.getByRole('button', { name: 'Continue…' }).click();
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toBe('Choose what happened: PUBLISHED or FAILED_PUBLISH.');
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).value)).toBe('FAILED_PUBLISH');
+    await browser.screenshot('05-resolve-no-outcome-chosen');
+    await dialog.getByRole('radio', { name: /FAILED_PUBLISH/ }).check();
     await dialog.getByLabel('Reason (at least 5 characters)').fill('no');
     await dialog.getByRole('button', { name: 'Continue…' }).click();
     await expect.poll(() => dialog.getByRole('alert').textContent()).toContain('at least 5 characters');
@@ -247,7 +255,10 @@ describe('the console', () => {
     await row.getByRole('button', { name: 'Resend…' }).click();
     const confirm = page.getByRole('dialog', { name: 'Resend dispatch' });
     await confirm.waitFor();
-    expect(await focusedText()).toBe('Cancel');
+    // the reason is asked first, and goes to the audit with the token's name
+    await confirm.getByRole('button', { name: 'Resend' }).click();
+    await expect.poll(() => confirm.getByRole('alert').textContent()).toContain('at least 5 characters');
+    await confirm.getByLabel(/Reason/).fill('receiver redeployed, NIFI-4711');
     await confirm.getByRole('button', { name: 'Resend' }).click();
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(0);
@@ -257,10 +268,10 @@ describe('the console', () => {
     const dispatch = page.locator(`tr[data-dispatch="${run.dispatchId}"]`);
     await expect.poll(() => dispatch.locator('.badge').textContent(), { timeout: 20_000 }).toBe('SENT');
     const { rows } = await api.sql.query(
-      `SELECT actor, details->>'previousStatus' AS previous FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'DISPATCH_RESENT'`,
+      `SELECT actor, message, details->>'previousStatus' AS previous FROM nifi_ops.load_event WHERE run_id = $1 AND event_name = 'DISPATCH_RESENT'`,
       [run.runId],
     );
-    expect(rows).toEqual([{ actor: 'alice-operator', previous: 'DEAD' }]);
+    expect(rows).toEqual([{ actor: 'alice-operator', message: 'receiver redeployed, NIFI-4711', previous: 'DEAD' }]);
     await browser.screenshot('09-dispatch-resent');
     receiver.setDefault(400);
   });

@@ -99,6 +99,10 @@ describe('the gate pages', () => {
     expect(await deadRow.textContent()).toContain('DEAD');
     await browser.screenshot('gate-02-publications-and-calls');
     await deadRow.getByRole('button', { name: 'Resend…' }).click();
+    await page
+      .getByRole('dialog')
+      .getByLabel(/Reason/)
+      .fill('receiver fixed its route');
     await page.getByRole('dialog').getByRole('button', { name: 'Resend' }).click();
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await expect

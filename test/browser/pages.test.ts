@@ -360,7 +360,11 @@ describe('the run page', { timeout: 120_000 }, () => {
     expect(text).toContain(publishToken);
     expect(text).toContain('hive_20261130_0042_abc');
     expect(text).toContain(message);
-    expect(text).toMatch(/Ran for\d+:\d\d:\d\d until reported unknown at/);
+    expect(text).toMatch(/Unknown since.+\(\d+:\d\d:\d\d after the claim\)/);
+    // who raised it, in PG-50's words; no check configured for this job
+    expect(await panel.getByTestId('raised-by').textContent()).toBe('PG-50 (nifi-cluster)');
+    expect(text).toContain('PG-50 said');
+    expect(await panel.getByTestId('publish-target').textContent()).toBe('not configured for this job (console.publishChecks)');
     // the counts of every stage side by side, and the STAGING metrics
     expect(await panel.getByRole('table', { name: 'Row counts by stage' }).locator('tbody td').allTextContents()).toEqual([
       '7',

@@ -214,6 +214,13 @@ async function seed(api: TestApi): Promise<Map<string, Record<string, unknown>>>
       reason: 'NiFi outage',
     },
     endConsoleSession: { sessionId: randomUUID(), reason: 'left the company' },
+    // the PUBLISH_UNKNOWN run's alert: a group present now
+    acknowledgeAlertGroup: { groupKey: `PUBLISH_UNKNOWN:JOB:${JOB}`, note: 'checking the target' },
+    snoozeAlertGroup: {
+      groupKey: `PUBLISH_UNKNOWN:JOB:${JOB}`,
+      until: new Date(Date.now() + 86_400_000).toISOString(),
+      note: 'maintenance window',
+    },
     reissuePartition: { runId: extracting.runId, partitionId: '0000', reason: 'worker node lost' },
     defineGate: {
       consumer: 'FUZZ_OTHER',

@@ -15,6 +15,8 @@ export interface DispatchTargets {
   alertWebhooks: readonly AlertWebhookTarget[];
   lineage: LineageTarget | null;
   gateCredentials: readonly GateCredential[];
+  /** The console's public URL, that alert webhooks link to; null: no links. */
+  consoleUrl: string | null;
 }
 
 /**
@@ -35,7 +37,7 @@ export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): Di
     // the lease takes only calls whose receiver is configured (stillWaiting): another one here is a bug
     const target = targets.alertWebhooks.find((w) => w.name === receiver);
     if (!target) throw new Error(`alert receiver ${receiver} is not configured`);
-    return alertWebhookRequest(target, d.dispatchId, d.alert.occurrence);
+    return alertWebhookRequest(target, d.dispatchId, d.alert.occurrence, targets.consoleUrl);
   }
   if (d.decision) return gateReadyRequest(targets.gateCredentials, d.dispatchId, d.decision);
   const base = targets.receiverUrl.replace(/\/+$/, '');

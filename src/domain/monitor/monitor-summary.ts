@@ -60,6 +60,33 @@ export interface Alert {
   partitionId: string | null;
   /** The gate an alert is about: OBSERVATION_* (whose deadline passed) and a GATE_READY call's DISPATCH_DEAD. */
   consumer: string | null;
+  /** The group of alerts with the same kind and cause (ALERT_GROUPED below): what an operator acknowledges or snoozes. */
+  groupKey: string;
+}
+
+/** What a group's alerts have in common: the webhook receiver, the gate (consumer), the job, or the processes. */
+export const ALERT_CAUSE_TYPES = ['RECEIVER', 'CONSUMER', 'JOB', 'PROCESSES'] as const;
+type AlertCauseType = (typeof ALERT_CAUSE_TYPES)[number];
+
+/** The alerts present now of one kind and one cause, however many there are, and what an operator said of them. */
+export interface AlertGroup {
+  groupKey: string;
+  kind: AlertKind;
+  /** ERROR when any of its alerts is. */
+  severity: AlertSeverity;
+  causeType: AlertCauseType;
+  /** The receiver's name, the consumer, the job key; empty for the processes. */
+  cause: string;
+  count: number;
+  firstAt: Date | null;
+  lastAt: Date | null;
+  /** Its newest alert. */
+  latest: Alert;
+  acknowledgement: { at: Date; by: string; note: string } | null;
+  /** Its alerts the acknowledgement does not cover (all of them when never acknowledged): more than 0 re-raises it. */
+  unacknowledgedCount: number;
+  /** Present while the snooze lasts. */
+  snooze: { until: Date; at: Date; by: string; note: string } | null;
 }
 
 export interface MonitorSummary {
@@ -70,6 +97,8 @@ export interface MonitorSummary {
   dispatches: StatusCount<DispatchStatus>[];
   cleanupDue: number;
   alerts: Alert[];
+  /** Every group of the alerts present now (at most MAX_ALERT_GROUPS), snoozed ones included. */
+  alertGroups: AlertGroup[];
 }
 
 const runStatusCounts = (rows: Array<{ status: string; count: number }>): StatusCount<RunStatus>[] =>
@@ -81,7 +110,7 @@ const runStatusCounts = (rows: Array<{ status: string; count: number }>): Status
 export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promise<MonitorSummary> {
   const [now] = await tx.$queryRaw<Array<{ server_time: Date }>>`SELECT clock_timestamp() AS server_time`;
   const window = `${RECENT_WINDOW_HOURS} hours`;
-  const [activeRuns, recentRuns, dispatchRows, due, alerts] = await Promise.all([
+  const [activeRuns, recentRuns, dispatchRows, due, alerts, alertGroups] = await Promise.all([
     tx.$queryRaw<Array<{ status: string; count: number }>>`
       SELECT status, count(*)::int AS count FROM nifi_ops.load_run
        WHERE status = ANY(${ACTIVE_RUN_STATUSES}::text[]) GROUP BY status`,
@@ -98,6 +127,7 @@ export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promis
     tx.$queryRaw<Array<{ count: number }>>`
       SELECT count(*)::int AS count FROM (SELECT 1 FROM nifi_ops.load_run r WHERE ${cleanupDue(query.retention)} LIMIT ${query.maxBatch}) due`,
     listAlerts(tx, query, window),
+    listAlertGroups(tx, query.recovery),
   ]);
   return {
     serverTime: now!.server_time,
@@ -107,6 +137,7 @@ export async function monitorSummary(tx: Tx, query: MonitorSummaryQuery): Promis
     dispatches: BACKLOG_DISPATCH_STATUSES.map((status) => ({ status, count: dispatchRows.find((d) => d.status === status)?.count ?? 0 })),
     cleanupDue: due[0]!.count,
     alerts,
+    alertGroups,
   };
 }
 
@@ -203,16 +234,120 @@ export function readAlerts(tx: Tx, recovery: AlertThresholds, limit: number): Pr
   return listAlerts(tx, { alertLimit: limit, recovery }, `${RECENT_WINDOW_HOURS} hours`);
 }
 
+/**
+ * The `grouped` CTE: every alert with its cause and group key, and `member`, the digest of its identity (the same
+ * as the monitor feed's: a new `at` is a new alert) that an acknowledgement records. The cause: a DEAD
+ * ALERT_WEBHOOK call's receiver (one broken receiver is one group however many webhooks die), else the gate an
+ * alert names (a GATE_READY call, an expected-by deadline), else its job, else the processes (WORKER_STALE,
+ * NO_DISPATCHER).
+ */
+export function groupedAlertsCte(recovery: AlertThresholds, window: string): Prisma.Sql {
+  return Prisma.sql`
+    ${alertsCte(recovery, window)}, caused AS (
+      SELECT a.*, c.cause_type, c.cause
+        FROM alerts a
+        LEFT JOIN nifi_ops.load_dispatch d ON a.kind = 'DISPATCH_DEAD' AND d.dispatch_id = a.dispatch_id
+        CROSS JOIN LATERAL (
+          SELECT CASE WHEN d.dispatch_type = 'ALERT_WEBHOOK' THEN 'RECEIVER' WHEN a.consumer IS NOT NULL THEN 'CONSUMER'
+                      WHEN a.job_key IS NOT NULL THEN 'JOB' ELSE 'PROCESSES' END AS cause_type,
+                 CASE WHEN d.dispatch_type = 'ALERT_WEBHOOK' THEN d.receiver
+                      ELSE COALESCE(a.consumer, a.job_key, '') END AS cause) c
+    ), grouped AS (
+      SELECT caused.*, kind || ':' || cause_type || ':' || cause AS group_key,
+             md5(concat_ws('|', kind, run_id, dispatch_id, partition_id, job_key, business_key, consumer,
+                           extract(epoch FROM at))) AS member
+        FROM caused
+    )`;
+}
+
+const ALERT_COLUMNS = Prisma.sql`kind, severity, run_id::text AS "runId", job_key AS "jobKey", business_key AS "businessKey",
+           status, at, NULLIF(left(btrim(message), ${MESSAGE_MAX}), '') AS message, dispatch_id::text AS "dispatchId",
+           partition_id AS "partitionId", consumer, group_key AS "groupKey"`;
+
+type AlertRow = Omit<Alert, 'status'> & { status: string | null };
+const toAlert = (a: AlertRow): Alert => ({ ...a, status: a.status === null ? null : parseRunStatus(a.status) });
+
+/** At most this many groups: a cause per job, receiver and gate. */
+export const MAX_ALERT_GROUPS = 200;
+
+/** The groups of the alerts present now, ERROR before WARN, the latest first. */
+async function listAlertGroups(tx: Tx, recovery: AlertThresholds): Promise<AlertGroup[]> {
+  const rows = await tx.$queryRaw<
+    Array<{
+      groupKey: string;
+      kind: AlertKind;
+      severity: AlertSeverity;
+      causeType: AlertCauseType;
+      cause: string;
+      count: number;
+      firstAt: Date | null;
+      lastAt: Date | null;
+      latest: AlertRow;
+      unacknowledgedCount: number;
+      acknowledgedAt: Date | null;
+      acknowledgedBy: string | null;
+      acknowledgedNote: string | null;
+      snoozedUntil: Date | null;
+      snoozedAt: Date | null;
+      snoozedBy: string | null;
+      snoozedNote: string | null;
+    }>
+  >`
+    ${groupedAlertsCte(recovery, `${RECENT_WINDOW_HOURS} hours`)}, latest AS (
+      SELECT DISTINCT ON (g.group_key) g.group_key, g.kind, g.cause_type, g.cause,
+             count(*) OVER w AS count, min(g.at) OVER w AS first_at, max(g.at) OVER w AS last_at,
+             bool_or(g.severity = 'ERROR') OVER w AS any_error,
+             count(*) FILTER (WHERE ack.acknowledged_at IS NULL OR NOT g.member = ANY(ack.acknowledged_members)) OVER w
+               AS unacknowledged,
+             g.severity, g.run_id, g.job_key, g.business_key, g.status, g.at, g.message, g.dispatch_id, g.partition_id,
+             g.consumer
+        FROM grouped g LEFT JOIN nifi_ops.alert_group_ack ack ON ack.group_key = g.group_key
+      WINDOW w AS (PARTITION BY g.group_key)
+       ORDER BY g.group_key, g.at DESC NULLS LAST, g.run_id
+    )
+    SELECT l.group_key AS "groupKey", l.kind, CASE WHEN l.any_error THEN 'ERROR' ELSE 'WARN' END AS severity,
+           l.cause_type AS "causeType", l.cause, l.count::int AS count, l.first_at AS "firstAt", l.last_at AS "lastAt",
+           -- the newest alert, built for the groups only (not for every alert the window functions read)
+           json_build_object('kind', l.kind, 'severity', l.severity, 'runId', l.run_id, 'jobKey', l.job_key,
+                             'businessKey', l.business_key, 'status', l.status, 'at', l.at,
+                             'message', NULLIF(left(btrim(l.message), ${MESSAGE_MAX}), ''), 'dispatchId', l.dispatch_id,
+                             'partitionId', l.partition_id, 'consumer', l.consumer, 'groupKey', l.group_key) AS latest,
+           l.unacknowledged::int AS "unacknowledgedCount",
+           ack.acknowledged_at AS "acknowledgedAt", ack.acknowledged_by AS "acknowledgedBy",
+           ack.acknowledged_note AS "acknowledgedNote",
+           CASE WHEN ack.snoozed_until > clock_timestamp() THEN ack.snoozed_until END AS "snoozedUntil",
+           ack.snoozed_at AS "snoozedAt", ack.snoozed_by AS "snoozedBy", ack.snoozed_note AS "snoozedNote"
+      FROM latest l LEFT JOIN nifi_ops.alert_group_ack ack ON ack.group_key = l.group_key
+     ORDER BY l.any_error DESC, l.last_at DESC NULLS LAST, l.group_key
+     LIMIT ${MAX_ALERT_GROUPS}`;
+  return rows.map((r) => ({
+    groupKey: r.groupKey,
+    kind: r.kind,
+    severity: r.severity,
+    causeType: r.causeType,
+    cause: r.cause,
+    count: r.count,
+    firstAt: r.firstAt,
+    lastAt: r.lastAt,
+    latest: toAlert({ ...r.latest, at: r.latest.at === null ? null : new Date(r.latest.at) }),
+    unacknowledgedCount: r.unacknowledgedCount,
+    acknowledgement:
+      r.acknowledgedAt && r.acknowledgedBy ? { at: r.acknowledgedAt, by: r.acknowledgedBy, note: r.acknowledgedNote ?? '' } : null,
+    snooze:
+      r.snoozedUntil && r.snoozedAt && r.snoozedBy
+        ? { until: r.snoozedUntil, at: r.snoozedAt, by: r.snoozedBy, note: r.snoozedNote ?? '' }
+        : null,
+  }));
+}
+
 async function listAlerts(tx: Tx, query: Pick<MonitorSummaryQuery, 'alertLimit' | 'recovery'>, window: string): Promise<Alert[]> {
-  const alerts = await tx.$queryRaw<Array<Omit<Alert, 'status'> & { status: string | null }>>`
-    ${alertsCte(query.recovery, window)}
-    SELECT kind, severity, run_id::text AS "runId", job_key AS "jobKey", business_key AS "businessKey", status, at,
-           NULLIF(left(btrim(message), ${MESSAGE_MAX}), '') AS message, dispatch_id::text AS "dispatchId",
-           partition_id AS "partitionId", consumer
-      FROM alerts
+  const alerts = await tx.$queryRaw<AlertRow[]>`
+    ${groupedAlertsCte(query.recovery, window)}
+    SELECT ${ALERT_COLUMNS}
+      FROM grouped
      ORDER BY severity = 'ERROR' DESC, at DESC NULLS LAST, kind, run_id
      LIMIT ${query.alertLimit}`;
-  return alerts.map((a) => ({ ...a, status: a.status === null ? null : parseRunStatus(a.status) }));
+  return alerts.map(toAlert);
 }
 
 /** How many alerts of each kind and severity there are now (lc_alerts): every kind, zeros included. */

@@ -39,8 +39,26 @@ export interface AlertWebhookTarget {
   format: 'generic' | 'slack';
 }
 
-/** One line a person reads in a chat channel: severity, kind, what it is about, the message. */
-function slackText(n: AlertNotification): string {
+/**
+ * The console's page of an alert's subject: its run, else its gate's readiness for the date (OBSERVATION_*) or the
+ * gate, else its job's runs, else the dashboard. Null without the console's public URL (console.publicUrl).
+ */
+function consoleLink(consoleUrl: string | null, n: AlertNotification): string | null {
+  if (consoleUrl === null) return null;
+  const path = n.runId
+    ? `/runs/${n.runId}`
+    : n.consumer && n.kind.startsWith('OBSERVATION_') && n.businessKey
+      ? `/readiness?${new URLSearchParams({ consumer: n.consumer, date: n.businessKey })}`
+      : n.consumer
+        ? `/gates/${encodeURIComponent(n.consumer)}`
+        : n.jobKey
+          ? `/jobs/${encodeURIComponent(n.jobKey)}`
+          : '/';
+  return `${consoleUrl}${path}`;
+}
+
+/** One line a person reads in a chat channel: severity, kind, what it is about, the message, the console's page. */
+function slackText(n: AlertNotification, link: string | null): string {
   const about = [
     n.jobKey && `job ${n.jobKey}`,
     n.businessKey && `business key ${n.businessKey}`,
@@ -48,11 +66,12 @@ function slackText(n: AlertNotification): string {
     n.partitionId && `partition ${n.partitionId}`,
     n.consumer && `gate ${n.consumer}`,
   ].filter(Boolean);
-  return `[${n.severity}] ${n.kind}${about.length > 0 ? ` (${about.join(', ')})` : ''}: ${n.message ?? 'no message'} — raised ${n.raisedAt}`;
+  const text = `[${n.severity}] ${n.kind}${about.length > 0 ? ` (${about.join(', ')})` : ''}: ${n.message ?? 'no message'} — raised ${n.raisedAt}`;
+  return link === null ? text : `${text} — ${link}`;
 }
 
 /**
- * The POST for one ALERT_WEBHOOK call: the receiver's own headers, then Content-Type, Idempotency-Key (the
+ * The POST for one ALERT_WEBHOOK call (the generic body: the occurrence and `link`, its console page): the receiver's own headers, then Content-Type, Idempotency-Key (the
  * occurrence's dedup key, the same on every retry: a receiver can drop the repeats of an at-least-once
  * delivery) and X-Dispatch-Id. The receiver's headers may be secrets: they go on the wire and nowhere else.
  */
@@ -60,10 +79,12 @@ export function alertWebhookRequest(
   target: AlertWebhookTarget,
   callId: string,
   n: AlertNotification,
+  consoleUrl: string | null,
 ): { url: string; headers: Record<string, string>; body: Record<string, unknown> } {
+  const link = consoleLink(consoleUrl, n);
   return {
     url: target.url,
     headers: { ...target.headers, 'Content-Type': 'application/json', 'Idempotency-Key': n.dedupKey, 'X-Dispatch-Id': callId },
-    body: target.format === 'slack' ? { text: slackText(n) } : { ...n },
+    body: target.format === 'slack' ? { text: slackText(n, link) } : { ...n, link },
   };
 }

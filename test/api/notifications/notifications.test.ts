@@ -21,6 +21,8 @@ const CALLS = `query($receiver: String, $last: Int) { alertWebhookCalls(receiver
   dispatchId receiver status attemptCount lastHttpStatus lastError ackedAt deadAt
   occurrence { dedupKey kind severity message runId jobKey businessKey dispatchId partitionId consumer at raisedAt } } }`;
 const SECRET = 'Bearer webhook-secret-7f3a';
+/** console.publicUrl: every webhook links to its subject's page there. */
+const CONSOLE_URL = 'https://load-control.example:8443/';
 
 let api: TestApi;
 let nifi: Receiver;
@@ -39,7 +41,8 @@ function webhooks(): Config['alerts']['webhooks'] {
 }
 
 function alertingConfig(overrides: Parameters<typeof workerConfig>[2] = {}, hooks = webhooks()): Config {
-  return { ...workerConfig(api, nifi, overrides), alerts: { webhooks: hooks } };
+  const config = workerConfig(api, nifi, overrides);
+  return { ...config, alerts: { webhooks: hooks }, console: { ...config.console, publicUrl: CONSOLE_URL } };
 }
 
 function extraWorker(config: Config, options: { ownPool?: boolean } = {}): TestWorkerParts {
@@ -136,6 +139,8 @@ describe('alert webhooks', () => {
       consumer: null,
       at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       raisedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      // the run's page in the console (console.publicUrl, its trailing slash dropped)
+      link: `https://load-control.example:8443/runs/${runId}`,
     });
     expect(slack.calls).toHaveLength(1);
     expect(slack.calls[0]!.headers.authorization).toBeUndefined();
@@ -143,7 +148,7 @@ describe('alert webhooks', () => {
     expect(slack.calls[0]!.body).toEqual({
       text: expect.stringMatching(
         new RegExp(
-          `^\\[ERROR\\] RUN_FAILED \\(job ORACLE_INSP_DTL_DAILY, business key BK_\\w+, run ${runId}\\): BAD_PLAN no plan — raised `,
+          `^\\[ERROR\\] RUN_FAILED \\(job ORACLE_INSP_DTL_DAILY, business key BK_\\w+, run ${runId}\\): BAD_PLAN no plan — raised \\S+ — https://load-control\\.example:8443/runs/${runId}$`,
         ),
       ),
     });
@@ -268,6 +273,32 @@ describe('alert webhooks', () => {
     expect(resent.body.data!.resendDispatch).toEqual({ dispatchId: call.dispatch_id, status: 'PENDING' });
     expect(await worker.dispatcher.dispatchOnce()).toBe(1);
     expect(await dispatchRow(api, call.dispatch_id)).toMatchObject({ status: 'ACKED', attempt_count: 1 });
+  });
+
+  it('shows one broken receiver as one grouped alert, however many of its webhooks die', async () => {
+    generic.setDefault({ status: 410, body: 'ok' });
+    // the receivers registered (their baseline) when this test runs alone
+    await worker.sweeper.cycle();
+    const runIds: string[] = [];
+    for (let i = 0; i < 12; i++) runIds.push(await failedRun());
+    await worker.sweeper.cycle();
+    while ((await worker.dispatcher.dispatchOnce()) > 0);
+    expect(await webhookCalls(`o.run_id = ANY($1) AND d.receiver = 'ops-generic' AND d.status = 'DEAD'`, [runIds])).toHaveLength(12);
+    const res = await api.gql<{ monitorSummary: { alertGroups: Array<Record<string, unknown>> } }>(
+      `{ monitorSummary { alertGroups(kinds: [DISPATCH_DEAD]) { groupKey causeType cause count latest { message } } } }`,
+      {},
+      { token: 'viewer' },
+    );
+    expect(res.body.data!.monitorSummary.alertGroups).toEqual([
+      {
+        groupKey: 'DISPATCH_DEAD:RECEIVER:ops-generic',
+        causeType: 'RECEIVER',
+        cause: 'ops-generic',
+        count: expect.any(Number),
+        latest: { message: 'ALERT_WEBHOOK to ops-generic: ok' },
+      },
+    ]);
+    expect(res.body.data!.monitorSummary.alertGroups[0]!.count).toBeGreaterThanOrEqual(12);
   });
 
   it('gives up at once on a 4xx other than 408/425/429', async () => {

@@ -62,7 +62,14 @@ describe('load-control run and alerts', () => {
     expect(shown.out).toMatch(/VALIDATE_RUN\s+-\s+ACKED/);
     expect(shown.out).toMatch(/PUBLISH_UNKNOWN\s+-\s+nifi-cluster\s+no answer from HiveServer2/);
 
-    const alerts = await operator(['alerts'], 'viewer');
+    // one line per group: the PUBLISH_UNKNOWN runs of the job are one group, its latest run shown
+    const groups = await operator(['alerts'], 'viewer');
+    expect(groups.out.split('\n')[0]).toMatch(/^severity\s+kind\s+cause\s+count\s+firstAt\s+lastAt\s+state\s+latestRun\s+message$/);
+    expect(groups.out).toMatch(
+      new RegExp(`ERROR\\s+PUBLISH_UNKNOWN\\s+job ${JOB}\\s+\\d+\\s+\\S+\\s+\\S+\\s+open\\s+${unknown.runId}\\s+no answer`),
+    );
+    // --all: every alert, one a line
+    const alerts = await operator(['alerts', '--all'], 'viewer');
     expect(alerts.out).toMatch(new RegExp(`ERROR\\s+PUBLISH_UNKNOWN\\s+\\S+\\s+${unknown.businessKey}\\s+${unknown.runId}`));
 
     const missing = await operator(['run', randomUUID()], 'viewer');
@@ -158,7 +165,7 @@ describe('as the console shows them', () => {
     expect(runs.map((r) => r.runId)).toContain(run.runId);
     expect(new Set(runs.map((r) => r.status))).toEqual(new Set(['CREATED']));
 
-    const alerts = await operator(['alerts'], 'viewer');
+    const alerts = await operator(['alerts', '--all'], 'viewer');
     expect(alerts.out.split('\n')[0]).toMatch(/^severity\s+kind\s+jobKey\s+businessKey\s+runId\s+status\s+at\s+dispatchId\s+message$/);
 
     const asViewer = await operator(['cancel', run.runId, '--reason', 'not mine to cancel'], 'viewer');

@@ -78,6 +78,7 @@ describe('loadConfig defaults', () => {
       gates: { credentials: [] },
       sources: { pools: [] },
       bulk: { maxTargets: 500 },
+      console: { publicUrl: null, publishChecks: [] },
       monitor: { stallAfter: 600_000 },
       resume: { snapshotHorizon: 15 * MINUTE, snapshotHorizonByJob: {} },
       logging: { level: 'info', format: 'json', requests: false, bodyMax: 2000 },

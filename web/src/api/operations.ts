@@ -32,14 +32,29 @@ const RUN_DETAIL = graphql(
       lastHttpStatus lastError }
     metrics { stage metricName queryVersion expectedValue actualValue tolerance result measuredAt }
     events(last: 300) { eventId eventTime level name partitionId processGroup errorCode message actor }
+    publishUnknown {
+      raisedBy raisedAt actor errorCode message reportedDetails queryId publishStartedAt expectedRows checkJob target checkQuery
+    }
   }
 `,
   [RUN_ROW, PARTITION_FIELDS],
 );
 
 const ALERT_FIELDS = graphql(`
-  fragment AlertFields on Alert { kind severity runId jobKey businessKey consumer status at message dispatchId partitionId }
+  fragment AlertFields on Alert { kind severity runId jobKey businessKey consumer status at message dispatchId partitionId groupKey }
 `);
+
+const ALERT_GROUP_FIELDS = graphql(
+  `
+  fragment AlertGroupFields on AlertGroup {
+    groupKey kind severity causeType cause count firstAt lastAt acknowledged unacknowledgedCount
+    latest { ...AlertFields }
+    acknowledgement { at by note }
+    snooze { until at by note }
+  }
+`,
+  [ALERT_FIELDS],
+);
 
 const SUMMARY = graphql(
   `
@@ -47,9 +62,10 @@ const SUMMARY = graphql(
     serverTime recentWindowHours cleanupDue
     activeRuns { status count } recentRuns { status count } dispatches { status count }
     alerts { ...AlertFields }
+    alertGroups(includeSnoozed: true) { ...AlertGroupFields }
   }
 `,
-  [ALERT_FIELDS],
+  [ALERT_FIELDS, ALERT_GROUP_FIELDS],
 );
 
 export const ME = graphql(`query Me { me { name roles } }`);
@@ -215,6 +231,7 @@ export type RunDetail = ResultOf<typeof RUN_DETAIL>;
 export type Partition = ResultOf<typeof PARTITION_FIELDS>;
 export type Dispatch = RunDetail['dispatches'][number];
 export type Alert = ResultOf<typeof ALERT_FIELDS>;
+export type AlertGroup = ResultOf<typeof ALERT_GROUP_FIELDS>;
 export type MonitorSummary = ResultOf<typeof SUMMARY>;
 export type StatusCount = MonitorSummary['activeRuns'][number];
 /** An alert posted to a receiver of alerts.webhooks (an ALERT_WEBHOOK call). */

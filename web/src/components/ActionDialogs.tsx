@@ -32,7 +32,7 @@ function useAction(onDone: () => void) {
 }
 
 /** "Are you sure?" — Cancel has the focus, so Enter alone never confirms. */
-export function ConfirmDialog({
+function ConfirmDialog({
   title,
   children,
   confirmLabel,
@@ -75,12 +75,15 @@ export function ReasonDialog({
   confirmLabel,
   onConfirm,
   onClose,
+  label = 'Reason (recorded in the event log)',
 }: {
   title: string;
   children: ReactNode;
   confirmLabel: string;
   onConfirm(reason: string): Promise<void>;
   onClose(): void;
+  /** The text field's label. */
+  label?: string;
 }) {
   const [reason, setReason] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
@@ -102,7 +105,7 @@ export function ReasonDialog({
     <Dialog title={title} onClose={onClose} initialFocus={field}>
       <form onSubmit={submit} noValidate>
         {children}
-        <label htmlFor={reasonId}>Reason (recorded in the event log)</label>
+        <label htmlFor={reasonId}>{label}</label>
         <textarea
           id={reasonId}
           ref={field}
@@ -136,9 +139,11 @@ export function ReasonDialog({
   );
 }
 
+type Resolution = 'PUBLISHED' | 'FAILED_PUBLISH';
+
 /**
- * Resolving PUBLISH_UNKNOWN (ref §8.4): choose the outcome (FAILED_PUBLISH by default) and say why in at
- * least 5 characters, then confirm once more — the answer decides whether the target is trusted.
+ * Resolving PUBLISH_UNKNOWN (ref §8.4): choose the outcome — none is chosen for the operator, the decision cannot be
+ * undone — and say why in at least 5 characters, then confirm once more: the answer decides whether the target is trusted.
  */
 export function ResolveDialog({
   runLabel,
@@ -146,19 +151,21 @@ export function ResolveDialog({
   onClose,
 }: {
   runLabel: string;
-  onConfirm(resolution: 'PUBLISHED' | 'FAILED_PUBLISH', reason: string): Promise<void>;
+  onConfirm(resolution: Resolution, reason: string): Promise<void>;
   onClose(): void;
 }) {
-  const [resolution, setResolution] = useState<'PUBLISHED' | 'FAILED_PUBLISH'>('FAILED_PUBLISH');
+  const [resolution, setResolution] = useState<Resolution | null>(null);
   const [reason, setReason] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
+  const [outcomeProblem, setOutcomeProblem] = useState<string | null>(null);
+  const outcomeProblemId = useId();
   const [confirming, setConfirming] = useState(false);
   const first = useRef<HTMLInputElement>(null);
   const field = useRef<HTMLTextAreaElement>(null);
   const reasonId = useId();
   const problemId = useId();
 
-  if (confirming) {
+  if (confirming && resolution) {
     return (
       <ConfirmDialog
         title="Confirm the resolution"
@@ -179,9 +186,12 @@ export function ResolveDialog({
 
   const next = (event: FormEvent) => {
     event.preventDefault();
+    const noOutcome = resolution === null ? 'Choose what happened: PUBLISHED or FAILED_PUBLISH.' : null;
     const found = reasonProblem(reason);
+    setOutcomeProblem(noOutcome);
     setProblem(found);
-    if (found) field.current?.focus();
+    if (noOutcome) first.current?.focus();
+    else if (found) field.current?.focus();
     else setConfirming(true);
   };
 
@@ -191,8 +201,8 @@ export function ResolveDialog({
         <p>
           Check the target for run <strong>{runLabel}</strong>, then record what happened.
         </p>
-        <fieldset>
-          <legend>Outcome</legend>
+        <fieldset aria-describedby={outcomeProblem ? outcomeProblemId : undefined}>
+          <legend>Outcome (nothing is chosen for you)</legend>
           <label className="choice">
             <input
               ref={first}
@@ -214,6 +224,11 @@ export function ResolveDialog({
             />{' '}
             PUBLISHED — the target has the data
           </label>
+          {outcomeProblem && (
+            <p id={outcomeProblemId} className="error" role="alert">
+              {outcomeProblem}
+            </p>
+          )}
         </fieldset>
         <label htmlFor={reasonId}>Reason (at least 5 characters)</label>
         <textarea
@@ -239,5 +254,44 @@ export function ResolveDialog({
         </div>
       </form>
     </Dialog>
+  );
+}
+
+/** The snoozes an operator picks from, in hours: up to the API's limit of a week. */
+const SNOOZE_HOURS = [1, 4, 8, 24, 72, 168] as const;
+
+/** Snoozing an alert group: for how long, and why (recorded with the token's name). */
+export function SnoozeDialog({
+  groupLabel,
+  onConfirm,
+  onClose,
+}: {
+  groupLabel: string;
+  onConfirm(until: Date, note: string): Promise<void>;
+  onClose(): void;
+}) {
+  const [hours, setHours] = useState<number>(4);
+  const forId = useId();
+  return (
+    <ReasonDialog
+      title="Snooze alert group"
+      confirmLabel="Snooze"
+      label="Note (recorded in the event log)"
+      onClose={onClose}
+      onConfirm={(note) => onConfirm(new Date(Date.now() + hours * 3_600_000), note)}
+    >
+      <p>
+        Hide <strong>{groupLabel}</strong> from the alerts and their toasts, whatever is raised meanwhile. It shows again when the snooze
+        ends.
+      </p>
+      <label htmlFor={forId}>For</label>
+      <select id={forId} value={hours} onChange={(e) => setHours(Number(e.target.value))}>
+        {SNOOZE_HOURS.map((h) => (
+          <option key={h} value={h}>
+            {h < 24 ? `${h} hour${h === 1 ? '' : 's'}` : `${h / 24} day${h === 24 ? '' : 's'}`}
+          </option>
+        ))}
+      </select>
+    </ReasonDialog>
   );
 }

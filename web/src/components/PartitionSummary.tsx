@@ -143,6 +143,7 @@ export function PartitionSummary({
               rows={page.nodes}
               rowKey={(p) => p.partitionId}
               rowProps={(p) => ({ 'data-partition-row': p.partitionId })}
+              cards
               columns={[
                 {
                   header: 'Partition',

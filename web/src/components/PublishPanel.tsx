@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import type { RunDetail } from '../api/operations';
 import { count, elapsed, formatTime } from '../format';
 import { type Column, Table } from './Table';
@@ -48,34 +49,75 @@ function SideBySide({ run }: { run: RunDetail }) {
   );
 }
 
+/** A text to copy, with a button that copies it. */
+function CopyText({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <>
+      <pre className="check-query" data-testid="copy-text">
+        {text}
+      </pre>
+      <button
+        type="button"
+        onClick={() => {
+          void navigator.clipboard?.writeText(text).then(() => setCopied(true));
+        }}
+      >
+        Copy {label.toLowerCase()}
+      </button>{' '}
+      <span role="status">{copied ? 'Copied.' : ''}</span>
+    </>
+  );
+}
+
 /**
- * What resolving PUBLISH_UNKNOWN needs (seed 1's procedure): when the publish started and how long it ran before its
- * outcome became unknown, the token and Hive query id to look for on the target, and the counts and metrics of every
- * stage side by side.
+ * What resolving PUBLISH_UNKNOWN needs (Run.publishUnknown): who raised it — PG-50, with its message, query id and
+ * details, or the sweeper because PG-50 never answered —, the publish window, the target and the rows it should
+ * hold, the job's check to run on it (console.publishChecks), and the counts and metrics of every stage side by side.
  */
 export function PublishUnknownPanel({ run, now }: { run: RunDetail; now: number }) {
-  const unknown = lastEvent(run, 'PUBLISH_UNKNOWN');
+  const kit = run.publishUnknown;
+  const bySweeper = kit?.raisedBy === 'SWEEPER';
+  const details = kit?.reportedDetails && Object.keys(kit.reportedDetails).length > 0 ? JSON.stringify(kit.reportedDetails, null, 2) : null;
   return (
     <section className="card panel-warn" aria-labelledby="publish-unknown-title">
       <h2 id="publish-unknown-title">Publish outcome unknown</h2>
       <p>
-        PG-50 could not tell whether the target was changed. Check the target with the token and query id below, then resolve: PUBLISHED if
-        it holds this run's rows, FAILED_PUBLISH if it does not.
+        {bySweeper
+          ? 'PG-50 never reported how the publish ended: the sweeper declared its outcome unknown.'
+          : 'PG-50 could not tell whether the target was changed.'}{' '}
+        Check the target below, then resolve: PUBLISHED if it holds this run's rows, FAILED_PUBLISH if it does not.
       </p>
       <dl className="fields">
         <div className="field">
-          <dt>Publish started</dt>
-          <dd>{formatTime(run.publishStartedAt)}</dd>
+          <dt>Raised by</dt>
+          <dd data-testid="raised-by">
+            {kit ? (bySweeper ? 'the sweeper (no result from PG-50)' : `PG-50 (${kit.actor ?? 'unknown token'})`) : '—'}
+          </dd>
         </div>
         <div className="field">
-          <dt>Ran for</dt>
+          <dt>Publish claimed</dt>
+          <dd>{formatTime(kit?.publishStartedAt ?? run.publishStartedAt)}</dd>
+        </div>
+        <div className="field">
+          <dt>Unknown since</dt>
           <dd>
-            {run.publishStartedAt
-              ? unknown
-                ? `${elapsed(run.publishStartedAt, unknown.eventTime)} until reported unknown at ${formatTime(unknown.eventTime)}`
-                : elapsed(run.publishStartedAt, null, now)
-              : '—'}
+            {kit
+              ? `${formatTime(kit.raisedAt)} (${elapsed(kit.publishStartedAt ?? run.publishStartedAt, kit.raisedAt)} after the claim)`
+              : run.publishStartedAt
+                ? `publishing for ${elapsed(run.publishStartedAt, null, now)}`
+                : '—'}
           </dd>
+        </div>
+        <div className="field">
+          <dt>Target</dt>
+          <dd data-testid="publish-target">
+            {kit?.target ? <code className="wrap">{kit.target}</code> : 'not configured for this job (console.publishChecks)'}
+          </dd>
+        </div>
+        <div className="field">
+          <dt>Expected rows</dt>
+          <dd>{count(kit?.expectedRows ?? run.stagingCount)}</dd>
         </div>
         <div className="field">
           <dt>Publish token</dt>
@@ -87,13 +129,29 @@ export function PublishUnknownPanel({ run, now }: { run: RunDetail; now: number 
           <dt>Hive query id</dt>
           <dd>{run.publishQueryId ? <code className="wrap">{run.publishQueryId}</code> : 'not reported by PG-50'}</dd>
         </div>
-        {unknown?.message && (
+        {kit?.message && (
           <div className="field wide">
-            <dt>PG-50 said</dt>
-            <dd className="message">{unknown.message}</dd>
+            <dt>{bySweeper ? 'The sweeper said' : 'PG-50 said'}</dt>
+            <dd className="message">
+              {kit.errorCode && <code>{kit.errorCode}</code>} {kit.message}
+            </dd>
+          </div>
+        )}
+        {details && (
+          <div className="field wide">
+            <dt>PG-50's details</dt>
+            <dd>
+              <pre className="check-query">{details}</pre>
+            </dd>
           </div>
         )}
       </dl>
+      <h3>Check on the target</h3>
+      {kit?.checkQuery ? (
+        <CopyText text={kit.checkQuery} label="Check query" />
+      ) : (
+        <p className="muted">No check is configured for this job: add one to console.publishChecks.</p>
+      )}
       <SideBySide run={run} />
     </section>
   );

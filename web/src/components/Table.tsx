@@ -31,21 +31,29 @@ interface TableProps<T> {
   className?: string;
   /** More classes of the scrolling region (phone layouts hide or restyle it). */
   regionClassName?: string;
+  /** Below 640 px wide each row is a card, every cell under its header's name: nothing scrolls sideways. */
+  cards?: boolean;
 }
 
 /**
  * A table in a region that scrolls sideways on narrow screens; the region is focusable so a keyboard can scroll it
  * (axe: scrollable-region-focusable) and named by its heading or label.
  */
-export function Table<T>({ columns, rows, rowKey, rowProps, labelledBy, label, caption, className, regionClassName }: TableProps<T>) {
+export function Table<T>({
+  columns,
+  rows,
+  rowKey,
+  rowProps,
+  labelledBy,
+  label,
+  caption,
+  className,
+  regionClassName,
+  cards,
+}: TableProps<T>) {
+  const regionClasses = ['table-wrap', regionClassName, cards && 'table-cards'].filter(Boolean).join(' ');
   return (
-    <div
-      className={regionClassName ? `table-wrap ${regionClassName}` : 'table-wrap'}
-      tabIndex={0}
-      role="region"
-      aria-labelledby={labelledBy}
-      aria-label={labelledBy ? undefined : label}
-    >
+    <div className={regionClasses} tabIndex={0} role="region" aria-labelledby={labelledBy} aria-label={labelledBy ? undefined : label}>
       <table className={className}>
         {caption && <caption>{caption}</caption>}
         <thead>
@@ -62,11 +70,21 @@ export function Table<T>({ columns, rows, rowKey, rowProps, labelledBy, label, c
             <tr key={rowKey(row)} {...rowProps?.(row)}>
               {columns.map((column) =>
                 column.rowHeader ? (
-                  <th scope="row" key={column.header} className={column.className}>
+                  <th
+                    scope="row"
+                    key={column.header}
+                    className={column.className}
+                    data-label={column.hiddenHeader ? undefined : column.header}
+                  >
                     {column.cell(row)}
                   </th>
                 ) : (
-                  <td key={column.header} className={column.className} data-testid={column.testId}>
+                  <td
+                    key={column.header}
+                    className={column.className}
+                    data-testid={column.testId}
+                    data-label={column.hiddenHeader ? undefined : column.header}
+                  >
                     {column.cell(row)}
                   </td>
                 ),

@@ -5,16 +5,16 @@ import {
   MONITOR_SUMMARY,
   MONITOR_SUMMARY_CHANGED,
   PROCESSES,
-  type Alert,
   type ProcessInstance,
   type StatusCount,
 } from '../api/operations';
-import { RESEND_DISPATCH, RESOLVE_UNKNOWN } from '../../../schema/documents/operator.js';
+import { ACKNOWLEDGE_ALERT_GROUP, RESEND_DISPATCH, RESOLVE_UNKNOWN, SNOOZE_ALERT_GROUP } from '../../../schema/documents/operator.js';
+import { groupTitle } from '../alert-groups';
 import { useApi, useLive, useQuery } from '../api/typed';
-import { ConfirmDialog, ResolveDialog } from '../components/ActionDialogs';
+import { ReasonDialog, ResolveDialog, SnoozeDialog } from '../components/ActionDialogs';
+import { type AlertGroupAction, AlertGroups } from '../components/AlertGroups';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
-import { OperatorButton } from '../components/OperatorButton';
 import { RunsList } from '../components/RunsList';
 import { SourcePools } from '../components/SourcePools';
 import { type Column, Table } from '../components/Table';
@@ -96,32 +96,6 @@ const NOTIFICATION_COLUMNS: Array<Column<AlertWebhookCall>> = [
   { header: 'Last error', className: 'message', cell: (c) => c.lastError ?? '—' },
 ];
 
-function alertColumns(act: (action: Action) => void): Array<Column<Alert>> {
-  return [
-    { header: 'Level', cell: (a) => <Badge status={a.severity} /> },
-    { header: 'Kind', cell: (a) => a.kind.replaceAll('_', ' ') },
-    { header: 'Job', cell: (a) => a.jobKey ?? '—' },
-    { header: 'Business key', cell: (a) => a.businessKey ?? '—' },
-    { header: 'Run', cell: (a) => runLink(a.runId) },
-    { header: 'Status', cell: (a) => <Badge status={a.status} /> },
-    { header: 'Time', cell: (a) => formatTime(a.at) },
-    { header: 'Message', className: 'message', cell: (a) => a.message ?? '—' },
-    {
-      header: 'Action',
-      cell: (a) => (
-        <>
-          {a.kind === 'DISPATCH_DEAD' && a.dispatchId && (
-            <OperatorButton onClick={() => act({ kind: 'resend', alert: a })}>Resend…</OperatorButton>
-          )}
-          {a.kind === 'PUBLISH_UNKNOWN' && a.status === 'PUBLISH_UNKNOWN' && (
-            <OperatorButton onClick={() => act({ kind: 'resolve', alert: a })}>Resolve…</OperatorButton>
-          )}
-        </>
-      ),
-    },
-  ];
-}
-
 /** The latest alert notifications (alerts.webhooks): to which receiver, about what, and how the delivery went. */
 function Notifications({ calls }: { calls: AlertWebhookCall[] | null }) {
   if (!calls || calls.length === 0) return null;
@@ -134,12 +108,11 @@ function Notifications({ calls }: { calls: AlertWebhookCall[] | null }) {
         rowKey={(c) => c.dispatchId}
         rowProps={(c) => ({ className: c.status === 'DEAD' ? 'row-error' : undefined })}
         columns={NOTIFICATION_COLUMNS}
+        cards
       />
     </section>
   );
 }
-
-type Action = { kind: 'resend'; alert: Alert } | { kind: 'resolve'; alert: Alert };
 
 export function Dashboard() {
   usePageTitle('Dashboard');
@@ -154,7 +127,7 @@ export function Dashboard() {
   const processes = processesQuery.data?.processes ?? null;
   const notifications = notificationsQuery.data?.alertWebhookCalls ?? null;
   const error = summaryQuery.error ?? processesQuery.error ?? notificationsQuery.error;
-  const [action, setAction] = useState<Action | null>(null);
+  const [action, setAction] = useState<AlertGroupAction | null>(null);
   const [runsLive, setRunsLive] = useState<LiveState>('connecting');
 
   const summaryLive = useLive(
@@ -205,22 +178,7 @@ export function Dashboard() {
         <Processes processes={processes} now={now} />
       </div>
 
-      <section aria-labelledby="alerts-title">
-        <h2 id="alerts-title">
-          Alerts <span className="muted">({summary ? summary.alerts.length : '—'})</span>
-        </h2>
-        {summary && summary.alerts.length === 0 ? (
-          <p className="muted">No alerts.</p>
-        ) : (
-          <Table
-            labelledBy="alerts-title"
-            rows={summary?.alerts ?? []}
-            rowKey={(a) => `${a.kind}:${a.runId}:${a.dispatchId}:${a.partitionId}:${a.jobKey}:${a.businessKey}`}
-            rowProps={(a) => ({ className: a.severity === 'ERROR' ? 'row-error' : undefined })}
-            columns={alertColumns(setAction)}
-          />
-        )}
-      </section>
+      <AlertGroups groups={summary?.alertGroups ?? null} alertCount={summary ? summary.alerts.length : null} act={setAction} />
 
       <Notifications calls={notifications} />
 
@@ -230,22 +188,55 @@ export function Dashboard() {
         <RunsList titleId="runs-title" onLive={setRunsLive} />
       </section>
 
+      {action?.kind === 'acknowledge' && (
+        <ReasonDialog
+          title="Acknowledge alert group"
+          confirmLabel="Acknowledge"
+          label="Note (recorded in the event log)"
+          onClose={() => setAction(null)}
+          onConfirm={async (note) => {
+            await api.request(ACKNOWLEDGE_ALERT_GROUP, { input: { groupKey: action.group.groupKey, note } });
+            announce(`${groupTitle(action.group)} acknowledged.`);
+          }}
+        >
+          <p>
+            Acknowledge the {action.group.count} alert{action.group.count === 1 ? '' : 's'} of <strong>{groupTitle(action.group)}</strong>{' '}
+            present now. An alert of this group raised later raises it again.
+          </p>
+        </ReasonDialog>
+      )}
+      {action?.kind === 'snooze' && (
+        <SnoozeDialog
+          groupLabel={groupTitle(action.group)}
+          onClose={() => setAction(null)}
+          onConfirm={async (until, note) => {
+            await api.request(SNOOZE_ALERT_GROUP, { input: { groupKey: action.group.groupKey, until: until.toISOString(), note } });
+            announce(`${groupTitle(action.group)} snoozed until ${formatTime(until.toISOString())}.`);
+          }}
+        />
+      )}
       {action?.kind === 'resend' && (
-        <ConfirmDialog
+        <ReasonDialog
           title="Resend dispatch"
           confirmLabel="Resend"
           onClose={() => setAction(null)}
-          onConfirm={async () => {
-            await api.request(RESEND_DISPATCH, { input: { runId: action.alert.runId, dispatchId: action.alert.dispatchId! } });
+          onConfirm={async (reason) => {
+            await api.request(RESEND_DISPATCH, { input: { runId: action.alert.runId, dispatchId: action.alert.dispatchId!, reason } });
             announce(`Dispatch ${shortId(action.alert.dispatchId)} queued again.`);
           }}
         >
           <p>
-            Queue dispatch <strong>{shortId(action.alert.dispatchId)}</strong> of run <strong>{shortId(action.alert.runId)}</strong> (
-            {action.alert.jobKey} / {action.alert.businessKey}) for delivery again, with a fresh attempt budget?
+            Queue dispatch <strong>{shortId(action.alert.dispatchId)}</strong>
+            {action.alert.runId && (
+              <>
+                {' '}
+                of run <strong>{shortId(action.alert.runId)}</strong> ({action.alert.jobKey} / {action.alert.businessKey})
+              </>
+            )}{' '}
+            for delivery again, with a fresh attempt budget?
           </p>
           {action.alert.message && <p className="muted">Last error: {action.alert.message}</p>}
-        </ConfirmDialog>
+        </ReasonDialog>
       )}
       {action?.kind === 'resolve' && (
         <ResolveDialog

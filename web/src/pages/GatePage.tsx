@@ -3,7 +3,7 @@ import { RESEND_DISPATCH } from '../../../schema/documents/operator.js';
 import { GATE, PUBLICATIONS } from '../api/operations';
 import type { Attempt, AuditedPublication, GateDispatch } from '../api/operations';
 import { useApi, useQuery } from '../api/typed';
-import { ConfirmDialog } from '../components/ActionDialogs';
+import { ReasonDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { useAnnounce } from '../components/Live';
 import { OperatorButton } from '../components/OperatorButton';
@@ -101,6 +101,7 @@ function PublicationsPage({ query, after, onMore }: { query: PublicationsQuery; 
             rowKey={(e) => e.jobId}
             rowProps={(e) => ({ 'data-evidence': e.jobId })}
             columns={EVIDENCE_COLUMNS}
+            cards
           />
         </article>
       ))}
@@ -243,17 +244,18 @@ export function GatePage({ consumer }: { consumer: string }) {
               rowKey={(d) => d.dispatchId}
               rowProps={(d) => ({ 'data-dispatch': d.dispatchId })}
               columns={callColumns(setResending)}
+              cards
             />
           )}
         </section>
       )}
       {resending && (
-        <ConfirmDialog
+        <ReasonDialog
           title="Resend the call"
           confirmLabel="Resend"
           onClose={() => setResending(null)}
-          onConfirm={async () => {
-            await api.request(RESEND_DISPATCH, { input: { dispatchId: resending.dispatchId } });
+          onConfirm={async (reason) => {
+            await api.request(RESEND_DISPATCH, { input: { dispatchId: resending.dispatchId, reason } });
             announce(`Call ${shortId(resending.dispatchId)} queued again.`);
             reload();
           }}
@@ -262,7 +264,7 @@ export function GatePage({ consumer }: { consumer: string }) {
             Deliver decision v{resending.version} of {consumer} for {resending.businessDate} to the receiver again, with a fresh attempt
             budget?
           </p>
-        </ConfirmDialog>
+        </ReasonDialog>
       )}
     </>
   );

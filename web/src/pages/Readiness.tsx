@@ -100,6 +100,7 @@ function GateList({ businessDate, onGates }: { businessDate: string; onGates(gat
           rowKey={(g) => g.consumer}
           rowProps={(g) => ({ 'data-gate': g.consumer })}
           columns={gateColumns(businessDate)}
+          cards
         />
       )}
     </section>
@@ -234,6 +235,7 @@ export function Readiness() {
             rowKey={(j) => j.jobId}
             rowProps={(j) => ({ 'data-job': j.jobId })}
             columns={jobColumns(result.readiness)}
+            cards
           />
           <h3>Publication</h3>
           {result.publication ? (

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { RUN, RUN_CHANGED, RUNS, type Dispatch, type Partition, type RunDetail as Run } from '../api/operations';
 import { CANCEL_RUN, REISSUE_PARTITION, RESEND_DISPATCH, RESOLVE_UNKNOWN, RESUME_RUN } from '../../../schema/documents/operator.js';
 import { useApi, useLive, useQuery } from '../api/typed';
-import { ConfirmDialog, ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
+import { ReasonDialog, ResolveDialog } from '../components/ActionDialogs';
 import { Badge } from '../components/Badge';
 import { LiveIndicator, useAnnounce } from '../components/Live';
 import { OperatorButton } from '../components/OperatorButton';
@@ -413,6 +413,7 @@ export function RunDetail({ runId }: { runId: string }) {
                 rowKey={(d) => d.dispatchId}
                 rowProps={(d) => ({ 'data-dispatch': d.dispatchId })}
                 columns={dispatchColumns(resendable, (d) => setAction({ kind: 'resend', dispatch: d }))}
+                cards
               />
             )}
           </section>
@@ -508,12 +509,12 @@ export function RunDetail({ runId }: { runId: string }) {
         </ReasonDialog>
       )}
       {action?.kind === 'resend' && (
-        <ConfirmDialog
+        <ReasonDialog
           title="Resend dispatch"
           confirmLabel="Resend"
           onClose={() => setAction(null)}
-          onConfirm={async () => {
-            await api.request(RESEND_DISPATCH, { input: { runId: run.runId, dispatchId: action.dispatch.dispatchId } });
+          onConfirm={async (reason) => {
+            await api.request(RESEND_DISPATCH, { input: { runId: run.runId, dispatchId: action.dispatch.dispatchId, reason } });
             announce(`Dispatch ${shortId(action.dispatch.dispatchId)} queued again.`);
           }}
         >
@@ -521,7 +522,7 @@ export function RunDetail({ runId }: { runId: string }) {
             Queue the {action.dispatch.status} {action.dispatch.dispatchType} dispatch{' '}
             <strong>{shortId(action.dispatch.dispatchId)}</strong> for delivery again, with a fresh attempt budget?
           </p>
-        </ConfirmDialog>
+        </ReasonDialog>
       )}
     </>
   );
