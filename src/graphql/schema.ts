@@ -7,6 +7,7 @@ import './partitions.js';
 import './events.js';
 import './reissue.js';
 import './gate.js';
+import './jobs.js';
 import './validation.js';
 import './publish.js';
 import './operator.js';
