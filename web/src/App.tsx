@@ -8,6 +8,7 @@ import { usePageTitle } from './hooks';
 import { Dashboard } from './pages/Dashboard';
 import { GatePage } from './pages/GatePage';
 import { JobRuns } from './pages/JobRuns';
+import { Jobs } from './pages/Jobs';
 import { Readiness } from './pages/Readiness';
 import { RunDetail } from './pages/RunDetail';
 import { SignIn } from './pages/SignIn';
@@ -19,6 +20,7 @@ function Page({ path }: { path: string }) {
   if (path === '/') return <Dashboard />;
   if (run) return <RunDetail key={run[1]} runId={decodeURIComponent(run[1]!)} />;
   if (path === '/readiness') return <Readiness />;
+  if (path === '/jobs') return <Jobs />;
   const job = /^\/jobs\/([^/]+)$/.exec(path);
   if (job) return <JobRuns key={job[1]} jobKey={decodeURIComponent(job[1]!)} />;
   const gate = /^\/gates\/([^/]+)$/.exec(path);
@@ -89,6 +91,11 @@ export function App() {
               <li>
                 <Link to="/" aria-current={path === '/' ? 'page' : undefined}>
                   Dashboard
+                </Link>
+              </li>
+              <li>
+                <Link to="/jobs" aria-current={path === '/jobs' ? 'page' : undefined}>
+                  Jobs
                 </Link>
               </li>
               <li>
