@@ -1,5 +1,6 @@
 // The operator's mutations: the console's actions, the simulated operator's and the tests'; and the reads the
 // console and the CLI share.
+import { RUN_EVENT_PAGE_TEXT } from '../../src/contract/run-event-page.js';
 import { graphql } from './graphql.js';
 
 export const RESOLVE_UNKNOWN = graphql(`
@@ -33,16 +34,4 @@ export const DEFINE_GATE = graphql(`
 `);
 
 /** A page of a run's events, newest first: the run page's timeline and `load-control run <id> --events`. */
-export const RUN_EVENT_PAGE = graphql(`
-  query RunEventPage($runId: UUID!, $first: Int, $after: String, $minLevel: EventLevel, $name: String, $partitionId: String,
-                     $operatorActions: Boolean) {
-    run(runId: $runId) {
-      runId
-      eventPage(first: $first, after: $after, minLevel: $minLevel, name: $name, partitionId: $partitionId,
-                operatorActions: $operatorActions) {
-        nodes { eventId eventTime level name partitionId processGroup errorCode message actor }
-        pageInfo { hasNextPage endCursor }
-      }
-    }
-  }
-`);
+export const RUN_EVENT_PAGE = graphql(RUN_EVENT_PAGE_TEXT);
