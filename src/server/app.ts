@@ -65,7 +65,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const tokens = loadStaticTokens(config.auth, log);
   const { oidc } = config.auth;
   const signIn =
-    oidc?.clientId && oidc.publicUrl ? createSignIn({ ...oidc, clientId: oidc.clientId, publicUrl: oidc.publicUrl }, db, log, options.devTokensFile ?? null) : null;
+    oidc?.clientId && oidc.publicUrl
+      ? createSignIn({ ...oidc, clientId: oidc.clientId, publicUrl: oidc.publicUrl }, db, log, options.devTokensFile ?? null)
+      : null;
   const authenticate = createAuthenticator(tokens, { verifyJwt: oidc && createJwtVerifier(oidc), session: signIn?.authenticate ?? null });
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
@@ -114,7 +116,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql' || path === EVENT_STREAM_PATH) return inRequestSpan(req, res, protocol, () => graphqlEndpoint(req, res));
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (path?.startsWith('/auth/') && (signIn ? signIn.handle(req, res, path) : answerWithoutSignIn(req, res, path, options.devTokensFile ?? null))) return;
+    if (
+      path?.startsWith('/auth/') &&
+      (signIn ? signIn.handle(req, res, path) : answerWithoutSignIn(req, res, path, options.devTokensFile ?? null))
+    )
+      return;
     if (path === '/readyz') {
       void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));
       return;

@@ -224,7 +224,12 @@ export function createSignIn(
  * Without console sign-in (no auth.oidc.clientId): the console offers tokens only, and says where `start`'s
  * development tokens are when it made them (devTokensFile; null otherwise).
  */
-export function answerWithoutSignIn(req: http.IncomingMessage, res: http.ServerResponse, path: string, devTokensFile: string | null): boolean {
+export function answerWithoutSignIn(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  path: string,
+  devTokensFile: string | null,
+): boolean {
   if (path !== '/auth/session') return false;
   if (req.method !== 'GET') sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: `${path} takes GET` }, { Allow: 'GET' });
   else sendJson(res, 200, { signIn: false, session: null, devTokensFile }, { 'Cache-Control': 'no-store' });
