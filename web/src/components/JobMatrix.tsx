@@ -20,32 +20,43 @@ function shift(date: string, days: number): string {
 /** What a cell shows: the latest attempt's status (a run's own, else the observation's state). */
 const statusOf = (cell: Cell) => cell.latest?.runStatus ?? cell.latest?.state ?? null;
 
-function cellLabel(jobId: string, cell: Cell): string {
-  const status = statusOf(cell);
-  const attempt = cell.latest ? `${status!.replaceAll('_', ' ')}, attempt ${cell.latest.attempt} of ${cell.attempts}` : 'no attempt';
-  const gate = cell.gateReady === null ? '' : cell.gateReady ? ', gate ready' : ', gate not ready';
-  return `${jobId} on ${cell.businessDate}: ${attempt}${gate}`;
-}
-
+/** A cell: what it shows, and around it (for a screen reader, and as its tooltip) which job and date, which attempt. */
 function MatrixCell({ jobId, cell }: { jobId: string; cell: Cell }) {
-  const status = statusOf(cell);
-  const label = cellLabel(jobId, cell);
+  const status = statusOf(cell)?.replaceAll('_', ' ') ?? null;
+  const attempt = cell.latest ? `attempt ${cell.latest.attempt} of ${cell.attempts}` : 'no attempt';
+  const gate = cell.gateReady === null ? '' : cell.gateReady ? 'gate ready' : 'gate not ready';
+  const title = [`${jobId} on ${cell.businessDate}: ${status ?? 'no attempt'}`, cell.latest && attempt, gate].filter(Boolean).join(', ');
   const face = (
     <>
-      <span className="matrix-status">{status ? status.replaceAll('_', ' ') : '·'}</span>
-      {cell.attempts > 1 && <span className="matrix-attempts">×{cell.attempts}</span>}
-      {cell.gateReady !== null && <span className="matrix-gate">{cell.gateReady ? 'ready' : 'not ready'}</span>}
+      <span className="visually-hidden">
+        {jobId} on {cell.businessDate}:
+      </span>{' '}
+      <span className="matrix-status">
+        {status ?? 'none'}
+        {cell.latest && <span className="visually-hidden">, {attempt}</span>}
+      </span>
+      {cell.attempts > 1 && (
+        <span className="matrix-attempts" aria-hidden="true">
+          ×{cell.attempts}
+        </span>
+      )}
+      {gate && (
+        <span className="matrix-gate">
+          <span className="visually-hidden">, gate </span>
+          {cell.gateReady ? 'ready' : 'not ready'}
+        </span>
+      )}
     </>
   );
-  const className = `matrix-cell tone-${status ? tone(status) : 'muted'}`;
+  const className = `matrix-cell tone-${status ? tone(statusOf(cell)!) : 'muted'}`;
   if (cell.latest?.source === 'LOAD_CONTROL')
     return (
-      <Link to={`/runs/${cell.latest.runId}`} className={className} aria-label={label} title={label} data-date={cell.businessDate}>
+      <Link to={`/runs/${cell.latest.runId}`} className={className} title={title} data-date={cell.businessDate}>
         {face}
       </Link>
     );
   return (
-    <span className={className} aria-label={label} title={label} data-date={cell.businessDate} role="img">
+    <span className={className} title={title} data-date={cell.businessDate}>
       {face}
     </span>
   );
@@ -86,7 +97,7 @@ export function JobMatrix({ jobKeys, consumer, onLive }: { jobKeys?: string[]; c
   return (
     <section aria-labelledby="matrix-title" className="matrix">
       <h2 id="matrix-title">By business date</h2>
-      <div className="filters matrix-controls">
+      <div className="matrix-controls">
         <label>
           Dates
           <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
@@ -112,7 +123,7 @@ export function JobMatrix({ jobKeys, consumer, onLive }: { jobKeys?: string[]; c
       {!matrix && !error && <p className="muted">Loading…</p>}
       {matrix && matrix.rows.length === 0 && <p className="muted">No jobs.</p>}
       {matrix && matrix.rows.length > 0 && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-labelledby="matrix-title">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Jobs by business date">
           <table className="matrix-table">
             <thead>
               <tr>
