@@ -37,7 +37,7 @@ const CHOOSE_HEADERS = `(async (options) => {
 })`;
 
 /** renderGraphiQL's page with its render call made by CHOOSE_HEADERS (it must be there: a newer renderGraphiQL fails here). */
-export function graphiqlHtml(): string {
+function graphiqlHtml(): string {
   const html = renderGraphiQL(OPTIONS);
   const call = /YogaGraphiQL\.renderYogaGraphiQL\(\s*window\.document\.querySelector\('#root'\),\s*(\{.*?\}),\s*\);/s.exec(html);
   if (!call) throw new Error('renderGraphiQL no longer ends with renderYogaGraphiQL(root, options): GraphiQL would have no headers');
