@@ -103,6 +103,10 @@ export function App() {
                   Readiness
                 </Link>
               </li>
+              <li>
+                {/* the same tab: GraphiQL takes the console's token from it */}
+                <a href="/graphql">GraphiQL</a>
+              </li>
             </ul>
           </nav>
           <TimeZoneChoice zone={zone} onChange={choose} />
