@@ -96,7 +96,8 @@ export async function jobMatrix(
         SELECT a.*, count(*) OVER () AS attempts
           FROM nifi_ops.gate_attempts(ARRAY[j.job_id], d.day::date) a
          ORDER BY a.attempt DESC, a.source LIMIT 1) l ON true
-      LEFT JOIN nifi_ops.load_run r ON l.source = 'LOAD_CONTROL' AND r.run_id = l.run_id::uuid
+      -- an observation's run id is the producer's own text, never cast: CASE decides before the cast is made
+      LEFT JOIN nifi_ops.load_run r ON r.run_id = CASE WHEN l.source = 'LOAD_CONTROL' THEN l.run_id::uuid END
      ORDER BY j.ordinal, d.day`;
   const rows: MatrixRow[] = jobIds.map((jobId) => ({ jobId, gatedBy: null, cells: [] }));
   for (const cell of cells) {
