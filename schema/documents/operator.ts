@@ -1,4 +1,6 @@
-// The operator's mutations: the console's actions, the simulated operator's and the tests'.
+// The operator's mutations: the console's actions, the simulated operator's and the tests'; and the reads the
+// console and the CLI share.
+import { RUN_EVENT_PAGE_TEXT } from '../../src/contract/run-event-page.js';
 import { graphql } from './graphql.js';
 
 export const RESOLVE_UNKNOWN = graphql(`
@@ -106,3 +108,5 @@ export const ACKNOWLEDGE_ALERT_GROUP = graphql(`
 export const SNOOZE_ALERT_GROUP = graphql(`
   mutation SnoozeAlertGroup($input: SnoozeAlertGroupInput!) { snoozeAlertGroup(input: $input) { groupKey changed until } }
 `);
+/** A page of a run's events, newest first: the run page's timeline and `load-control run <id> --events`. */
+export const RUN_EVENT_PAGE = graphql(RUN_EVENT_PAGE_TEXT);

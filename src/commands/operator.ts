@@ -3,6 +3,8 @@
 import { parseArgs } from 'node:util';
 import { RUN_ID_PREFIX, idDigits } from '../domain/runs/run-id-prefix.js';
 import { RUN_STATUSES } from '../domain/states.js';
+import { EVENT_LEVELS } from '../domain/events/events.js';
+import { RUN_EVENT_PAGE_TEXT } from '../contract/run-event-page.js';
 
 const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue', 'resume', 'bulk'] as const;
 type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
@@ -37,6 +39,9 @@ console shows them, if no other run's begin so):
                         runs, newest first (at most N, default 50); --job: job keys containing TEXT, in any case;
                         --tag: runs carrying the tag (every one given)
   run <runId>           one run: counts, tags, flow, partitions by status and carried over, dispatches, its last 20 events
+  run <runId> --events [--level L] [--kind K] [--partition P] [--operator] [--before CURSOR | --page N]
+                        a page of its events, newest first (50): L and above, of kind K, of partition P, operator
+                        actions only; the next (older) page after --before the cursor printed, or page N (1: newest)
   alerts [--all]        what needs a person: one line per alert group (kind and cause: a webhook receiver, a
                         gate, a job) with its count, first and last time and who acknowledged or snoozed it,
                         snoozed groups left out; --all: every alert, one a line, with its dispatch
@@ -185,6 +190,11 @@ type BulkAnswer = {
 };
 
 const MAX_LIMIT = 10_000;
+const EVENTS_PAGE = 50;
+/** `--page N` walks the pages before it: far enough back for a runbook, bounded for the API. */
+const MAX_EVENT_PAGES = 100;
+/** The options that only `run --events` takes. */
+const EVENT_FLAGS = ['level', 'kind', 'partition', 'operator', 'before', 'page'] as const;
 const PAGE = 500;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -206,6 +216,14 @@ function parseStatus(text: string): string {
     throw new UsageError(`--status: ${JSON.stringify(text)} is not a run status; one of ${RUN_STATUSES.join(', ')}`);
   }
   return status;
+}
+
+/** `--level`: an event level, in any case. */
+function parseLevel(text: string): string {
+  const level = text.toUpperCase();
+  if (!(EVENT_LEVELS as readonly string[]).includes(level))
+    throw new UsageError(`--level: ${JSON.stringify(text)} is not an event level; one of ${EVENT_LEVELS.join(', ')}`);
+  return level;
 }
 
 /** `--since`: a date (its midnight UTC) or an instant with an offset. */
@@ -269,6 +287,43 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
     return String(matching[0]!.dispatchId);
   };
 
+  /** `run <id> --events`: one page of the run's events, found by its cursor or by walking to page N. */
+  const runEvents = async (runId: string): Promise<number> => {
+    if (values.before !== undefined && values.page !== undefined) throw new UsageError('--before and --page: one of them');
+    const pageNumber = values.page === undefined ? 1 : Number(values.page);
+    if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > MAX_EVENT_PAGES)
+      throw new UsageError(`--page: an integer from 1 to ${MAX_EVENT_PAGES}`);
+    const variables = {
+      runId,
+      first: EVENTS_PAGE,
+      minLevel: values.level === undefined ? null : parseLevel(values.level),
+      name: values.kind?.toUpperCase() ?? null,
+      partitionId: values.partition ?? null,
+      operatorActions: values.operator ?? null,
+    };
+    type EventPage = { nodes: Row[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+    let after = values.before ?? null;
+    let answer: GraphQLAnswer<{ run: { eventPage: EventPage } | null }>;
+    for (let page = 1; ; page++) {
+      answer = await call(url, token, RUN_EVENT_PAGE_TEXT, { ...variables, after });
+      const events = answer.data?.run?.eventPage;
+      if (answer.error || !events || page === pageNumber) break;
+      if (!events.pageInfo.hasNextPage) {
+        answer = { ...answer, data: { run: { eventPage: { nodes: [], pageInfo: { hasNextPage: false, endCursor: null } } } } };
+        break;
+      }
+      after = events.pageInfo.endCursor;
+    }
+    if (!answer.error && !answer.data?.run) throw new Refusal(EXIT_CODES.notFound, `error: RUN_NOT_FOUND: no run ${runId}`);
+    return print(answer, () => {
+      const page = answer.data!.run!.eventPage;
+      return [
+        ...formatTable(page.nodes, ['eventTime', 'level', 'name', 'partitionId', 'actor', 'errorCode', 'message']),
+        ...(page.pageInfo.hasNextPage ? ['', `older events: --before ${page.pageInfo.endCursor}`] : []),
+      ];
+    });
+  };
+
   try {
     switch (command) {
       case 'runs': {
@@ -307,6 +362,8 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
       }
       case 'run': {
         const runId = await runIdOf(needArgs(args, ['runId'])[0]!);
+        if (values.events) return await runEvents(runId);
+        for (const flag of EVENT_FLAGS) if (values[flag] !== undefined) throw new UsageError(`--${flag}: only with --events`);
         const answer = await call<{
           run: Row & { partitionCounts: Row[]; dispatches: Row[]; events: Row[]; tags: Row[]; carriedPartitions: CarriedRow[] };
         }>(url, token, RUN, { runId });
@@ -521,6 +578,13 @@ function parse(argv: string[], env: NodeJS.ProcessEnv) {
       'error-code': { type: 'string' },
       'dry-run': { type: 'boolean' },
       all: { type: 'boolean' },
+      events: { type: 'boolean' },
+      level: { type: 'string' },
+      kind: { type: 'string' },
+      partition: { type: 'string' },
+      operator: { type: 'boolean' },
+      before: { type: 'string' },
+      page: { type: 'string' },
     },
     allowPositionals: true,
   });

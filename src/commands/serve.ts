@@ -1,7 +1,7 @@
 // `load-control serve` (the API and the console) and `load-control start` (the same with the worker, migrated
 // first, on an embedded PostgreSQL when no database.url is set, with development tokens).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateToken, tokenConfigEntry } from '../auth/tokens.js';
 import { describeConfig, type Role } from '../config/config.js';
@@ -75,7 +75,8 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
       ? startExecutionLane({ threads: config.server.executionThreads, config, databaseUrl: url, log })
       : undefined;
   if (lane) shutdown.close('execution threads', () => lane.close());
-  const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks, lane });
+  const devTokensFile = devTokens.length ? relative(process.cwd(), DEV_TOKENS_FILE) || DEV_TOKENS_FILE : null;
+  const api = createApiServer({ config, db, log, metrics, realtime, readinessChecks, lane, devTokensFile });
   const { port } = await api.listen(config.server.port, config.server.host);
   shutdown.drain(
     'api',
@@ -92,6 +93,7 @@ async function runApi(context: CommandContext, { start }: { start: boolean }): P
 
   console.log(`\nLoad Control is up.\n  GraphQL + GraphiQL: ${base}/graphql\n  console:            ${base}/`);
   for (const t of devTokens) console.log(`  token ${t.name.padEnd(13)} (${t.roles.join(', ')}): ${t.token}`);
+  if (devTokensFile) console.log(`  (kept in ${devTokensFile}; \`npm run demo\` fills the console with runs of every kind)`);
   console.log('  Ctrl-C stops everything.\n');
   return 'running';
 }

@@ -29,3 +29,16 @@ export function pagedCost(argument: string, fallback: number, max: number) {
     return { field: 1, multiplier: Math.min(Math.max(asked, 1), max) };
   };
 }
+
+/** The largest page of jobs(first). */
+export const MAX_JOBS_PAGE = 100;
+
+/** The most runs per job jobs(recentRuns) gives. */
+export const MAX_RECENT_RUNS = 50;
+
+/** jobMatrix's bounds: jobs (rows) and business dates (columns). */
+export const MAX_MATRIX_JOBS = 20;
+export const MAX_MATRIX_DAYS = 31;
+
+/** The largest page of Run.eventPage(first). */
+export const MAX_EVENTS_PAGE = 200;

@@ -49,12 +49,12 @@ import { ANY_ROLE, NIFI, OPERATOR } from './roles.js';
 import { PageInfo, RunRef } from './runs.js';
 import { realtimeFor } from './subscriptions.js';
 
-const ObservationStateEnum = builder.enumType('ObservationState', { values: OBSERVATION_STATES });
+export const ObservationStateEnum = builder.enumType('ObservationState', { values: OBSERVATION_STATES });
 const BlockingReasonEnum = builder.enumType('BlockingReason', {
   description: 'Why a required job blocks: no attempt for the date, or its latest attempt is RUNNING or FAILED.',
   values: BLOCKING_REASONS,
 });
-const AttemptSourceEnum = builder.enumType('AttemptSource', {
+export const AttemptSourceEnum = builder.enumType('AttemptSource', {
   description: 'EXTERNAL: reported with recordObservation. LOAD_CONTROL: a Load Control run.',
   values: ATTEMPT_SOURCES,
 });
@@ -76,7 +76,7 @@ const DeadlineOutcomeEnum = builder.enumType('DeadlineOutcome', {
 });
 
 /** Job ids, consumers and external run ids. */
-const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'must match ^[A-Za-z0-9_.:-]{1,200}$');
+export const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'must match ^[A-Za-z0-9_.:-]{1,200}$');
 
 // ---- types ----
 

@@ -13,7 +13,16 @@ import {
   type PartitionPageFilter,
 } from '../domain/runs/partition-page.js';
 import { failRunOperation } from '../domain/runs/fail-run.js';
-import { listRunsEvents, type EventRow } from '../domain/events/events.js';
+import {
+  decodeEventCursor,
+  encodeEventCursor,
+  EVENT_LEVELS,
+  listRunsEvents,
+  runEventPage,
+  type EventPage,
+  type EventPageFilter,
+  type EventRow,
+} from '../domain/events/events.js';
 import {
   decodeRunCursor,
   encodeRunCursor,
@@ -38,9 +47,9 @@ import * as f from '../domain/fields.js';
 import { runStall, STALL_PARTITIONS_SHOWN, type RunStall } from '../domain/monitor/stalls.js';
 import { allowedRunActions, PARTITION_STATUSES, RESUMABLE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../domain/states.js';
 import { builder, type GraphQLContext } from './builder.js';
-import { LIST_ESTIMATES, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
+import { LIST_ESTIMATES, MAX_EVENTS_PAGE, MAX_PARTITIONS_PAGE, MAX_PARTITIONS_PER_RUN, MAX_RUNS_PAGE, pagedCost } from './cost.js';
 import { deliveryFields } from './dispatch-fields.js';
-import { AuthMethodEnum, DispatchTypeEnum, PartitionStatusEnum, RunActionEnum, RunStatusEnum } from './enums.js';
+import { AuthMethodEnum, DispatchTypeEnum, EventLevelEnum, PartitionStatusEnum, RunActionEnum, RunStatusEnum } from './enums.js';
 import { argsOf, dateTime, inputEnum, inputObject, uuid } from './inputs.js';
 import { inSlices } from './list-slices.js';
 import { defineMutation } from './mutation.js';
@@ -193,6 +202,26 @@ const partitionPageArgs = z.object({
   after: z.string().max(200).nullish().describe('The endCursor of the page before.'),
   status: inputEnum(PartitionStatusEnum, PARTITION_STATUSES).nullish(),
   search: f.text(40).nullish().describe('Partitions whose id contains this text, in any case (% and _ are plain characters).'),
+});
+
+const EventConnection = builder.objectRef<EventPage>('EventConnection').implement({
+  fields: (t) => ({
+    // the page's size is counted once, by eventPage(first)
+    nodes: t.field({ type: [EventRef], complexity: { field: 1, multiplier: 1 }, resolve: (c) => c.events }),
+    pageInfo: t.field({
+      type: PageInfo,
+      resolve: (c) => ({ hasNextPage: c.hasNextPage, endCursor: c.events.length ? encodeEventCursor(c.events.at(-1)!.eventId) : null }),
+    }),
+  }),
+});
+
+const eventPageArgs = z.object({
+  first: z.number().int().min(1).max(MAX_EVENTS_PAGE).default(50),
+  after: z.string().max(200).nullish().describe('The endCursor of the page before: the next page holds older events.'),
+  minLevel: inputEnum(EventLevelEnum, EVENT_LEVELS).nullish().describe('This level and the ones above it (WARN: WARN and ERROR).'),
+  name: f.text(80).nullish().describe('One kind of event, by its name (RUN_FAILED, RECOVERY_REISSUED, …).'),
+  partitionId: f.text(40).nullish(),
+  operatorActions: z.boolean().nullish().describe('Only the events an operator’s action wrote (cancel, resolve, resend, reissue).'),
 });
 
 const runEventsArgs = z.object({ last: z.number().int().min(1).max(MAX_RUN_EVENTS).default(200) });
@@ -348,6 +377,27 @@ export const RunRef = builder.objectRef<RunRecord>('Run').implement({
           throw new DomainError('INVALID_INPUT', { field: 'after', reason: 'not a cursor from this API' });
         const filter = { status: parsed.status ?? null, search: parsed.search || null };
         return { runId: r.runId, filter, ...(await partitionPage(reader(ctx), r.runId, filter, parsed.first, after)) };
+      },
+    }),
+    eventPage: t.field({
+      type: EventConnection,
+      description:
+        'A page of the run’s events, newest first, filtered by level, kind, partition or operator actions; the next page ' +
+        '(after: endCursor) holds older ones. Empty once the run is purged.',
+      complexity: pagedCost('first', 50, MAX_EVENTS_PAGE),
+      args: argsOf(t, eventPageArgs),
+      resolve: (r, args, ctx) => {
+        const parsed = f.parseCommand(eventPageArgs, args, null);
+        const after = parsed.after ? decodeEventCursor(parsed.after) : null;
+        if (parsed.after && after === null)
+          throw new DomainError('INVALID_INPUT', { field: 'after', reason: 'not a cursor from this API' });
+        const filter: EventPageFilter = {
+          minLevel: parsed.minLevel ?? null,
+          name: parsed.name || null,
+          partitionId: parsed.partitionId || null,
+          operatorActions: parsed.operatorActions ?? false,
+        };
+        return runEventPage(reader(ctx), r.runId, filter, parsed.first, after);
       },
     }),
     stall: t.field({

@@ -34,6 +34,8 @@ export interface ApiServerOptions {
   lane?: ExecutionLane;
   /** Bounds of /graphql/stream's reservations (tests shorten them). */
   eventStreamLimits?: EventStreamLimits;
+  /** Where `start` keeps the development tokens it made (embedded database only): the sign-in page says so. */
+  devTokensFile?: string | null;
 }
 
 export interface ApiServer {
@@ -63,7 +65,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const tokens = loadStaticTokens(config.auth, log);
   const { oidc } = config.auth;
   const signIn =
-    oidc?.clientId && oidc.publicUrl ? createSignIn({ ...oidc, clientId: oidc.clientId, publicUrl: oidc.publicUrl }, db, log) : null;
+    oidc?.clientId && oidc.publicUrl
+      ? createSignIn({ ...oidc, clientId: oidc.clientId, publicUrl: oidc.publicUrl }, db, log, options.devTokensFile ?? null)
+      : null;
   const authenticate = createAuthenticator(tokens, { verifyJwt: oidc && createJwtVerifier(oidc), session: signIn?.authenticate ?? null });
   const serveConsole = createConsoleHandler(options.consoleDir);
   const readinessChecks = [...(options.readinessChecks ?? []), ...(options.realtime ? [options.realtime.listening] : [])];
@@ -112,7 +116,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/graphql' || path === EVENT_STREAM_PATH) return inRequestSpan(req, res, protocol, () => graphqlEndpoint(req, res));
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (path?.startsWith('/auth/') && (signIn ? signIn.handle(req, res, path) : answerWithoutSignIn(req, res, path))) return;
+    if (
+      path?.startsWith('/auth/') &&
+      (signIn ? signIn.handle(req, res, path) : answerWithoutSignIn(req, res, path, options.devTokensFile ?? null))
+    )
+      return;
     if (path === '/readyz') {
       void ready().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }, ok ? {} : { 'Retry-After': '1' }));
       return;

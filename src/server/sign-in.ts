@@ -39,7 +39,12 @@ export interface SignIn {
   handle(req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean;
 }
 
-export function createSignIn(oidc: OidcConfig & { clientId: string; publicUrl: string }, db: Db, log: Logger): SignIn {
+export function createSignIn(
+  oidc: OidcConfig & { clientId: string; publicUrl: string },
+  db: Db,
+  log: Logger,
+  devTokensFile: string | null,
+): SignIn {
   const publicUrl = oidc.publicUrl.replace(/\/$/, '');
   const redirectUri = `${publicUrl}/auth/callback`;
   const secure = new URL(publicUrl).protocol === 'https:' ? '; Secure' : '';
@@ -166,7 +171,11 @@ export function createSignIn(oidc: OidcConfig & { clientId: string; publicUrl: s
     sendJson(
       res,
       200,
-      { signIn: true, session: live && { name: live.principal.name, roles: live.principal.roles, csrfToken: live.csrfToken } },
+      {
+        signIn: true,
+        session: live && { name: live.principal.name, roles: live.principal.roles, csrfToken: live.csrfToken },
+        devTokensFile,
+      },
       { 'Cache-Control': 'no-store' },
     );
   }
@@ -211,10 +220,18 @@ export function createSignIn(oidc: OidcConfig & { clientId: string; publicUrl: s
   };
 }
 
-/** Without console sign-in (no auth.oidc.clientId): the console offers tokens only. */
-export function answerWithoutSignIn(req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean {
+/**
+ * Without console sign-in (no auth.oidc.clientId): the console offers tokens only, and says where `start`'s
+ * development tokens are when it made them (devTokensFile; null otherwise).
+ */
+export function answerWithoutSignIn(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  path: string,
+  devTokensFile: string | null,
+): boolean {
   if (path !== '/auth/session') return false;
   if (req.method !== 'GET') sendJson(res, 405, { code: 'METHOD_NOT_ALLOWED', message: `${path} takes GET` }, { Allow: 'GET' });
-  else sendJson(res, 200, { signIn: false, session: null }, { 'Cache-Control': 'no-store' });
+  else sendJson(res, 200, { signIn: false, session: null, devTokensFile }, { 'Cache-Control': 'no-store' });
   return true;
 }

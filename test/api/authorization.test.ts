@@ -82,7 +82,7 @@ describe('authorization matrix', () => {
 describe('console sign-in without auth.oidc', () => {
   it('tells the console to offer tokens only, and sends no one to a provider', async () => {
     const session = await fetch(`${api.url}/auth/session`);
-    expect([session.status, await session.json()]).toEqual([200, { signIn: false, session: null }]);
+    expect([session.status, await session.json()]).toEqual([200, { signIn: false, session: null, devTokensFile: null }]);
     expect((await fetch(`${api.url}/auth/session`, { method: 'POST' })).status).toBe(405);
     const login = await fetch(`${api.url}/auth/login`, { redirect: 'manual' });
     expect(login.status).not.toBe(302);

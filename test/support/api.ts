@@ -91,6 +91,8 @@ export interface TestApiOptions {
   lane?: Pick<LaneOptions, 'threads' | 'tasksPerThread' | 'maxQueue'>;
   /** Bounds of /graphql/stream's reservations. */
   eventStreamLimits?: EventStreamLimits;
+  /** Answer /auth/session as `start` on its embedded database does: the development tokens are in this file. */
+  devTokensFile?: string;
 }
 
 export async function startTestApi(overrides: ConfigOverrides = {}, options: TestApiOptions = {}): Promise<TestApi> {
@@ -116,6 +118,7 @@ export async function startTestApi(overrides: ConfigOverrides = {}, options: Tes
     consoleDir: options.consoleDir,
     lane,
     eventStreamLimits: options.eventStreamLimits,
+    devTokensFile: options.devTokensFile ?? null,
   });
   const { port } = await api.listen(0, '127.0.0.1');
   const url = `${api.protocol}://127.0.0.1:${port}`;

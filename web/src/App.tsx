@@ -10,6 +10,7 @@ import { BackfillDetail } from './pages/BackfillDetail';
 import { Backfills } from './pages/Backfills';
 import { GatePage } from './pages/GatePage';
 import { JobRuns } from './pages/JobRuns';
+import { Jobs } from './pages/Jobs';
 import { Readiness } from './pages/Readiness';
 import { RunDetail } from './pages/RunDetail';
 import { SignIn } from './pages/SignIn';
@@ -21,6 +22,7 @@ function Page({ path }: { path: string }) {
   if (path === '/') return <Dashboard />;
   if (run) return <RunDetail key={run[1]} runId={decodeURIComponent(run[1]!)} />;
   if (path === '/readiness') return <Readiness />;
+  if (path === '/jobs') return <Jobs />;
   const job = /^\/jobs\/([^/]+)$/.exec(path);
   if (job) return <JobRuns key={job[1]} jobKey={decodeURIComponent(job[1]!)} />;
   if (path === '/backfills') return <Backfills />;
@@ -97,6 +99,11 @@ export function App() {
                 </Link>
               </li>
               <li>
+                <Link to="/jobs" aria-current={path === '/jobs' ? 'page' : undefined}>
+                  Jobs
+                </Link>
+              </li>
+              <li>
                 <Link to="/readiness" aria-current={path === '/readiness' ? 'page' : undefined}>
                   Readiness
                 </Link>
@@ -105,6 +112,8 @@ export function App() {
                 <Link to="/backfills" aria-current={path.startsWith('/backfills') ? 'page' : undefined}>
                   Backfills
                 </Link>
+                {/* the same tab: GraphiQL takes the console's token from it */}
+                <a href="/graphql">GraphiQL</a>
               </li>
             </ul>
           </nav>

@@ -30,12 +30,15 @@ interface SessionState {
   signIn(token: string, remember: boolean): void;
   /** The server signs people in through the organization's OpenID provider (/auth/login). */
   providerSignIn: boolean;
+  /** Where `start` keeps the development tokens it made (embedded database only), else null. */
+  devTokensFile: string | null;
 }
 
 /** What GET /auth/session answers: whether sign-in through the provider is offered, and the session the cookie names. */
 interface ServerSession {
   signIn: boolean;
   session: { name: string; roles: string[]; csrfToken: string } | null;
+  devTokensFile?: string | null;
 }
 
 /** Ends the cookie's session here and answers where to end it at the provider too (null: nowhere). */
@@ -65,6 +68,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   });
   const [notice, setNotice] = useState<string | null>(null);
   const [providerSignIn, setProviderSignIn] = useState(false);
+  const [devTokensFile, setDevTokensFile] = useState<string | null>(null);
 
   useEffect(() => {
     let current = true;
@@ -73,6 +77,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       .then((answer) => {
         if (!current || !answer) return;
         setProviderSignIn(answer.signIn);
+        setDevTokensFile(answer.devTokensFile ?? null);
         if (answer.session) setCredential((old) => old ?? { csrfToken: answer.session!.csrfToken });
       })
       .catch(() => undefined);
@@ -161,7 +166,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     };
   }, [credential, subscriptions, signOut]);
 
-  const state = useMemo(() => ({ session, notice, signIn, providerSignIn }), [session, notice, signIn, providerSignIn]);
+  const state = useMemo(
+    () => ({ session, notice, signIn, providerSignIn, devTokensFile }),
+    [session, notice, signIn, providerSignIn, devTokensFile],
+  );
   return (
     <SessionContext.Provider value={state}>
       <LivenessContext.Provider value={liveness}>{children}</LivenessContext.Provider>

@@ -1,6 +1,8 @@
 import type { Tx } from '../../db/client.js';
 import { selectList, type FieldsOf } from '../../db/select-list.js';
 import { inOneTransaction } from '../../db/operation.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { OPERATOR_EVENT_NAMES } from './operator-events.js';
 
 export const EVENT_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type EventLevel = (typeof EVENT_LEVELS)[number];
@@ -161,6 +163,72 @@ export async function listRunsEvents(tx: Tx, runIds: readonly string[], last: nu
   const byRun = new Map<string, EventRow[]>(runIds.map((id) => [id, []]));
   for (const row of rows) byRun.get(row.runId)?.push(toEventRow(row));
   return runIds.map((id) => byRun.get(id)!);
+}
+
+/** Which of a run's events a page holds; every condition given must hold. */
+export interface EventPageFilter {
+  /** This level and the ones above it (WARN: WARN and ERROR). */
+  minLevel: EventLevel | null;
+  /** One event name (its kind). */
+  name: string | null;
+  partitionId: string | null;
+  /** Only the events an operator's action wrote (operator-events.ts). */
+  operatorActions: boolean;
+}
+
+export interface EventPage {
+  events: EventRow[];
+  hasNextPage: boolean;
+}
+
+const EVENT_CURSOR_PREFIX = 'event:';
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** An opaque cursor naming the page's last (oldest) event. */
+export function encodeEventCursor(eventId: string): string {
+  return Buffer.from(`${EVENT_CURSOR_PREFIX}${eventId}`).toString('base64url');
+}
+
+/** The event id a cursor names, or null when the text is no cursor this API gave out. */
+export function decodeEventCursor(cursor: string): string | null {
+  const text = Buffer.from(cursor, 'base64url').toString();
+  if (Buffer.from(text).toString('base64url') !== cursor || !text.startsWith(EVENT_CURSOR_PREFIX)) return null;
+  const eventId = text.slice(EVENT_CURSOR_PREFIX.length);
+  return UUID_TEXT.test(eventId) ? eventId : null;
+}
+
+/**
+ * A page of a run's events, newest first, older pages after the cursor's event: one range scan of
+ * ix_load_event_run_time from the cursor's (event_time, event_id), read in the database
+ * at full precision; the filters are checked on the run's events as the scan meets them.
+ */
+export async function runEventPage(
+  tx: Tx,
+  runId: string,
+  filter: EventPageFilter,
+  first: number,
+  afterEventId: string | null,
+): Promise<EventPage> {
+  const levels = filter.minLevel ? EVENT_LEVELS.slice(EVENT_LEVELS.indexOf(filter.minLevel)) : null;
+  const conditions: Prisma.Sql[] = [
+    Prisma.sql`run_id = ${runId}::uuid`,
+    ...(levels ? [Prisma.sql`event_level = ANY(${levels}::text[])`] : []),
+    ...(filter.name ? [Prisma.sql`event_name = ${filter.name}`] : []),
+    ...(filter.partitionId ? [Prisma.sql`partition_id = ${filter.partitionId}`] : []),
+    ...(filter.operatorActions ? [Prisma.sql`event_name = ANY(${OPERATOR_EVENT_NAMES}::text[])`] : []),
+    ...(afterEventId
+      ? [
+          Prisma.sql`(event_time, event_id) < (SELECT event_time, event_id FROM nifi_ops.load_event
+                                                WHERE event_id = ${afterEventId}::uuid AND run_id = ${runId}::uuid)`,
+        ]
+      : []),
+  ];
+  const rows = await tx.$queryRaw<EventColumns[]>`
+    SELECT ${EVENT_COLUMNS} FROM nifi_ops.load_event
+     WHERE ${Prisma.join(conditions, ' AND ')}
+     ORDER BY event_time DESC, event_id DESC
+     LIMIT ${first + 1}`;
+  return { events: rows.slice(0, first).map(toEventRow), hasNextPage: rows.length > first };
 }
 
 export const recordNifiEventOperation = inOneTransaction(recordNifiEvent);

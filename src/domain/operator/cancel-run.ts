@@ -1,3 +1,4 @@
+import { OPERATOR_EVENTS } from '../events/operator-events.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../../contract/errors.js';
 import { recordApiEvent } from '../events/events.js';
@@ -66,7 +67,7 @@ async function cancelRun(tx: Tx, cmd: CancelRunCommand): Promise<CancelRunResult
   const publishedThenCancelled = run.status === 'PUBLISHED';
   await recordApiEvent(tx, {
     level: 'WARN',
-    name: 'RUN_CANCELLED',
+    name: OPERATOR_EVENTS.cancelRun,
     runId: cmd.runId,
     actor: cmd.actor,
     errorCode: 'RUN_CANCELLED',

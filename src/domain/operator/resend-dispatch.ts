@@ -1,3 +1,4 @@
+import { OPERATOR_EVENTS } from '../events/operator-events.js';
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../../contract/errors.js';
@@ -72,7 +73,7 @@ async function resendDispatch(tx: Tx, cmd: ResendDispatchCommand, afterCommit: A
       set: Prisma.sql`attempt_count = 0, last_error = NULL`,
       event: {
         level: 'WARN',
-        name: 'DISPATCH_RESENT',
+        name: OPERATOR_EVENTS.resendDispatch,
         runId,
         partitionId: dispatch.partition_id,
         actor: cmd.actor,

@@ -1,3 +1,4 @@
+import { OPERATOR_EVENTS } from '../events/operator-events.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
@@ -42,7 +43,7 @@ async function resolveUnknown(tx: Tx, cmd: ResolveUnknownCommand): Promise<Resol
           : Prisma.sql`error_code = 'PUBLISH_UNKNOWN_RESOLVED', error_message = ${cmd.reason}`,
       event: {
         level: 'WARN',
-        name: 'PUBLISH_UNKNOWN_RESOLVED',
+        name: OPERATOR_EVENTS.resolveUnknown,
         runId: cmd.runId,
         actor: cmd.actor,
         message: cmd.reason,

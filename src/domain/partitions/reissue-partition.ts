@@ -1,3 +1,4 @@
+import { OPERATOR_EVENTS } from '../events/operator-events.js';
 import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { DomainError } from '../../contract/errors.js';
@@ -82,7 +83,7 @@ export async function reissuePartition(tx: Tx, cmd: ReissuePartitionCommand, aft
     RETURNING dispatch_id::text`;
   await recordApiEvent(tx, {
     level: 'WARN',
-    name: 'RECOVERY_REISSUED',
+    name: OPERATOR_EVENTS.reissuePartition,
     runId: cmd.runId,
     partitionId: cmd.partitionId,
     actor: cmd.actor,

@@ -264,7 +264,7 @@ const dispatchRecord = (d: DispatchRow & { runId: string }): DispatchRecord => (
 });
 
 /** Runs by id, in no particular order. */
-function runsById(tx: Tx, runIds: readonly string[]): Promise<RunRecord[]> {
+export function runsById(tx: Tx, runIds: readonly string[]): Promise<RunRecord[]> {
   return tx.$queryRaw<RunRow[]>`
     SELECT ${RUN_COLUMNS} FROM nifi_ops.load_run WHERE run_id = ANY(${runIds}::uuid[])`.then((rows) => rows.map(runRecord));
 }
@@ -371,7 +371,7 @@ export function decodeRunCursor(cursor: string): RunCursor | null {
 }
 
 /** Prisma's `contains` and our ILIKE leave LIKE's wildcards to the text: a search is for the characters typed. */
-const literalLike = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+export const literalLike = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
  * Runs by start (started_at, then run_id), newest first unless asked otherwise, as a keyset page: the page's

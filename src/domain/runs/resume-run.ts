@@ -7,6 +7,7 @@ import { DomainError } from '../../contract/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { recordApiEvent } from '../events/events.js';
 import { assertRunGateReady, refusableByGate } from '../gate/run-gate.js';
+import { OPERATOR_EVENTS } from '../events/operator-events.js';
 import { assertJobNotPaused } from '../jobs/job-pause.js';
 import {
   ACTIVE_RUN_STATUSES,
@@ -190,7 +191,7 @@ async function insertResumedRun(tx: Tx, cmd: ResumeRunCommand, afterCommit: Afte
   const counts = { carriedPartitions: plan!.carried, reissuedPartitions: reissued.length };
   await recordApiEvent(tx, {
     level: 'INFO',
-    name: 'RUN_RESUMED',
+    name: OPERATOR_EVENTS.resumeRun,
     runId,
     actor: cmd.actor,
     message: cmd.reason,
@@ -199,7 +200,7 @@ async function insertResumedRun(tx: Tx, cmd: ResumeRunCommand, afterCommit: Afte
   });
   await recordApiEvent(tx, {
     level: 'INFO',
-    name: 'RUN_RESUMED_AS',
+    name: OPERATOR_EVENTS.resumedAs,
     runId: cmd.runId,
     actor: cmd.actor,
     message: cmd.reason,

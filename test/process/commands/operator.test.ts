@@ -79,6 +79,61 @@ describe('load-control run and alerts', () => {
   });
 });
 
+describe('load-control run --events', () => {
+  it('pages a run’s events newest first, filtered by level, kind, partition and operator actions, older pages by cursor or number', async () => {
+    const run = await startRun(api, [1, 1]);
+    const RECORD_EVENT = `mutation($input: RecordEventInput!) { recordEvent(input: $input) { eventId } }`;
+    for (let i = 0; i < 60; i++) {
+      const input = { runId: run.runId, level: i % 10 === 0 ? 'WARN' : 'INFO', name: 'CHUNK_WRITTEN', partitionId: `000${i % 2}` };
+      expect((await api.gql(RECORD_EVENT, { input }, { token: 'nifi' })).body.errors).toBeUndefined();
+    }
+    expect((await operator(['cancel', run.runId, '--reason', 'paged events test'])).code).toBe(EXIT_CODES.done);
+
+    const first = await operator(['run', run.runId.slice(0, 8), '--events'], 'viewer');
+    expect(first.code).toBe(EXIT_CODES.done);
+    const lines = first.out.split('\n');
+    expect(lines[0]).toMatch(/^eventTime\s+level\s+name\s+partitionId\s+actor\s+errorCode\s+message$/);
+    expect(lines[1]).toMatch(/WARN\s+RUN_CANCELLED\s+-\s+alice-operator\s+RUN_CANCELLED\s+paged events test/);
+    expect(lines.filter((l) => /^\d{4}-/.test(l))).toHaveLength(50);
+    const cursor = /^older events: --before (\S+)$/m.exec(first.out)![1]!;
+
+    const byCursor = await operator(['run', run.runId, '--events', '--before', cursor, '--json'], 'viewer');
+    const byNumber = await operator(['run', run.runId, '--events', '--page', '2', '--json'], 'viewer');
+    const older = JSON.parse(byCursor.out).run.eventPage;
+    expect(JSON.parse(byNumber.out).run.eventPage).toEqual(older);
+    const { rows } = await api.sql.query(`SELECT count(*)::int AS n FROM nifi_ops.load_event WHERE run_id = $1`, [run.runId]);
+    expect(older.nodes).toHaveLength(rows[0].n - 50);
+    expect(older.pageInfo.hasNextPage).toBe(false);
+    const beyond = await operator(['run', run.runId, '--events', '--page', '9', '--json'], 'viewer');
+    expect(JSON.parse(beyond.out).run.eventPage.nodes).toEqual([]);
+
+    const warnings = JSON.parse(
+      (await operator(['run', run.runId, '--events', '--level', 'warn', '--kind', 'chunk_written', '--json'], 'viewer')).out,
+    );
+    expect(warnings.run.eventPage.nodes.map((e: { level: string }) => e.level)).toEqual(Array(6).fill('WARN'));
+    const ofPartition = JSON.parse((await operator(['run', run.runId, '--events', '--partition', '0001', '--json'], 'viewer')).out);
+    expect(new Set(ofPartition.run.eventPage.nodes.map((e: { partitionId: string }) => e.partitionId))).toEqual(new Set(['0001']));
+    const actions = JSON.parse((await operator(['run', run.runId, '--events', '--operator', '--json'], 'viewer')).out);
+    expect(actions.run.eventPage.nodes.map((e: { name: string }) => e.name)).toEqual(['RUN_CANCELLED']);
+  });
+
+  it('refuses a bad level, page, both --before and --page, and event flags without --events with exit 2; a foreign cursor with 4', async () => {
+    const run = await startRun(api, [1]);
+    for (const argv of [
+      ['--events', '--level', 'LOUD'],
+      ['--events', '--page', '0'],
+      ['--events', '--page', '101'],
+      ['--events', '--page', '2', '--before', 'abc'],
+      ['--kind', 'RUN_FAILED'],
+    ]) {
+      const refused = await operator(['run', run.runId, ...argv], 'viewer');
+      expect(refused.code, argv.join(' ')).toBe(EXIT_CODES.usage);
+    }
+    const foreign = await operator(['run', run.runId, '--events', '--before', 'abc'], 'viewer');
+    expect([foreign.code, foreign.err]).toEqual([EXIT_CODES.refused, expect.stringMatching(/^error: INVALID_INPUT \(HTTP 422\)/)]);
+  });
+});
+
 describe('the operator actions', () => {
   it('resolve a PUBLISH_UNKNOWN run, and say so when it was already resolved; a viewer may not', async () => {
     const run = await toPublishUnknown(api);

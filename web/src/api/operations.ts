@@ -225,6 +225,29 @@ export const PLAN_BACKFILL = graphql(`
   }
 `);
 
+export const JOBS = graphql(`
+  query Jobs($first: Int, $after: String, $jobKeyContains: String, $recentRuns: Int) {
+    jobs(first: $first, after: $after, jobKeyContains: $jobKeyContains, recentRuns: $recentRuns) {
+      nodes {
+        jobKey successRate gatedBy
+        lastRun { runId businessKey status startedAt completedAt }
+        lastSuccess { runId businessKey startedAt completedAt }
+        recentRuns { runId businessKey status startedAt completedAt }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`);
+
+export const JOB_MATRIX = graphql(`
+  query JobMatrix($jobKeys: [String!], $consumer: String, $days: Int, $endDate: Date) {
+    jobMatrix(jobKeys: $jobKeys, consumer: $consumer, days: $days, endDate: $endDate) {
+      businessDates consumerReadiness
+      rows { jobId gatedBy cells { businessDate attempts gateReady latest { attempt runId state source startedAt runStatus } } }
+    }
+  }
+`);
+
 // the shapes pages pass around, as the operations above select them
 export type RunRow = ResultOf<typeof RUN_ROW>;
 export type RunDetail = ResultOf<typeof RUN_DETAIL>;
@@ -244,6 +267,8 @@ export type GateDispatch = GateDetail['dispatches'][number];
 export type Attempt = NonNullable<ResultOf<typeof OBSERVATIONS>['observations']>[number];
 export type AuditedPublication = NonNullable<ResultOf<typeof PUBLICATIONS>['publications']>['nodes'][number];
 export type Publication = NonNullable<ResultOf<typeof PUBLICATION>['publication']>;
+export type JobSummary = ResultOf<typeof JOBS>['jobs']['nodes'][number];
+export type JobMatrix = ResultOf<typeof JOB_MATRIX>['jobMatrix'];
 export type Role = ResultOf<typeof ME>['me']['roles'][number];
 export type JobPause = ResultOf<typeof JOB_PAUSE>['jobPause'];
 export type BackfillRow = ResultOf<typeof BACKFILL_ROW>;

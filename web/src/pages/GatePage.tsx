@@ -4,6 +4,7 @@ import { GATE, PUBLICATIONS } from '../api/operations';
 import type { Attempt, AuditedPublication, GateDispatch } from '../api/operations';
 import { useApi, useQuery } from '../api/typed';
 import { ReasonDialog } from '../components/ActionDialogs';
+import { JobMatrix } from '../components/JobMatrix';
 import { Badge } from '../components/Badge';
 import { useAnnounce } from '../components/Live';
 import { OperatorButton } from '../components/OperatorButton';
@@ -231,6 +232,7 @@ export function GatePage({ consumer }: { consumer: string }) {
           </dl>
         </section>
       )}
+      {gate && <JobMatrix consumer={consumer} />}
       <Publications consumer={consumer} />
       {gate && (
         <section aria-labelledby="calls-title">

@@ -9,6 +9,7 @@ import { OperatorButton } from '../components/OperatorButton';
 import { PartitionGrid } from '../components/PartitionGrid';
 import { PartitionSummary } from '../components/PartitionSummary';
 import { NextStepPanel, PublishUnknownPanel } from '../components/PublishPanel';
+import { EventTimeline } from '../components/EventTimeline';
 import { ExtractionProgress, StageTimeline } from '../components/StageTimeline';
 import { type Column, Table } from '../components/Table';
 import { StalledPartitions, stallOf } from '../components/StalledPartitions';
@@ -221,7 +222,6 @@ export function RunDetail({ runId }: { runId: string }) {
   const allows = (action: Run['allowedActions'][number]) => run.allowedActions.includes(action);
   const stall = stallOf(run, now);
   const resendable = (d: Dispatch) => allows('RESEND_DISPATCH') && (RESENDABLE_DISPATCH_STATUSES as readonly string[]).includes(d.status);
-  const events = [...run.events].reverse();
 
   return (
     <>
@@ -418,29 +418,7 @@ export function RunDetail({ runId }: { runId: string }) {
             )}
           </section>
 
-          <section aria-labelledby="events-title">
-            <h2 id="events-title">
-              Events <span className="muted">(newest first)</span>
-            </h2>
-            {events.length === 0 ? (
-              <p className="muted">No events.</p>
-            ) : (
-              <ol className="timeline">
-                {events.map((e) => (
-                  <li key={e.eventId} className={`level-${e.level}`}>
-                    <time dateTime={e.eventTime}>{formatTime(e.eventTime)}</time>
-                    <Badge status={e.level} />
-                    <strong>{e.name}</strong>
-                    {e.partitionId && <span> · partition {e.partitionId}</span>}
-                    {e.errorCode && <span> · {e.errorCode}</span>}
-                    {e.actor && <span className="muted"> · by {e.actor}</span>}
-                    {e.processGroup && e.processGroup !== 'LOAD_CONTROL_API' && <span className="muted"> · {e.processGroup}</span>}
-                    {e.message && <p className="message">{e.message}</p>}
-                  </li>
-                ))}
-              </ol>
-            )}
-          </section>
+          <EventTimeline runId={run.runId} changed={run.events.at(-1)?.eventId ?? null} />
 
           <OtherAttempts run={run} />
         </>

@@ -10,7 +10,7 @@ import { useSessionState } from '../session';
  * viewer), which is checked against the API before it is kept.
  */
 export function SignIn() {
-  const { signIn, notice, providerSignIn } = useSessionState();
+  const { signIn, notice, providerSignIn, devTokensFile } = useSessionState();
   usePageTitle('Sign in');
   const [token, setToken] = useState('');
   const [remember, setRemember] = useState(false);
@@ -82,6 +82,12 @@ export function SignIn() {
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Checking…' : 'Sign in'}
         </button>
+        {devTokensFile && (
+          <p className="hint" data-testid="dev-tokens-hint">
+            A development instance: <code>npm start</code> printed its tokens when it started, and keeps them in{' '}
+            <code>{devTokensFile}</code> (<code>dev-operator</code> may act, <code>dev-viewer</code> may watch).
+          </p>
+        )}
         <p className="hint">
           Tokens are issued with <code>load-control token &lt;name&gt; &lt;roles…&gt;</code>. Viewers can watch; operators can act.
         </p>
