@@ -44,7 +44,12 @@ async function failures(jobKey: string, n: number): Promise<string[]> {
 
 /** The dispatcher gives up on every due webhook of the receiver: DEAD, as after its last attempt. */
 async function receiverGivesUp(): Promise<number> {
-  const { leased } = await perform(t.db, leaseDispatchesOperation, { batch: 500, leaseMs: 60_000, alertReceivers: [RECEIVER], lineage: false });
+  const { leased } = await perform(t.db, leaseDispatchesOperation, {
+    batch: 500,
+    leaseMs: 60_000,
+    alertReceivers: [RECEIVER],
+    lineage: false,
+  });
   for (const d of leased) {
     await perform(t.db, markDeadOperation, {
       dispatchId: d.dispatchId,
