@@ -11,6 +11,7 @@ import {
   FAIL_RUN,
   JOB,
   MARK_SUCCESS,
+  START_BACKFILL,
   metric,
   recordMetrics,
   startRun,
@@ -267,6 +268,52 @@ describe('OpenLineage events through the outbox', () => {
     expect(fail).toMatchObject({ job: { name: 'ORACLE_UNMAPPED_DAILY' }, inputs: [], outputs: [] });
     expect(fail).not.toHaveProperty('run.facets.nominalTime');
     expect(fail).toHaveProperty('run.facets.errorMessage.message', 'MANIFEST: BAD_PLAN');
+  });
+
+  it('names the backfill that started a run as its parent, and the NiFi flow that created it as the job’s source location', async () => {
+    marquez.reset();
+    acceptAll(marquez);
+    const started = await api.gql<{ startBackfill: { backfill: { backfillId: string } } }>(
+      START_BACKFILL,
+      {
+        input: {
+          jobKey: 'ORACLE_LINEAGE_BACKFILL',
+          from: '2026-09-01',
+          to: '2026-09-01',
+          reprocess: 'ALL',
+          maxConcurrent: 1,
+          order: 'OLDEST_FIRST',
+          pushReadiness: true,
+        },
+      },
+      { token: 'operator' },
+    );
+    const { backfillId } = started.body.data!.startBackfill.backfill;
+    const flow = { flowRegistry: 'nifi-registry-prod', flowBucket: 'loads', flowId: 'c0ffee00-flow', flowVersion: '12' };
+    const run = await createRun(api, { businessKey: '2026-09-01', ...flow });
+    // the backfill's own START_LOAD call and createRun carrying it are backfills.test.ts's: the run is marked its here
+    await api.sql.query('UPDATE nifi_ops.load_run SET backfill_id = $1 WHERE run_id = $2', [backfillId, run.runId]);
+    const failure = await api.gql(FAIL_RUN, {
+      input: { runId: run.runId, expectedStatus: 'CREATED', failStatus: 'FAILED_MANIFEST', errorStage: 'MANIFEST', errorCode: 'BAD_PLAN' },
+    });
+    expect(failure.body.data?.failRun.changed).toBe(true);
+    await drain(worker);
+    const rows = await lineageRows([run.runId]);
+    expect(rows.map((r) => [r.event_type, r.status])).toEqual([
+      ['START', 'ACKED'],
+      ['FAIL', 'ACKED'],
+    ]);
+    for (const row of rows) {
+      const event = delivered.get(row.dispatch_id)!;
+      expect(event).toHaveProperty('run.facets.parent.run', { runId: backfillId });
+      expect(event).toHaveProperty('run.facets.parent.job', { namespace: 'load-control-test', name: 'ORACLE_INSP_DTL_DAILY.backfill' });
+      expect(event).toHaveProperty('job.facets.sourceCodeLocation.type', 'nifi-registry');
+      expect(event).toHaveProperty(
+        'job.facets.sourceCodeLocation.url',
+        'nifi-registry://nifi-registry-prod/buckets/loads/flows/c0ffee00-flow/versions/12',
+      );
+      expect(event).toHaveProperty('job.facets.sourceCodeLocation.version', '12');
+    }
   });
 
   it('retries a receiver that is down until the call is DEAD; an operator resends it and it is delivered once', async () => {

@@ -109,7 +109,8 @@ const LEASED_LINEAGE_JSON = Prisma.sql`CASE WHEN l.dispatch_type = 'LINEAGE_EVEN
   'jobKey', r.job_key, 'businessKey', r.business_key, 'status', r.status, 'snapshotScn', r.snapshot_scn::text,
   'sourceCount', r.source_count, 'extractedCount', r.extracted_count, 'targetCount', r.target_count,
   'parameters', r.parameters, 'errorStage', r.error_stage, 'errorCode', r.error_code, 'errorMessage', r.error_message,
-  'publishQueryId', r.publish_query_id,
+  'publishQueryId', r.publish_query_id, 'backfillId', r.backfill_id,
+  'flowRegistry', r.flow_registry, 'flowBucket', r.flow_bucket, 'flowId', r.flow_id, 'flowVersion', r.flow_version,
   'validations', COALESCE((SELECT jsonb_agg(jsonb_build_object('stage', v.stage, 'metricName', v.metric_name, 'result', v.result)
                                     ORDER BY v.validation_id)
                              FROM nifi_ops.load_validation v WHERE v.run_id = l.run_id), '[]'::jsonb)) END`;

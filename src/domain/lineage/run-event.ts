@@ -52,6 +52,13 @@ export interface LeasedLineage {
   errorCode: string | null;
   errorMessage: string | null;
   publishQueryId: string | null;
+  /** The backfill that started the run (its START_LOAD call), if one did: the run's parent. */
+  backfillId: string | null;
+  /** The NiFi flow that created the run, as PG-10 sent its registry coordinates (createRun). */
+  flowRegistry: string | null;
+  flowBucket: string | null;
+  flowId: string | null;
+  flowVersion: string | null;
   validations: Array<{ stage: string; metricName: string; result: 'PASS' | 'FAIL' | 'WARN' }>;
 }
 
@@ -72,6 +79,21 @@ function oracleSource(source: string): { namespace: string; service: string } | 
   const service = parsed?.pathname.replace(/^\/+/, '') ?? '';
   if (parsed?.protocol !== 'oracle:' || !parsed.hostname || !parsed.port || !service) return null;
   return { namespace: `oracle://${parsed.hostname}:${parsed.port}`, service };
+}
+
+/** A backfill is a job of its own to a catalog: the parent of every run it started. */
+function backfillJobName(jobKey: string): string {
+  return `${jobKey}.backfill`;
+}
+
+/**
+ * Where the NiFi flow that created the run is versioned, as a URI: its registry client, bucket, flow id and version
+ * (NiFi's registry has no public URL scheme of its own; a catalog shows this as the job's source location).
+ */
+function flowUrl(l: Pick<LeasedLineage, 'flowRegistry' | 'flowBucket' | 'flowId' | 'flowVersion'>): string {
+  const part = (value: string | null) => encodeURIComponent(value ?? '-');
+  const version = l.flowVersion === null ? '' : `/versions/${part(l.flowVersion)}`;
+  return `nifi-registry://${part(l.flowRegistry)}/buckets/${part(l.flowBucket)}/flows/${part(l.flowId)}${version}`;
 }
 
 function definedFacets(entries: Array<[string, Facet | null]>): Facets {
@@ -117,8 +139,15 @@ function runEvent(
         ? standard('1-0-2', 'ExternalQueryRunFacet', { externalQueryId: l.publishQueryId, source: job.target })
         : null,
     ],
-    // the hooks for what the ledger does not hold yet: `parent` (ParentRunFacet: the run's backfill, job
-    // <namespace>/<backfill>) once runs record their backfill, and the NiFi flow version once runs carry it
+    [
+      'parent',
+      l.backfillId === null
+        ? null
+        : standard('1-1-0', 'ParentRunFacet', {
+            run: { runId: l.backfillId },
+            job: { namespace: target.namespace, name: backfillJobName(l.jobKey) },
+          }),
+    ],
     [
       RUN_FACET,
       own('LoadControlRunFacet', {
@@ -201,7 +230,19 @@ function runEvent(
     job: {
       namespace: target.namespace,
       name: l.jobKey,
-      facets: { jobType: standard('2-0-3', 'JobTypeJobFacet', { processingType: 'BATCH', integration: 'LOAD_CONTROL', jobType: 'LOAD' }) },
+      facets: definedFacets([
+        ['jobType', standard('2-0-3', 'JobTypeJobFacet', { processingType: 'BATCH', integration: 'LOAD_CONTROL', jobType: 'LOAD' })],
+        [
+          'sourceCodeLocation',
+          l.flowId === null
+            ? null
+            : standard('1-1-0', 'SourceCodeLocationJobFacet', {
+                type: 'nifi-registry',
+                url: flowUrl(l),
+                ...(l.flowVersion === null ? {} : { version: l.flowVersion }),
+              }),
+        ],
+      ]),
     },
     inputs,
     outputs,

@@ -192,6 +192,11 @@ describe('leasing lineage calls', () => {
       errorCode: null,
       errorMessage: null,
       publishQueryId: null,
+      backfillId: null,
+      flowRegistry: null,
+      flowBucket: null,
+      flowId: null,
+      flowVersion: null,
       validations: [
         { stage: 'SOURCE', metricName: 'SOURCE_COUNT', result: 'PASS' },
         { stage: 'SOURCE', metricName: 'AMOUNT_SUM', result: 'PASS' },
