@@ -157,7 +157,8 @@ describe('error model', () => {
   it('masks unexpected failures as 500 INTERNAL', async () => {
     const broken = await startTestApi();
     try {
-      await broken.sql.query('DROP FUNCTION nifi_ops.claim_partition');
+      // the function claimPartition calls (claim_partition stays beside it for the previous release)
+      await broken.sql.query('DROP FUNCTION nifi_ops.claim_partition_within_pool CASCADE');
       const res = await broken.gql(CLAIM, {
         input: { runId: randomUUID(), partitionId: '0000', claimToken: randomUUID(), workerNode: 'n' },
       });

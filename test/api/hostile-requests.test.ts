@@ -9,7 +9,7 @@ import { documentText } from '../../schema/documents/graphql.js';
 import * as consoleOperations from '../../web/src/api/operations.js';
 import { announceBody, expectUnauthenticatedAnswer } from '../support/announce-body.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
-import { CREATE_RUN, HDFS_ROOT, JOB, startRun } from '../support/fixtures.js';
+import { CREATE_RUN, HDFS_ROOT, JOB, START_BACKFILL, startRun } from '../support/fixtures.js';
 import { subscribe } from '../support/sse.js';
 
 let api: TestApi;
@@ -260,6 +260,12 @@ describe('expensive requests', () => {
 
   it('lets every operation of the console through, the run page of a 10,000-partition run included', async () => {
     const run = await startRun(api, [1]);
+    const started = await api.gql<{ startBackfill: { backfill: { backfillId: string } } }>(
+      START_BACKFILL,
+      { input: { jobKey: 'J', from: '2026-01-01', to: '2026-12-31', reprocess: 'ALL', maxConcurrent: 3, pushReadiness: true } },
+      { token: 'operator' },
+    );
+    const { backfill } = started.body.data!.startBackfill;
     const variables: Record<string, Record<string, unknown>> = {
       RUN: { runId: run.runId, withPartitions: true },
       RUN_CHANGED: { runId: run.runId, withPartitions: true },
@@ -271,6 +277,10 @@ describe('expensive requests', () => {
       PUBLICATIONS: { consumer: 'C' },
       OBSERVATIONS: { jobId: 'J', businessDate: '2026-12-01' },
       PARTITION_PAGE: { runId: run.runId, first: 50 },
+      JOB_PAUSE: { jobKey: 'J' },
+      BACKFILL: { backfillId: backfill.backfillId },
+      PLAN_BACKFILL: { jobKey: 'J', from: '2026-01-01', to: '2026-12-31', reprocess: 'ALL' },
+      JOB_MATRIX: { jobKeys: ['J'], days: 31 },
     };
     for (const [name, operation] of Object.entries(consoleOperations)) {
       if (typeof operation !== 'object' || !('kind' in operation)) continue;
