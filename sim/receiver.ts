@@ -27,7 +27,7 @@ interface ReissueCall {
   hdfsRunPath: string;
 }
 
-export interface StartCall {
+interface StartCall {
   dispatchId: string;
   backfillId: string;
   businessKey: string;
