@@ -101,12 +101,13 @@ describe('the NiFi simulator, CI configuration', () => {
 // business keys run alongside, so the run is about the backfill.
 const BACKFILL_ARGS = [
   ...['--runs', '4', '--partitions', '2', '--chunks', '2', '--faults', 'all', '--seed', '7'],
-  ...['--backfill-dates', '30', '--backfill-max-concurrent', '3', '--backfill-hold-readiness'],
+  ...['--backfill-dates', '30', '--backfill-max-concurrent', '3', '--backfill-hold-readiness', '--timeout', '180'],
 ];
 
 describe('the NiFi simulator, a backfill under faults', () => {
   it('holds maxConcurrent, ends every date with a reason and holds readiness until released (--backfill-dates 30)', async () => {
-    const { code, output } = await simulate(BACKFILL_ARGS);
+    // 30 dates 3 at a time take ten rounds of loads: more time than the CI configuration on a busy machine
+    const { code, output } = await simulate(BACKFILL_ARGS, 230_000);
     expectInvariants(output, {
       backfill_concurrency_held: 100,
       backfill_dates_ended_with_reason: 30,
@@ -123,7 +124,7 @@ describe('the NiFi simulator, a backfill under faults', () => {
     expect(output).toMatch(/^backfill: 30 dates \(COMPLETED\)/m);
     expect(output).toContain('result: every invariant holds');
     expect(code).toBe(0);
-  }, 170_000);
+  }, 240_000);
 
   it('refuses backfill options without --backfill-dates, exit code 2', async () => {
     const { code, output } = await simulate(['--backfill-max-concurrent', '3']);
