@@ -171,6 +171,7 @@ export async function startBackfill(world: World, options: BackfillOptions): Pro
       const heldDecisions = rows[0]!.n;
 
       let releasedAt = Number.POSITIVE_INFINITY;
+      const releaseRefused: string[] = [];
       if (options.holdReadiness) {
         releasedAt = performance.now();
         const released = await world.client.call(
@@ -179,7 +180,7 @@ export async function startBackfill(world: World, options: BackfillOptions): Pro
           { input: { backfillId, reason: 'the backfill is complete and checked' } },
           { role: 'operator', key: ['backfill', 'release'] },
         );
-        if (released.status !== 200) throw new Error(`releaseBackfillReadiness: ${released.status} ${released.code}`);
+        if (released.status !== 200) releaseRefused.push(`releaseBackfillReadiness answered ${released.status} ${released.code}`);
       }
       const readyDates = () => new Set(receiver.calls.filter((c) => c.ready).map((c) => c.businessDate));
       const deadline = Date.now() + RELEASE_PATIENCE_MS;
@@ -210,9 +211,12 @@ export async function startBackfill(world: World, options: BackfillOptions): Pro
         {
           name: 'backfill_readiness_held_until_released',
           checked: heldDecisions,
-          violations: receiver.calls
-            .filter((c) => c.at < releasedAt && options.holdReadiness)
-            .map((c) => `${c.businessDate}: GATE_READY ${c.dispatchId} (ready ${c.ready}) before the release`),
+          violations: [
+            ...releaseRefused,
+            ...receiver.calls
+              .filter((c) => c.at < releasedAt && options.holdReadiness)
+              .map((c) => `${c.businessDate}: GATE_READY ${c.dispatchId} (ready ${c.ready}) before the release`),
+          ],
         },
         {
           name: 'backfill_readiness_pushed_once_per_ready_date',
