@@ -30,7 +30,7 @@ export const RECEIVER_TIMEOUT_MS = RECEIVER_WAIT_SECONDS * 1000 + 600;
 
 /**
  * Short timings so that recovery happens within seconds (README "Configuration"): REISSUE mode, partitions
- * stale after 3 s, unacknowledged calls re-sent after 4 s, publishing unknown after 5 s, a sweep twice a
+ * stale after 3 s, unacknowledged calls re-sent after 4 s, backfills advanced twice a second, publishing unknown after 5 s, a sweep twice a
  * second, ended runs due for cleanup after 1 s; the worker gives the receiver 1 s. Every process gets the same
  * settings.
  */
@@ -50,6 +50,8 @@ const SIM_SETTINGS: Record<string, string> = {
   LC_DISPATCH__BACKOFF_MIN: '0.2',
   LC_DISPATCH__BACKOFF_MAX: '1',
   LC_NIFI__TIMEOUT_SECONDS: String(RECEIVER_WAIT_SECONDS),
+  // a backfill's next dates start half a second after their predecessors ended
+  LC_BACKFILL__PUMP_INTERVAL: '0.5',
   // PG-70 cleans up a run a second after it ended
   LC_CLEANUP__SUCCESS_RETENTION: '1',
   LC_CLEANUP__FAILED_RETENTION: '1',

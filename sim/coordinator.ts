@@ -1,13 +1,15 @@
 // PG-10 Run Coordinator, one per business key: createRun (idempotency key = the FlowFile's uuid), the source
 // queries at the snapshot SCN (which may fail: failRun), the manifest of the source table's partitions, one
 // FlowFile per non-empty partition for PG-20, and — as the next trigger would — a new run for the key when this
-// one ended without success. Every call is the kit's, rendered over the FlowFile's attributes.
+// one ended without success; or PG-10 for a backfill's date, started by PG-05's start call and never repeated
+// (the backfill records how the date ended). Every call is the kit's, rendered over the FlowFile's attributes.
 import { randomUUID } from 'node:crypto';
 import { jsonPathValue } from '../nifi/expression-language.js';
 import { failure, PARTITION_ATTRIBUTES } from '../nifi/load-control-flow.js';
 import { TERMINAL_RUN_STATUSES } from '../src/domain/states.js';
 import type { FlowFile } from './client.js';
 import type { ExtractPool } from './extract.js';
+import { BACKFILL_JOB } from './backfill.js';
 import { GATED_JOB, businessDate, publishReport, runUpstream } from './gate.js';
 import { checksumOf, type SimPartition, type SimRun } from './ledger.js';
 import { RUN_STATUS } from './operations.js';
@@ -28,10 +30,10 @@ interface ManifestPayload {
   validationScheduled: boolean;
 }
 
-/** The simulated jobs: what PG-70 cleans up after. */
 /** The jobs loaded without a gate (with --pool-limit they share a source pool, sim/pools.ts). */
 export const UNGATED_JOBS = ['SIM_ORDERS', 'SIM_ITEMS'];
-export const SIM_JOBS = [...UNGATED_JOBS, GATED_JOB];
+/** The simulated jobs: what PG-05 routes and PG-70 cleans up after. */
+export const SIM_JOBS = [...UNGATED_JOBS, GATED_JOB, BACKFILL_JOB];
 
 export interface KeyPlan {
   index: number;
@@ -69,10 +71,24 @@ export async function driveKey(world: World, pool: ExtractPool, plan: KeyPlan): 
   }
 }
 
-async function createRun(world: World, plan: KeyPlan, runNumber: number): Promise<SimRun | undefined> {
-  // the trigger's FlowFile with the job's parameters; its uuid is createRun's idempotency key
+/**
+ * PG-10 for a backfill's date: the FlowFile PG-05 made of the start call (its uuid, the backfill id, the date) opens
+ * one run — that createRun is the call's ACK; a second delivery of the call is refused and ends in PG-90.
+ */
+export async function loadBackfillDate(world: World, pool: ExtractPool, plan: KeyPlan, received: FlowFile): Promise<void> {
+  const run = await createRun(world, plan, 1, received);
+  if (!run) return;
+  const key = { runIds: [run.runId], outcome: 'NOT_STARTED' };
+  world.ledger.keys.set(plan.index, key);
+  await registerManifest(world, pool, run);
+  key.outcome = await waitForEnd(world, run);
+}
+
+async function createRun(world: World, plan: KeyPlan, runNumber: number, received: FlowFile = {}): Promise<SimRun | undefined> {
+  // the trigger's FlowFile (or PG-05's) with the job's parameters; its uuid is createRun's idempotency key
   const flowFile: FlowFile = {
     uuid: randomUUID(),
+    ...received,
     'load.business.key': plan.businessKey,
     'load.job.key': plan.jobKey,
     'load.hdfs.root': '/data/sim/stage',

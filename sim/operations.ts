@@ -6,3 +6,6 @@ export const RUN_STATUS = graphql(`query RunStatus($runId: UUID!) { run(runId: $
 export const MONITOR_ALERTS = graphql(
   `query MonitorAlerts { monitorSummary(alertLimit: 500) { alerts { kind runId status dispatchId partitionId } } }`,
 );
+export const BACKFILL_DATES = graphql(
+  `query BackfillDates($backfillId: UUID!) { backfill(backfillId: $backfillId) { status dates { businessDate status reason } } }`,
+);

@@ -1,5 +1,6 @@
 // Command line of the simulator: npm run simulate -- --runs N --partitions P --chunks C --faults LIST --seed S
 import { parseArgs } from 'node:util';
+import { MAX_BACKFILL_CONCURRENCY, MAX_BACKFILL_DATES } from '../src/domain/backfills/plan-backfill.js';
 
 const FAULTS = {
   'lost-response': 'a response is lost after the API committed; the client retries with the same tokens',
@@ -40,6 +41,8 @@ export interface SimOptions {
   verbose: boolean;
   /** The ungated jobs share one source pool of this limit (sim/pools.ts); null: no pool. */
   poolLimit: number | null;
+  /** With --backfill-dates: a backfill of that many dates of its own job runs alongside (sim/backfill.ts). */
+  backfill: { dates: number; maxConcurrent: number; holdReadiness: boolean } | null;
 }
 
 export const USAGE = `usage: npm run simulate -- [options]
@@ -52,10 +55,13 @@ export const USAGE = `usage: npm run simulate -- [options]
   --apis N          API processes behind the simulated load balancer (default 2)
   --workers N       worker processes (default 2)
   --concurrency N   business keys in flight at once (default 12)
-  --timeout SEC     stop driving after SEC seconds (default 60 + 2 per business key)
+  --timeout SEC     stop driving after SEC seconds (default 60 + 2 per business key and backfill date)
   --cli source|dist run the API and worker from src/ through tsx (default) or from dist/
   --verbose         log every fault and flow step
   --pool-limit N    the ungated jobs share a source pool of N RUNNING partitions, its use sampled (default none)
+  --backfill-dates N              a backfill of N business dates of its own job runs alongside (default none)
+  --backfill-max-concurrent M     the backfill's maxConcurrent (default 3)
+  --backfill-hold-readiness       start it with pushReadiness false and release its readiness once it completed
 
 faults:
 ${FAULT_NAMES.map((f) => `  ${f.padEnd(17)} ${FAULTS[f]}`).join('\n')}
@@ -98,6 +104,9 @@ export function parseOptions(argv: string[]): SimOptions | 'help' {
       concurrency: { type: 'string' },
       timeout: { type: 'string' },
       'pool-limit': { type: 'string' },
+      'backfill-dates': { type: 'string' },
+      'backfill-max-concurrent': { type: 'string' },
+      'backfill-hold-readiness': { type: 'boolean' },
       cli: { type: 'string' },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -110,6 +119,10 @@ export function parseOptions(argv: string[]): SimOptions | 'help' {
     throw new UsageError('--seed: must be an integer between 0 and 4294967295');
   if (values.cli !== undefined && values.cli !== 'source' && values.cli !== 'dist') throw new UsageError('--cli: source or dist');
   const runs = positiveInt('runs', values.runs, 40, 10_000);
+  const backfillDates =
+    values['backfill-dates'] === undefined ? 0 : positiveInt('backfill-dates', values['backfill-dates'], 30, MAX_BACKFILL_DATES);
+  if (values['backfill-dates'] === undefined && (values['backfill-max-concurrent'] !== undefined || values['backfill-hold-readiness']))
+    throw new UsageError('--backfill-max-concurrent and --backfill-hold-readiness need --backfill-dates');
   return {
     runs,
     partitions: positiveInt('partitions', values.partitions, 8, 9_999),
@@ -119,9 +132,17 @@ export function parseOptions(argv: string[]): SimOptions | 'help' {
     apis: positiveInt('apis', values.apis, 2, 8),
     workers: positiveInt('workers', values.workers, 2, 8),
     concurrency: positiveInt('concurrency', values.concurrency, 12, 1_000),
-    timeoutSeconds: positiveInt('timeout', values.timeout, 60 + 2 * runs, 86_400),
+    timeoutSeconds: positiveInt('timeout', values.timeout, 60 + 2 * (runs + backfillDates), 86_400),
     cli: values.cli ?? 'source',
     verbose: values.verbose ?? false,
     poolLimit: values['pool-limit'] === undefined ? null : positiveInt('pool-limit', values['pool-limit'], 1, 1_000),
+    backfill:
+      values['backfill-dates'] === undefined
+        ? null
+        : {
+            dates: backfillDates,
+            maxConcurrent: positiveInt('backfill-max-concurrent', values['backfill-max-concurrent'], 3, MAX_BACKFILL_CONCURRENCY),
+            holdReadiness: values['backfill-hold-readiness'] ?? false,
+          },
   };
 }

@@ -1,6 +1,6 @@
-// PG-05, NiFi's control receiver: a real HTTP server on loopback taking the worker's POST /validate/{jobKey}
-// and /reissue/{jobKey}. 2xx means "received"; each accepted call starts a flow (PG-40, or PG-20 for the
-// partition), whose first request is the ACK. Faults: 5xx (now and then a 404, which kills the call until an
+// PG-05, NiFi's control receiver: a real HTTP server on loopback taking the worker's POST /validate/{jobKey},
+// /reissue/{jobKey} and a backfill's /start/{jobKey}. 2xx means "received"; each accepted call starts a flow
+// (PG-40, PG-20 for the partition, or PG-10 for the backfill's date), whose first request is the ACK. Faults: 5xx (now and then a 404, which kills the call until an
 // operator resends it), answers after the worker gave up (sometimes after the flow was started anyway),
 // calls accepted and then lost, and duplicated FlowFiles.
 import { randomUUID } from 'node:crypto';
@@ -27,6 +27,15 @@ interface ReissueCall {
   hdfsRunPath: string;
 }
 
+interface StartCall {
+  dispatchId: string;
+  backfillId: string;
+  businessKey: string;
+  jobKey: string;
+}
+
+type CallKind = keyof typeof RECEIVER_CALL_ATTRIBUTES;
+
 const ALLOWED_PATHS = new RegExp(`^(?:${RECEIVER_ALLOWED_PATHS})$`);
 
 /**
@@ -34,11 +43,11 @@ const ALLOWED_PATHS = new RegExp(`^(?:${RECEIVER_ALLOWED_PATHS})$`);
  * RouteOnAttribute's expressions evaluated over http.request.uri in the flow of each job (its LOAD.JOB.KEY). Null:
  * no flow's route matched (NiFi answers 404).
  */
-function routeCall(uri: string, jobKeys: readonly string[]): { kind: 'validate' | 'reissue'; jobKey: string } | null {
+function routeCall(uri: string, jobKeys: readonly string[]): { kind: CallKind; jobKey: string } | null {
   if (!ALLOWED_PATHS.test(uri)) return null;
   for (const jobKey of jobKeys) {
     const scope = { attributes: { 'http.request.uri': uri }, parameters: { 'LOAD.JOB.KEY': jobKey } };
-    for (const kind of ['validate', 'reissue'] as const) {
+    for (const kind of ['validate', 'reissue', 'start'] as const) {
       if (evaluateProperty(RECEIVER_ROUTES[kind], scope, { expressionLanguage: true }) === 'true') return { kind, jobKey };
     }
   }
@@ -46,7 +55,7 @@ function routeCall(uri: string, jobKeys: readonly string[]): { kind: 'validate' 
 }
 
 /** The FlowFile PG-05 makes of a call: what the kit's flow reads of its body (EvaluateJsonPath). */
-export function receivedFlowFile(kind: 'validate' | 'reissue', body: object): FlowFile {
+export function receivedFlowFile(kind: CallKind, body: object): FlowFile {
   const text = JSON.stringify(body);
   const read = Object.entries(RECEIVER_CALL_ATTRIBUTES[kind]).map(([name, path]) => [name, jsonPathValue(text, path)]);
   return { uuid: randomUUID(), ...Object.fromEntries(read) };
@@ -55,12 +64,14 @@ export function receivedFlowFile(kind: 'validate' | 'reissue', body: object): Fl
 export interface ReceiverHandlers {
   validate(call: ValidateCall, copy: number): void;
   reissue(call: ReissueCall, copy: number): void;
+  start(call: StartCall, copy: number): void;
 }
 
 export class ReceiverStats {
   calls = 0;
   validateCalls = 0;
   reissueCalls = 0;
+  startCalls = 0;
   answered5xx = 0;
   answered4xx = 0;
   answeredLate = 0;
@@ -84,9 +95,19 @@ export interface Receiver {
 
 /**
  * Names what a call is about in the simulated world (run and partition by their place in it, not by their
- * random ids), so that the seed decides the same faults for the same calls.
+ * random ids), so that the seed decides the same faults for the same calls. A start call has no run: it is about
+ * its business key.
  */
-export type CallSubject = (kind: 'validate' | 'reissue', runId: string, partitionId: string | undefined) => Key;
+export type CallSubject = (kind: CallKind, runIdOrBusinessKey: string, partitionId: string | undefined) => Key;
+
+/** A call as the worker must send it: X-Dispatch-Id as in the body; X-Run-Id too, but for a start (no run yet). */
+function wellFormed(kind: CallKind, headers: http.IncomingHttpHeaders, body: Record<string, unknown>): boolean {
+  const dispatchId = headers['x-dispatch-id'];
+  if (typeof dispatchId !== 'string' || body.dispatchId !== dispatchId) return false;
+  if (kind === 'start') return typeof body.backfillId === 'string' && typeof body.businessKey === 'string';
+  const runId = headers['x-run-id'];
+  return typeof runId === 'string' && body.runId === runId;
+}
 
 export async function startReceiver(
   handlers: ReceiverHandlers,
@@ -110,27 +131,21 @@ export async function startReceiver(
       } catch {
         stats.malformed.push(`unparsable body on ${req.url}`);
       }
-      const runId = req.headers['x-run-id'];
-      const dispatchId = req.headers['x-dispatch-id'];
-      if (
-        req.method !== 'POST' ||
-        !route ||
-        typeof runId !== 'string' ||
-        typeof dispatchId !== 'string' ||
-        body.runId !== runId ||
-        body.dispatchId !== dispatchId
-      ) {
-        stats.malformed.push(`${req.method} ${req.url} x-run-id=${runId} x-dispatch-id=${dispatchId}`);
+      const dispatchId = String(req.headers['x-dispatch-id']);
+      if (req.method !== 'POST' || !route || !wellFormed(route.kind, req.headers, body)) {
+        stats.malformed.push(`${req.method} ${req.url} x-run-id=${req.headers['x-run-id']} x-dispatch-id=${dispatchId}`);
         res.writeHead(400).end('malformed call');
         return;
       }
       const { kind, jobKey } = route;
+      const runId = String(kind === 'start' ? body.businessKey : req.headers['x-run-id']);
       const about = subject(kind, runId, typeof body.partitionId === 'string' ? body.partitionId : undefined);
       const arrival = (arrivals.get(about.join('|')) ?? 0) + 1;
       arrivals.set(about.join('|'), arrival);
       const key = [...about, arrival];
       if (kind === 'validate') stats.validateCalls++;
-      else stats.reissueCalls++;
+      else if (kind === 'reissue') stats.reissueCalls++;
+      else stats.startCalls++;
 
       const start = () => {
         const copies = faults.enabled('duplicate') && dice.chance(P_DUPLICATE_FLOW, 'receiver-duplicate', ...key) ? 2 : 1;
@@ -140,7 +155,8 @@ export async function startReceiver(
         }
         for (let copy = 0; copy < copies; copy++) {
           if (kind === 'validate') handlers.validate({ runId, dispatchId, jobKey }, copy);
-          else handlers.reissue({ ...(body as unknown as ReissueCall), jobKey }, copy);
+          else if (kind === 'reissue') handlers.reissue({ ...(body as unknown as ReissueCall), jobKey }, copy);
+          else handlers.start({ ...(body as unknown as StartCall), jobKey }, copy);
         }
       };
 

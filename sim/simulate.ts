@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { benchDatabase } from '../bench/support.js';
+import { backfillKeyPlan, startBackfill } from './backfill.js';
 import { startChaos } from './chaos.js';
 import { ClientStats, SimClient, type FaultSwitch, type Log } from './client.js';
 import { Cluster, SIM_APPLICATION_NAME } from './cluster.js';
-import { driveKey, keyPlan, UNGATED_JOBS } from './coordinator.js';
+import { driveKey, keyPlan, loadBackfillDate, UNGATED_JOBS } from './coordinator.js';
 import { ExtractPool } from './extract.js';
 import { defineGates } from './gate.js';
 import { cleanUp } from './cleanup.js';
@@ -67,10 +68,12 @@ async function simulate(options: SimOptions): Promise<number> {
   const stats = new ClientStats();
   let stopping = false;
   let cluster: Cluster | undefined;
+  let closeBackfill: () => Promise<void> | undefined = () => undefined;
   const client = new SimClient(() => cluster!.endpoints(), faults, dice, stats, log);
   const world: World = { client, dice, faults, options, ledger, log, db, stopping: () => stopping };
   const pool = new ExtractPool(world, EXTRACT_TASKS);
   const validations: Array<Promise<void>> = [];
+  const backfillLoads: Array<Promise<void>> = [];
 
   const receiver = await startReceiver(
     {
@@ -94,6 +97,13 @@ async function simulate(options: SimOptions): Promise<number> {
         }
         if (copy === 0) partition.reissueCalls++;
         pool.submit({ run, partition, origin: `REISSUE-${partition.reissueCalls}`, copy, attributes: receivedFlowFile('reissue', call) });
+      },
+      start(call) {
+        backfillLoads.push(
+          loadBackfillDate(world, pool, backfillKeyPlan(call.jobKey, call.businessKey), receivedFlowFile('start', call)).catch(
+            (error) => void ledger.abandonedFlows.push(`PG-10 backfill ${call.businessKey}: ${(error as Error).message}`),
+          ),
+        );
       },
     },
     faults,
@@ -125,6 +135,8 @@ async function simulate(options: SimOptions): Promise<number> {
     );
 
     await defineGates(world);
+    const backfill = options.backfill && (await startBackfill(world, options.backfill));
+    closeBackfill = () => backfill?.close();
     const poolLimit = options.poolLimit;
     if (poolLimit !== null) await definePool(world, UNGATED_JOBS, poolLimit);
     const poolUse = poolLimit === null ? null : samplePool(world, poolLimit);
@@ -139,15 +151,20 @@ async function simulate(options: SimOptions): Promise<number> {
     }, options.timeoutSeconds * 1000);
 
     const driveStart = performance.now();
-    await forEachConcurrently(options.runs, options.concurrency, (index) => driveKey(world, pool, keyPlan(index)));
+    await Promise.all([
+      forEachConcurrently(options.runs, options.concurrency, (index) => driveKey(world, pool, keyPlan(index))),
+      backfill?.settled(),
+    ]);
     clearTimeout(deadline);
     await chaos.stop();
+    const backfillHeld = (await backfill?.finish()) ?? [];
     driving = false;
     await operatorDone;
     await cleaning;
     stopping = true;
     await pool.idle();
     await Promise.all(validations);
+    await Promise.all(backfillLoads);
     const poolHeld = await poolUse?.stop();
     console.log(`driven in ${seconds(driveStart)} s`);
 
@@ -197,6 +214,7 @@ async function simulate(options: SimOptions): Promise<number> {
       ...(await checkDatabase(db)),
       ...(await checkClients(db, ledger, stats, receiver.stats)),
       ...(poolHeld ? [poolHeld] : []),
+      ...backfillHeld,
       {
         name: 'processes_restarted',
         checked: cluster.apis.concat(cluster.workers).reduce((a, p) => a + p.kills, 0),
@@ -219,6 +237,7 @@ async function simulate(options: SimOptions): Promise<number> {
   } finally {
     await cluster?.stop();
     await receiver.close();
+    await closeBackfill();
     await db.end();
     await database.close();
     if (exitCode === 0) rmSync(logDir, { recursive: true, force: true });

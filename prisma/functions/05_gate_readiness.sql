@@ -133,10 +133,15 @@ LANGUAGE sql STABLE AS $$
       FROM nifi_ops.load_run r
       JOIN nifi_ops.load_backfill b ON b.backfill_id = r.backfill_id
      WHERE NOT b.push_readiness AND b.readiness_released_at IS NULL
+       -- an external attempt's runId is any text: only Load Control's may reach the cast. PostgreSQL 18 plans a SQL
+       -- function's body with its arguments as constants and folds the cause's cast before the WHERE can drop it
+       -- (recordObservation answered 500 for run id 'run-upstream-…'); the CASE's false condition folds first
        AND r.run_id = ANY (ARRAY(
-           SELECT (p_cause ->> 'runId')::uuid WHERE p_cause ->> 'source' = 'LOAD_CONTROL'
+           SELECT CASE WHEN p_cause ->> 'source' = 'LOAD_CONTROL' THEN (p_cause ->> 'runId')::uuid END
+            WHERE p_cause ->> 'source' = 'LOAD_CONTROL'
            UNION ALL
-           SELECT (e ->> 'runId')::uuid FROM jsonb_array_elements(p_evidence) e WHERE e ->> 'source' = 'LOAD_CONTROL'))
+           SELECT CASE WHEN e ->> 'source' = 'LOAD_CONTROL' THEN (e ->> 'runId')::uuid END
+             FROM jsonb_array_elements(p_evidence) e WHERE e ->> 'source' = 'LOAD_CONTROL'))
      ORDER BY b.created_at, b.backfill_id
      LIMIT 1
 $$;

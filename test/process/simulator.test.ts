@@ -52,15 +52,20 @@ function simulate(args: string[], limitMs = 160_000): Promise<{ code: number | n
   });
 }
 
+/** Each invariant is reported, without a violation, having checked at least so many things. */
+function expectInvariants(output: string, invariants: Record<string, number>): void {
+  for (const [name, atLeast] of Object.entries(invariants)) {
+    const line = new RegExp(`^${name}: (\\d+), (\\d+)$`, 'm').exec(output);
+    expect(line, `${name} is reported\n${output}`).not.toBeNull();
+    expect(Number(line![2]), `${name} has no violation\n${output}`).toBe(0);
+    expect(Number(line![1]), `${name} checked enough`).toBeGreaterThanOrEqual(atLeast);
+  }
+}
+
 describe('the NiFi simulator, CI configuration', () => {
   it('keeps every invariant under every fault (--runs 40 --partitions 8 --faults all --seed 7)', async () => {
     const { code, output } = await simulate(ARGS);
-    for (const [name, atLeast] of Object.entries(INVARIANTS)) {
-      const line = new RegExp(`^${name}: (\\d+), (\\d+)$`, 'm').exec(output);
-      expect(line, `${name} is reported\n${output}`).not.toBeNull();
-      expect(Number(line![2]), `${name} has no violation\n${output}`).toBe(0);
-      expect(Number(line![1]), `${name} checked enough`).toBeGreaterThanOrEqual(atLeast);
-    }
+    expectInvariants(output, INVARIANTS);
     // every fault was really injected
     const faults = /^faults: (.*)$/m.exec(output)?.[1] ?? '';
     for (const injected of [
@@ -88,5 +93,42 @@ describe('the NiFi simulator, CI configuration', () => {
     expect(code).toBe(2);
     expect(output).toContain('--faults: unknown meteor');
     expect(output).toContain('usage: npm run simulate');
+  });
+});
+
+// Issue 28's bar: a backfill of 30 dates with maxConcurrent 3 under every fault — never more than 3 active runs of
+// its job, every date ends SUCCEEDED or with a named reason, its readiness pushes held until released. Few small
+// business keys run alongside, so the run is about the backfill.
+const BACKFILL_ARGS = [
+  ...['--runs', '4', '--partitions', '2', '--chunks', '2', '--faults', 'all', '--seed', '7'],
+  ...['--backfill-dates', '30', '--backfill-max-concurrent', '3', '--backfill-hold-readiness', '--timeout', '180'],
+];
+
+describe('the NiFi simulator, a backfill under faults', () => {
+  it('holds maxConcurrent, ends every date with a reason and holds readiness until released (--backfill-dates 30)', async () => {
+    // 30 dates 3 at a time take ten rounds of loads: more time than the CI configuration on a busy machine
+    const { code, output } = await simulate(BACKFILL_ARGS, 230_000);
+    expectInvariants(output, {
+      backfill_concurrency_held: 100,
+      backfill_dates_ended_with_reason: 30,
+      backfill_readiness_held_until_released: 10,
+      backfill_readiness_pushed_once_per_ready_date: 10,
+      business_keys_settled: 30,
+      receiver_calls_well_formed: 30,
+      no_server_errors: 300,
+    });
+    // the backfill's loads met the faults: its START_LOAD calls were answered 5xx or late, resent, duplicated
+    expect(output).toMatch(/START_LOAD ACKED \d+ \((\d+) sends/);
+    const [, acked, sends] = /START_LOAD ACKED (\d+) \((\d+) sends/.exec(output)!;
+    expect(Number(sends)).toBeGreaterThan(Number(acked));
+    expect(output).toMatch(/^backfill: 30 dates \(COMPLETED\)/m);
+    expect(output).toContain('result: every invariant holds');
+    expect(code).toBe(0);
+  }, 240_000);
+
+  it('refuses backfill options without --backfill-dates, exit code 2', async () => {
+    const { code, output } = await simulate(['--backfill-max-concurrent', '3']);
+    expect(code).toBe(2);
+    expect(output).toContain('--backfill-max-concurrent and --backfill-hold-readiness need --backfill-dates');
   });
 });
