@@ -270,6 +270,25 @@ const WEBHOOK_OWN_HEADERS = [
   'connection',
   'transfer-encoding',
 ];
+
+/** The extra headers of an outgoing call: names HTTP allows, values without line breaks, none of the call's own. */
+function callHeaders(ownHeaders: readonly string[], ownMessage: string) {
+  return z
+    .record(
+      z.string(),
+      z
+        .string({ error: typeError('a string') })
+        .max(8000, 'must be at most 8000 characters')
+        .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
+      { error: typeError('a mapping of header names to values') },
+    )
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be a header name' });
+        else if (ownHeaders.includes(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: [name], message: ownMessage });
+      }
+    });
+}
 const RECEIVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
 /** A receiver without a name is named after its URL's host and a digest of the whole URL (which may hold a secret). */
@@ -299,23 +318,7 @@ const webhookSchema = section({
       `must not name ${UNNOTIFIED_ALERT_KINDS.join(', ')}: no webhook is sent for it (its Prometheus rule is the notification)`,
     )
     .optional(),
-  headers: z
-    .record(
-      z.string(),
-      z
-        .string({ error: typeError('a string') })
-        .max(8000, 'must be at most 8000 characters')
-        .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
-      { error: typeError('a mapping of header names to values') },
-    )
-    .superRefine((headers, ctx) => {
-      for (const name of Object.keys(headers)) {
-        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be a header name' });
-        else if (WEBHOOK_OWN_HEADERS.includes(name.toLowerCase()))
-          ctx.addIssue({ code: 'custom', path: [name], message: 'is set by every webhook call itself' });
-      }
-    })
-    .default({}),
+  headers: callHeaders(WEBHOOK_OWN_HEADERS, 'is set by every webhook call itself').default({}),
   format: choice(['generic', 'slack'], 'generic'),
 }).transform(({ name, kinds, ...webhook }) => ({ ...webhook, name: name ?? defaultReceiverName(webhook.url), kinds: kinds ?? null }));
 
@@ -425,23 +428,10 @@ const gateCredentialSchema = section({
     password: z.string({ error: typeError('a string') }).max(1000, 'must be at most 1000 characters'),
   }).optional(),
   /** Other headers, e.g. Dagster+'s Dagster-Cloud-Api-Token. */
-  headers: z
-    .record(
-      z.string(),
-      z
-        .string({ error: typeError('a string') })
-        .max(8000, 'must be at most 8000 characters')
-        .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL'),
-      { error: typeError('a mapping of header names to values') },
-    )
-    .superRefine((headers, ctx) => {
-      for (const name of Object.keys(headers)) {
-        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be a header name' });
-        else if ([...WEBHOOK_OWN_HEADERS, 'authorization'].includes(name.toLowerCase()))
-          ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the call itself (Authorization: bearerToken or basic)' });
-      }
-    })
-    .default({}),
+  headers: callHeaders(
+    [...WEBHOOK_OWN_HEADERS, 'authorization'],
+    'is set by the call itself (Authorization: bearerToken or basic)',
+  ).default({}),
 })
   .refine(
     (c) => [c.bearerToken, c.basic, c.airflowToken].filter((auth) => auth !== undefined).length <= 1,
