@@ -273,25 +273,18 @@ export const MAX_ALERT_GROUPS = 200;
 /** The groups of the alerts present now, ERROR before WARN, the latest first. */
 async function listAlertGroups(tx: Tx, recovery: AlertThresholds): Promise<AlertGroup[]> {
   const rows = await tx.$queryRaw<
-    Array<{
-      groupKey: string;
-      kind: AlertKind;
-      severity: AlertSeverity;
-      causeType: AlertCauseType;
-      cause: string;
-      count: number;
-      firstAt: Date | null;
-      lastAt: Date | null;
-      latest: AlertRow;
-      unacknowledgedCount: number;
-      acknowledgedAt: Date | null;
-      acknowledgedBy: string | null;
-      acknowledgedNote: string | null;
-      snoozedUntil: Date | null;
-      snoozedAt: Date | null;
-      snoozedBy: string | null;
-      snoozedNote: string | null;
-    }>
+    Array<
+      Omit<AlertGroup, 'latest' | 'acknowledgement' | 'snooze'> & {
+        latest: AlertRow;
+        acknowledgedAt: Date | null;
+        acknowledgedBy: string | null;
+        acknowledgedNote: string | null;
+        snoozedUntil: Date | null;
+        snoozedAt: Date | null;
+        snoozedBy: string | null;
+        snoozedNote: string | null;
+      }
+    >
   >`
     ${groupedAlertsCte(recovery, `${RECENT_WINDOW_HOURS} hours`)}, latest AS (
       SELECT DISTINCT ON (g.group_key) g.group_key, g.kind, g.cause_type, g.cause,
