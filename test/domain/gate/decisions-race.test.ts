@@ -126,11 +126,18 @@ describe('two transactions deciding one consumer and business date', () => {
       });
       await observe(t.db, external, 1, 'RUNNING');
       const meet = barrier(2);
+      // createRun does more before the barrier than an observation: left alone, one order wins almost always, so
+      // every other repetition holds the observation's commit back a moment, and both orders are raced
+      const observationLater = i % 2 === 1;
+      const meetThen = (later: boolean) => async () => {
+        await meet();
+        if (later) await new Promise((resolve) => setTimeout(resolve, 25));
+      };
       await Promise.all([
-        observe(left, external, 1, 'SUCCEEDED', meet),
+        observe(left, external, 1, 'SUCCEEDED', meetThen(observationLater)),
         inTransaction(right, async (tx, afterCommit) => {
           await newRun(tx, afterCommit, jobKey);
-          await meet();
+          await meetThen(!observationLater)();
         }),
       ]);
       outcomes.push(await expectOneReadyAtMostAndNoneStale(consumer, external));
