@@ -1,6 +1,6 @@
 // `load-control compact [--table T] [--dry-run]`: gives the space a purge freed back to the operating system,
 // online (src/domain/retention/compact.ts), and prints each table's size before and after.
-import pg from 'pg';
+import type pg from 'pg';
 import { ConfigError } from '../config/config.js';
 import {
   COMPACTED_TABLES,
@@ -12,7 +12,7 @@ import {
   type CompactedTable,
   type TableSizes,
 } from '../domain/retention/compact.js';
-import { asProcess, checkedOption, migrationUrl, requireCurrentSchema, type Command } from './process.js';
+import { asProcess, checkedOption, openMigrationSession, type Command } from './process.js';
 
 const MB = 2 ** 20;
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
@@ -68,17 +68,9 @@ export const compact: Command = {
                         sizes before and after; --dry-run prints the sizes and an estimate only`,
   run: (invocation) =>
     asProcess(invocation, async (context) => {
-      const { config, shutdown, options } = context;
+      const { options } = context;
       const tables = checkedOption(() => compactedTables(options.table ?? []));
-      const url = await migrationUrl(context);
-      await requireCurrentSchema(context, url);
-      const client = new pg.Client({
-        connectionString: url,
-        application_name: 'load-control compact',
-        connectionTimeoutMillis: config.database.connectTimeout,
-      });
-      await client.connect();
-      shutdown.close('database', () => client.end());
+      const client = await openMigrationSession(context, 'compact');
       try {
         await runCompactCommand({ client, tables, dryRun: options['dry-run'] ?? false, print: (line) => console.log(line) });
       } catch (error) {

@@ -1,6 +1,5 @@
 // `load-control import-archive DIR [--schema NAME]`: the archives `purge --export` wrote, verified file by file against
 // their manifests and checksums, then read back into a schema of their own (default purge_archive) for an audit.
-import pg from 'pg';
 import { ConfigError } from '../config/config.js';
 import { importArchives } from '../domain/retention/import-archive.js';
 import {
@@ -10,7 +9,7 @@ import {
   verifyArchive,
   type VerifiedArchive,
 } from '../domain/retention/purge-archive.js';
-import { asProcess, migrationUrl, requireCurrentSchema, type Command } from './process.js';
+import { asProcess, openMigrationSession, type Command } from './process.js';
 
 async function verifyAll(path: string, print: (line: string) => void): Promise<VerifiedArchive[]> {
   const archives: VerifiedArchive[] = [];
@@ -33,7 +32,7 @@ export const importArchive: Command = {
                         database.migrationUrl, one copy of each row`,
   run: (invocation) =>
     asProcess(invocation, async (context) => {
-      const { config, shutdown, options } = context;
+      const { options } = context;
       const [dir] = invocation.args;
       if (!dir) throw new ConfigError(['import-archive: name the directory of the archives (what purge --export wrote)']);
       const schema = options.schema ?? 'purge_archive';
@@ -41,15 +40,7 @@ export const importArchive: Command = {
       const archives = await verifyAll(dir, print).catch((error: unknown) => {
         throw error instanceof CorruptArchiveError ? new ConfigError([`import-archive: refused: ${error.message}`]) : error;
       });
-      const url = await migrationUrl(context);
-      await requireCurrentSchema(context, url);
-      const client = new pg.Client({
-        connectionString: url,
-        application_name: 'load-control import-archive',
-        connectionTimeoutMillis: config.database.connectTimeout,
-      });
-      await client.connect();
-      shutdown.close('database', () => client.end());
+      const client = await openMigrationSession(context, 'import-archive');
       const counts = await importArchives(client, schema, archives).catch((error: unknown) => {
         throw error instanceof CorruptArchiveError || (error instanceof Error && error.message.startsWith('--schema'))
           ? new ConfigError([`import-archive: refused: ${error.message}`])

@@ -1,3 +1,4 @@
+import pg from 'pg';
 // The wiring every database command shares, written once: configuration, logger, signals and shutdown, the
 // database (embedded for `start`), the schema check, and what `start`, `serve` and `work` run beside their work.
 import { join } from 'node:path';
@@ -115,6 +116,23 @@ export async function openDatabase(
 export async function migrationUrl(context: CommandContext): Promise<string> {
   const { database } = context.config;
   return database.migrationUrl ?? database.directUrl ?? (await openDatabase(context, false)).url;
+}
+
+/**
+ * A session as database.migrationUrl for a command that rewrites the ledger in bulk (compact, import-archive): the
+ * schema checked first, the connection closed by the shutdown.
+ */
+export async function openMigrationSession(context: CommandContext, command: string): Promise<pg.Client> {
+  const url = await migrationUrl(context);
+  await requireCurrentSchema(context, url);
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: `load-control ${command}`,
+    connectionTimeoutMillis: context.config.database.connectTimeout,
+  });
+  await client.connect();
+  context.shutdown.close('database', () => client.end());
+  return client;
 }
 
 /**
