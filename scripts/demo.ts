@@ -33,7 +33,7 @@ const ACTIVE_DEMO_RUNS = `query($first: Int) {
 const RUN_DISPATCHES = `query($runId: UUID!) { run(runId: $runId) { status dispatches { dispatchId dispatchType status } } }`;
 const RUNS_OF_KEY = `query($jobKey: String!, $businessKey: String!) {
   runs(filter: { jobKey: $jobKey, businessKey: $businessKey }, first: 1) { nodes { runId } } }`;
-const PROCESSES = `{ processes { state dispatcher } }`;
+const PROCESSES = `{ processes { state role } }`;
 const GATE_CALLS = `query($consumer: String!) { gate(consumer: $consumer) { dispatches(last: 20) { dispatchId businessDate status } } }`;
 
 class DemoRefused extends Error {}
@@ -286,8 +286,9 @@ async function runDemo(options: Options): Promise<void> {
   const gql = client(options);
   const { out } = options;
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms * options.pace));
-  const processes = await gql<Array<{ state: string; dispatcher: boolean }>>(PROCESSES);
-  const delivers = processes.some((p) => p.state === 'LIVE' && p.dispatcher);
+  // every worker (`start`, `work`) delivers the gates' calls, with or without NiFi's receiver
+  const processes = await gql<Array<{ state: string; role: string }>>(PROCESSES);
+  const delivers = processes.some((p) => p.state === 'LIVE' && p.role !== 'serve');
   await endEarlierDemo(gql, out);
 
   const receiver = await goneReceiver();
@@ -347,7 +348,7 @@ async function runDemo(options: Options): Promise<void> {
       }
       out(`  the gate's calls to ${receiver.url}: DEAD (410 Gone), each an alert`);
     } else {
-      out('  no process here delivers calls (nifi.receiverUrl is not set), so the gate’s calls wait in the outbox instead of going DEAD');
+      out('  no worker runs here (`load-control work` or `start`), so the gate’s calls wait in the outbox instead of going DEAD');
     }
   } finally {
     await receiver.close();

@@ -409,7 +409,7 @@ export class Replay {
   private async lease(dispatcher: number): Promise<Answer> {
     const { batch, lease } = this.settings.dispatch;
     const { leased, unwanted } = await inStatement(this.api.db, (sql) =>
-      leaseDispatches(sql, { batch, leaseMs: lease, alertReceivers: [], lineage: false }),
+      leaseDispatches(sql, { batch, leaseMs: lease, alertReceivers: [], lineage: false, nifi: true }),
     );
     if (unwanted.length > 0)
       await inTransaction(this.api.db, (tx) =>

@@ -148,6 +148,17 @@ export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 export const DISPATCH_TYPES = ['VALIDATE_RUN', 'REISSUE_PARTITION', 'GATE_READY', 'ALERT_WEBHOOK', 'LINEAGE_EVENT', 'START_LOAD'] as const;
 export type DispatchType = (typeof DISPATCH_TYPES)[number];
 type RunDispatchType = Exclude<DispatchType, 'GATE_READY' | 'ALERT_WEBHOOK' | 'LINEAGE_EVENT' | 'START_LOAD'>;
+/** Whom each call goes to: NiFi's control receiver (nifi.receiverUrl), a gate's receiver, an alert webhook, lineage.url. */
+const DISPATCH_RECEIVER: Record<DispatchType, 'NIFI' | 'GATE' | 'ALERT_WEBHOOK' | 'LINEAGE'> = {
+  VALIDATE_RUN: 'NIFI',
+  REISSUE_PARTITION: 'NIFI',
+  START_LOAD: 'NIFI',
+  GATE_READY: 'GATE',
+  ALERT_WEBHOOK: 'ALERT_WEBHOOK',
+  LINEAGE_EVENT: 'LINEAGE',
+};
+/** The calls only a worker with nifi.receiverUrl delivers; any other worker leaves them waiting in the outbox. */
+export const NIFI_DISPATCH_TYPES = DISPATCH_TYPES.filter((type) => DISPATCH_RECEIVER[type] === 'NIFI');
 
 export const DISPATCH_TRANSITIONS: ReadonlyArray<readonly [DispatchStatus, DispatchStatus]> = [
   ['PENDING', 'SENT'],

@@ -102,11 +102,13 @@ function describeError(error: unknown): string {
   return `${error.name}: ${error.message}${cause}`;
 }
 
-/** The outbox's delivery loop (ref §5.1): at least once, confirmed only by NiFi's ACK. */
+/**
+ * The outbox's delivery loop (ref §5.1): at least once, confirmed only by NiFi's ACK. Without nifi.receiverUrl it
+ * delivers the gates', alerts' and lineage calls, and NiFi's wait in the outbox for a worker that has one.
+ */
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { config, db, metrics } = options;
-  const receiverUrl = config.nifi.receiverUrl;
-  if (!receiverUrl) throw new Error('config: nifi.receiverUrl: required by the dispatcher');
+  const receiverUrl = config.nifi.receiverUrl ?? null;
   const log = options.log.child({ component: 'dispatcher' });
   const policy = config.dispatch;
   const { lineage } = config;
@@ -118,6 +120,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     lineage: lineage.enabled && lineage.url ? { ...lineage, url: lineage.url } : null,
   };
   const receivers = { alertReceivers: config.alerts.webhooks.map((w) => w.name), lineage: targets.lineage !== null };
+  const nifi = receiverUrl !== null;
   const receiver = createReceiverClient(config.nifi.tls, log);
   // gates' receivers, alert webhooks and the lineage endpoint are not NiFi: their certificates are checked against
   // Node's CAs, and no client certificate
@@ -246,7 +249,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     for (const f of failures) if (f.status === 'rejected') log.error({ err: f.reason }, 'dispatch_record_failed');
   }
 
-  const lease = () => perform(db, leaseDispatchesOperation, { batch: policy.batch, leaseMs: policy.lease, ...receivers });
+  const lease = () => perform(db, leaseDispatchesOperation, { batch: policy.batch, leaseMs: policy.lease, nifi, ...receivers });
 
   async function cancelUnwanted(dispatchIds: string[]): Promise<void> {
     const cancelled = await perform(db, cancelUnwantedDispatchesOperation, { dispatchIds, actor: DISPATCHER_ACTOR, receivers });

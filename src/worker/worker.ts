@@ -28,9 +28,9 @@ export interface Worker {
   open(): { sending: ReturnType<Dispatcher['sending']>; sweeping: ReturnType<Sweeper['cycling']> };
   /** The dispatcher's LISTEN connection is up (a readiness check). */
   listening(): boolean;
-  /** Re-reads nifi.tls's files (SIGHUP); false without a dispatcher or when a file will not do (logged). */
+  /** Re-reads nifi.tls's files (SIGHUP); false when a file will not do (logged). */
   reloadTls(): boolean;
-  /** It delivers calls (nifi.receiverUrl is set). */
+  /** It delivers NiFi's calls (nifi.receiverUrl is set); every worker delivers the gates', alerts' and lineage calls. */
   dispatching: boolean;
   /** When the sweeper last finished a cycle. */
   lastSweepAt(): Date | null;
@@ -38,15 +38,16 @@ export interface Worker {
 
 /**
  * The worker (ref §5): the outbox dispatcher and the sweeper, two loops over the domain functions. Without
- * nifi.receiverUrl only the sweeper runs (`start` on a machine with no NiFi): dispatches wait in the outbox.
+ * nifi.receiverUrl (`start` on a machine with no NiFi) NiFi's calls wait in the outbox; the gates', alerts' and
+ * lineage calls are delivered all the same.
  */
 export function startWorker(options: WorkerOptions): Worker {
   const { config, db, log } = options;
   const metrics = createWorkerMetrics(options.registry);
-  const dispatcher = config.nifi.receiverUrl ? createDispatcher({ config, db, log, metrics, listener: options.listener }) : null;
+  const dispatcher = createDispatcher({ config, db, log, metrics, listener: options.listener });
   const sweeper = createSweeper({ config, db, log, metrics });
   const backfillPump = createBackfillPump({ config, db, log });
-  dispatcher?.start();
+  dispatcher.start();
   sweeper.start();
   backfillPump.start();
   const alertReceivers = config.alerts.webhooks.map((w) => w.name);
@@ -54,20 +55,24 @@ export function startWorker(options: WorkerOptions): Worker {
     log.info({ receiver: new URL(config.nifi.receiverUrl).origin, recoveryMode: config.recovery.mode, alertReceivers }, 'worker_started');
   } else {
     log.warn(
-      { missing: 'nifi.receiverUrl', effect: 'dispatches wait in the outbox; the sweeper runs', alertReceivers },
-      'dispatcher_not_started',
+      {
+        missing: 'nifi.receiverUrl',
+        effect: "NiFi's calls wait in the outbox; gates', alerts' and lineage calls are delivered; the sweeper runs",
+        alertReceivers,
+      },
+      'nifi_calls_not_delivered',
     );
   }
   return {
     async stop() {
       log.info('worker_stopping');
-      await Promise.all([dispatcher?.stop(), sweeper.stop(), backfillPump.stop()]);
+      await Promise.all([dispatcher.stop(), sweeper.stop(), backfillPump.stop()]);
       log.info('worker_stopped');
     },
-    listening: () => dispatcher?.listening() ?? true,
-    reloadTls: () => dispatcher?.reloadTls() ?? false,
-    open: () => ({ sending: dispatcher?.sending() ?? null, sweeping: sweeper.cycling() }),
-    dispatching: dispatcher !== null,
+    listening: () => dispatcher.listening(),
+    reloadTls: () => dispatcher.reloadTls(),
+    open: () => ({ sending: dispatcher.sending(), sweeping: sweeper.cycling() }),
+    dispatching: Boolean(config.nifi.receiverUrl),
     lastSweepAt: () => sweeper.lastCycleAt(),
   };
 }

@@ -1,4 +1,5 @@
-// `npm run demo` (scripts/demo.ts) against a running `start`: every kind of state the console shows, made through
+// `npm run demo` (scripts/demo.ts) against a fresh `start` (no NiFi: no nifi.receiverUrl): every kind of state the
+// console shows, a DEAD call included, made through
 // the API within a minute; a second demo on the same instance; and no demo on an instance that does not say it is a
 // development one, unless --yes.
 import { execFile } from 'node:child_process';
@@ -13,7 +14,6 @@ import { JOB_MATRIX, JOBS } from '../../web/src/api/operations.js';
 import { documentText } from '../../schema/documents/graphql.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort, runCli, type CliProcess } from '../support/cli.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
 import { until } from '../support/until.js';
 
 const exec = promisify(execFile);
@@ -21,13 +21,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const token = generateToken();
 
 let database: TestDatabase;
-let receiver: Receiver;
 let instance: CliProcess;
 let base: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  receiver = await startReceiver();
   const entry = tokenConfigEntry('demo-operator', ['operator', 'nifi'], token);
   const configPath = join(mkdtempSync(join(tmpdir(), 'lc-demo-')), 'config.yaml');
   writeFileSync(configPath, `auth:\n  tokens:\n    - { name: ${entry.name}, sha256: ${entry.sha256}, roles: [operator, nifi] }\n`);
@@ -36,7 +34,6 @@ beforeAll(async () => {
     DATABASE_URL: database.url,
     PORT: String(port),
     LC_SERVER__HOST: '127.0.0.1',
-    LC_NIFI__RECEIVER_URL: receiver.url,
   });
   base = `http://127.0.0.1:${port}`;
   await until('readiness', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200);
@@ -44,7 +41,6 @@ beforeAll(async () => {
 afterAll(async () => {
   instance?.kill('SIGTERM');
   await instance?.exited;
-  await receiver?.close();
   await database?.drop();
 });
 

@@ -6,6 +6,7 @@ import { LISTEN_APPLICATION_NAME } from '../../src/worker/dispatcher.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { freePort, runCli as run } from '../support/cli.js';
 import { completeRun } from '../support/fixtures.js';
+import { defineGate, observed, unique } from '../support/gate-fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { until } from '../support/until.js';
 
@@ -108,14 +109,34 @@ describe('load-control start', () => {
     expect(await child.exited).toBe(0);
   });
 
-  it('without nifi.receiverUrl warns that dispatches will wait, and runs the API and the sweeper', async () => {
+  it('without nifi.receiverUrl delivers the gates’ calls and leaves NiFi’s waiting in the outbox', async () => {
     const port = await freePort();
     const child = run(['start'], { DATABASE_URL: api.database.url, PORT: String(port), LC_SERVER__HOST: '127.0.0.1' });
     try {
       await until('readiness', async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200);
-      expect(child.output()).toContain('dispatcher_not_started');
-      expect(child.output()).toContain('dispatches wait in the outbox; the sweeper runs');
+      expect(child.output()).toContain('nifi_calls_not_delivered');
+      expect(child.output()).toContain("NiFi's calls wait in the outbox; gates', alerts' and lineage calls are delivered");
       expect(child.output()).not.toContain('"worker_started"');
+
+      const validation = await completeRun(api);
+      const consumer = unique('consumer');
+      const jobId = unique('job');
+      await defineGate(api, consumer, [jobId], undefined, { notifyUrl: receiver.url });
+      await observed(api, { jobId, businessDate: '2026-11-30', state: 'SUCCEEDED' });
+      const [gateCall] = await until('the gate’s call to be acknowledged', async () => {
+        const { rows } = await api.sql.query<{ dispatch_id: string }>(
+          `SELECT dispatch_id FROM nifi_ops.load_dispatch WHERE consumer = $1 AND dispatch_type = 'GATE_READY' AND status = 'ACKED'`,
+          [consumer],
+        );
+        return rows.length > 0 ? rows : undefined;
+      });
+      expect(receiver.callsFor(gateCall!.dispatch_id)).toHaveLength(1);
+      // NiFi's call was neither sent nor cancelled: a worker with a receiver takes it later
+      const { rows } = await api.sql.query('SELECT status, attempt_count FROM nifi_ops.load_dispatch WHERE dispatch_id = $1', [
+        validation.dispatchId,
+      ]);
+      expect(rows).toEqual([{ status: 'PENDING', attempt_count: 0 }]);
+      expect(receiver.callsFor(validation.dispatchId)).toEqual([]);
     } finally {
       child.kill('SIGTERM');
     }

@@ -3,7 +3,7 @@ import type { AfterCommit } from '../../db/after-commit.js';
 import type { Tx } from '../../db/client.js';
 import { asStatements, inOneTransaction } from '../../db/operation.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { DispatchType } from '../states.js';
+import { NIFI_DISPATCH_TYPES, type DispatchType } from '../states.js';
 import { transitionDispatch } from '../transitions.js';
 import type { DecisionEvidence } from '../gate/decisions.js';
 import type { LeasedLineage } from '../lineage/run-event.js';
@@ -62,6 +62,8 @@ export interface LeasedDispatch {
 export interface LeaseOptions extends ConfiguredReceivers {
   batch: number;
   leaseMs: number;
+  /** nifi.receiverUrl is set: NiFi's calls are leased too. Without it they are left waiting, neither leased nor cancelled. */
+  nifi: boolean;
 }
 
 export interface LeaseResult {
@@ -119,7 +121,8 @@ const LEASED_LINEAGE_JSON = Prisma.sql`CASE WHEN l.dispatch_type = 'LINEAGE_EVEN
  * The dispatcher's lease (ref §5.1), one statement committed before any HTTP call: due PENDING rows are
  * taken with SKIP LOCKED, their attempt counted and their due time pushed past the lease, so a crashed
  * worker's calls become due again for anyone. It is the dispatcher's hot path, so it runs on the pool;
- * due calls the run no longer waits for are reported, not leased, for cancelUnwantedDispatches.
+ * due calls the run no longer waits for are reported, not leased, for cancelUnwantedDispatches. A worker
+ * without NiFi's receiver (options.nifi false) takes only the gates', alerts' and lineage calls.
  */
 export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Promise<LeaseResult> {
   const query = Prisma.sql`
@@ -128,6 +131,7 @@ export async function leaseDispatches(sql: pg.Pool, options: LeaseOptions): Prom
         FROM nifi_ops.load_dispatch d ${DISPATCH_SUBJECTS}
        -- a sub-select is evaluated once, so the due time bounds the index scan
        WHERE d.status = 'PENDING' AND d.next_attempt_at <= (SELECT clock_timestamp())
+         AND (${options.nifi}::boolean OR d.dispatch_type <> ALL(${NIFI_DISPATCH_TYPES}::text[]))
        ORDER BY d.next_attempt_at
        LIMIT ${options.batch}::integer
          FOR UPDATE OF d SKIP LOCKED

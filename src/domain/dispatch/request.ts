@@ -11,7 +11,8 @@ export interface DispatchRequest {
 
 /** Where the calls go: NiFi's control receiver, the receivers of alerts.webhooks by name, lineage.url when enabled. */
 export interface DispatchTargets {
-  receiverUrl: string;
+  /** nifi.receiverUrl; null: NiFi's calls are not leased (leaseDispatches' nifi option). */
+  receiverUrl: string | null;
   alertWebhooks: readonly AlertWebhookTarget[];
   lineage: LineageTarget | null;
   gateCredentials: readonly GateCredential[];
@@ -40,6 +41,8 @@ export function dispatchRequest(targets: DispatchTargets, d: LeasedDispatch): Di
     return alertWebhookRequest(target, d.dispatchId, d.alert.occurrence, targets.consoleUrl);
   }
   if (d.decision) return gateReadyRequest(targets.gateCredentials, d.dispatchId, d.decision);
+  // the lease takes NiFi's calls only with a receiver to send them to: one here without is a bug
+  if (!targets.receiverUrl) throw new Error('nifi.receiverUrl is not set');
   const base = targets.receiverUrl.replace(/\/+$/, '');
   if (d.dispatchType === 'START_LOAD') {
     // no run yet: the createRun this starts carries the backfill id, and is the call's ACK

@@ -28,7 +28,7 @@ export interface ProcessRegistration {
   host: string;
   pid: number;
   version: string;
-  /** It runs the outbox dispatcher (a worker with nifi.receiverUrl). */
+  /** It delivers NiFi's calls (a worker with nifi.receiverUrl); every worker delivers the gates', alerts' and lineage calls. */
   dispatcher: boolean;
   /** It runs the sweeper. */
   sweeper: boolean;

@@ -12,6 +12,8 @@ import { backoffMs } from '../../../src/domain/dispatch/backoff.js';
 import { markDead } from '../../../src/domain/dispatch/deliver.js';
 import { leaseDispatches, releaseLeases, type LeasedDispatch } from '../../../src/domain/dispatch/lease.js';
 
+/** A worker's lease of up to 10 calls, with NiFi's receiver and no alert receiver or lineage. */
+const LEASE = { batch: 10, leaseMs: 60_000, alertReceivers: [], lineage: false, nifi: true };
 const REISSUE = `mutation($input: ReissuePartitionInput!) { reissuePartition(input: $input) { partitionStatus dispatchId } }`;
 
 let api: TestApi;
@@ -67,19 +69,30 @@ describe('releaseLeases', () => {
 
   it('makes a lease not sent due at once with its attempt uncounted, but not one that expired and was taken again', async () => {
     const run = await completeRun(api);
-    const [first] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [], lineage: false })).leased;
+    const [first] = (await leaseDispatches(api.db.pool, LEASE)).leased;
     expect(first).toMatchObject({ dispatchId: run.dispatchId, attempt: 1 });
     expect(await release([first!])).toBe(1);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 0, deferred: false });
 
-    const [again] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [], lineage: false })).leased;
+    const [again] = (await leaseDispatches(api.db.pool, LEASE)).leased;
     expect(again).toMatchObject({ dispatchId: run.dispatchId, attempt: 1 });
     // the lease expires and another worker takes the call
     await makeDue(api, run.runId);
-    const [third] = (await leaseDispatches(api.db.pool, { batch: 10, leaseMs: 60_000, alertReceivers: [], lineage: false })).leased;
+    const [third] = (await leaseDispatches(api.db.pool, LEASE)).leased;
     expect(third).toMatchObject({ dispatchId: run.dispatchId, attempt: 2 });
     expect(await release([again!])).toBe(0);
     expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 2, deferred: true });
+  });
+});
+
+describe('leaseDispatches', () => {
+  it('leaves NiFi’s calls waiting for a worker without nifi.receiverUrl: neither leased nor reported unwanted', async () => {
+    const run = await completeRun(api);
+    const withoutNifi = await leaseDispatches(api.db.pool, { ...LEASE, nifi: false });
+    expect(withoutNifi).toEqual({ leased: [], unwanted: [] });
+    expect(await dispatchRow(api, run.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 0 });
+    const withNifi = await leaseDispatches(api.db.pool, LEASE);
+    expect(withNifi.leased.map((d) => d.dispatchId)).toEqual([run.dispatchId]);
   });
 });
 
@@ -329,7 +342,7 @@ describe('dispatcher', () => {
   it('does not resend a leased call while its lease runs, and resends it once the lease expired', async () => {
     const run = await completeRun(api);
     // a worker leases the call and dies before sending it
-    const { leased } = await leaseDispatches(api.db.pool, { batch: 20, leaseMs: 60_000, alertReceivers: [], lineage: false });
+    const { leased } = await leaseDispatches(api.db.pool, { ...LEASE, batch: 20 });
     expect(leased.map((l) => l.dispatchId)).toEqual([run.dispatchId]);
     expect(await worker.dispatcher.dispatchOnce()).toBe(0);
     expect(receiver.calls).toHaveLength(0);

@@ -174,6 +174,7 @@ describe('leasing lineage calls', () => {
       leaseMs: 60_000,
       alertReceivers: [],
       lineage: true,
+      nifi: true,
     });
     expect(unwanted).toEqual([]);
     const complete = leased.find((d) => d.runId === run.runId && d.lineage?.eventType === 'COMPLETE');
@@ -208,7 +209,13 @@ describe('leasing lineage calls', () => {
 
     const aborted = await startedRun(t, [3]);
     await cancelled(t, aborted.runId);
-    const off = await perform(t.db, leaseDispatchesOperation, { batch: 100, leaseMs: 60_000, alertReceivers: [], lineage: false });
+    const off = await perform(t.db, leaseDispatchesOperation, {
+      batch: 100,
+      leaseMs: 60_000,
+      alertReceivers: [],
+      lineage: false,
+      nifi: true,
+    });
     expect(off.leased.filter((d) => d.runId === aborted.runId)).toEqual([]);
     expect(off.unwanted).toHaveLength(2);
     const gone = await perform(t.db, cancelUnwantedDispatchesOperation, {

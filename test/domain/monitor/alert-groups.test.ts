@@ -49,6 +49,7 @@ async function receiverGivesUp(): Promise<number> {
     leaseMs: 60_000,
     alertReceivers: [RECEIVER],
     lineage: false,
+    nifi: true,
   });
   for (const d of leased) {
     await perform(t.db, markDeadOperation, {

@@ -382,7 +382,13 @@ export async function publishUnknownRun(t: DomainTest, errorCode: string | null 
 
 /** A dispatcher's pass whose receiver answered 200 to every due call: leased, then marked received. Returns the ids. */
 export async function deliveredDueCalls(t: DomainTest): Promise<string[]> {
-  const { leased } = await perform(t.db, leaseDispatchesOperation, { batch: 100, leaseMs: 60_000, alertReceivers: [], lineage: false });
+  const { leased } = await perform(t.db, leaseDispatchesOperation, {
+    batch: 100,
+    leaseMs: 60_000,
+    alertReceivers: [],
+    lineage: false,
+    nifi: true,
+  });
   await perform(
     t.db,
     markReceivedOperation,
