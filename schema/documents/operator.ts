@@ -1,5 +1,6 @@
 // The operator's mutations: the console's actions, the simulated operator's and the tests'; and the reads the
 // console and the CLI share.
+import { ACKNOWLEDGE_ALERT_GROUP_TEXT, SNOOZE_ALERT_GROUP_TEXT } from '../../src/contract/alert-group-actions.js';
 import { RUN_EVENT_PAGE_TEXT } from '../../src/contract/run-event-page.js';
 import { graphql } from './graphql.js';
 
@@ -101,12 +102,8 @@ export const BULK_ACTION = graphql(`
   }
 `);
 
-export const ACKNOWLEDGE_ALERT_GROUP = graphql(`
-  mutation AcknowledgeAlertGroup($input: AcknowledgeAlertGroupInput!) { acknowledgeAlertGroup(input: $input) { groupKey changed count } }
-`);
+export const ACKNOWLEDGE_ALERT_GROUP = graphql(ACKNOWLEDGE_ALERT_GROUP_TEXT);
 
-export const SNOOZE_ALERT_GROUP = graphql(`
-  mutation SnoozeAlertGroup($input: SnoozeAlertGroupInput!) { snoozeAlertGroup(input: $input) { groupKey changed until } }
-`);
+export const SNOOZE_ALERT_GROUP = graphql(SNOOZE_ALERT_GROUP_TEXT);
 /** A page of a run's events, newest first: the run page's timeline and `load-control run <id> --events`. */
 export const RUN_EVENT_PAGE = graphql(RUN_EVENT_PAGE_TEXT);

@@ -5,6 +5,8 @@ import { RUN_ID_PREFIX, idDigits } from '../domain/runs/run-id-prefix.js';
 import { RUN_STATUSES } from '../domain/states.js';
 import { EVENT_LEVELS } from '../domain/events/events.js';
 import { RUN_EVENT_PAGE_TEXT } from '../contract/run-event-page.js';
+import { ACKNOWLEDGE_ALERT_GROUP_TEXT, SNOOZE_ALERT_GROUP_TEXT } from '../contract/alert-group-actions.js';
+import { parseDuration } from '../config/durations.js';
 
 const OPERATOR_COMMANDS = ['runs', 'run', 'alerts', 'resolve', 'resend', 'cancel', 'reissue', 'resume', 'bulk'] as const;
 type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
@@ -22,7 +24,7 @@ export const EXIT_CODES = {
   failed: 1,
   /** Wrong arguments, or no token. */
   usage: 2,
-  /** 404: no such run, partition or dispatch. */
+  /** 404: no such run, partition, dispatch or alert group. */
   notFound: 3,
   /** 409 or 422: the ledger refused (the run is not in a state that allows it, the input is invalid). */
   refused: 4,
@@ -42,9 +44,16 @@ console shows them, if no other run's begin so):
   run <runId> --events [--level L] [--kind K] [--partition P] [--operator] [--before CURSOR | --page N]
                         a page of its events, newest first (50): L and above, of kind K, of partition P, operator
                         actions only; the next (older) page after --before the cursor printed, or page N (1: newest)
-  alerts [--all]        what needs a person: one line per alert group (kind and cause: a webhook receiver, a
-                        gate, a job) with its count, first and last time and who acknowledged or snoozed it,
-                        snoozed groups left out; --all: every alert, one a line, with its dispatch
+  alerts [--all]        what needs a person: one line per alert group, by its key (KIND:CAUSE_TYPE:cause; the
+                        cause a webhook receiver, a gate, a job), with its count, first and last time and who
+                        acknowledged it, snoozed groups left out; --all: every alert, one a line, with its
+                        dispatch and its group's key, snoozed or not
+  alerts ack <groupKey> --note TEXT
+                        acknowledge the group's alerts present now; a new alert of it raises the group again
+  alerts snooze <groupKey> (--for DURATION | --until TIME) --note TEXT
+                        leave the group out of the list, the console and its toasts until then (at most 7 days
+                        ahead), whatever is raised meanwhile; DURATION as 90m, 4h, 1d12h or ISO-8601 (PT4H),
+                        TIME an instant with an offset (2026-12-01T06:00:00Z)
   resolve <runId> --as PUBLISHED|FAILED_PUBLISH --reason TEXT
                         decide a PUBLISH_UNKNOWN run
   resend [<runId>] <dispatchId> [--reason TEXT]
@@ -88,18 +97,16 @@ type RunRow = Row & {
 type Changed = { runStatus: string; changed: boolean };
 type CarriedRow = { fromRunId: string; partitionIds: string[] };
 type AlertGroupRow = Row & {
-  causeType: string;
-  cause: string;
+  groupKey: string;
   acknowledged: boolean;
   unacknowledgedCount: number;
   acknowledgement: { by: string; at: string; note: string } | null;
   latest: { runId: string | null; message: string | null };
 };
 
-/** A group as one line: its cause named by its type, and what an operator said of it. */
+/** A group as one line: its key (what `alerts ack|snooze` take), and what an operator said of it. */
 const groupLine = (g: AlertGroupRow): Row => ({
   ...g,
-  cause: g.causeType === 'PROCESSES' ? 'processes' : `${g.causeType.toLowerCase()} ${g.cause}`,
   state: g.acknowledgement
     ? g.acknowledged
       ? `acknowledged by ${g.acknowledgement.by}: ${g.acknowledgement.note}`
@@ -167,9 +174,10 @@ const RUN = `query($runId: UUID!) { run(runId: $runId) {
   carriedPartitions { fromRunId partitionIds }
   dispatches { dispatchId dispatchType partitionId status attemptCount lastHttpStatus lastError createdAt deadAt }
   events(last: 20) { eventTime level name partitionId actor message } } }`;
-const ALERTS = `{ monitorSummary(alertLimit: 100) { alerts { severity kind jobKey businessKey runId status at message dispatchId partitionId } } }`;
+const ALERTS = `{ monitorSummary(alertLimit: 100) { alerts {
+  severity kind jobKey businessKey runId status at message dispatchId partitionId groupKey } } }`;
 const ALERT_GROUPS = `{ monitorSummary { alertGroups {
-  severity kind causeType cause count firstAt lastAt acknowledged unacknowledgedCount acknowledgement { by at note }
+  groupKey severity kind causeType cause count firstAt lastAt acknowledged unacknowledgedCount acknowledgement { by at note }
   latest { runId message } } } }`;
 const RUNS_BY_PREFIX = `query($prefix: String!) { runs(filter: { runIdPrefix: $prefix }, first: 6) { nodes { runId jobKey businessKey } } }`;
 const RUN_DISPATCHES = `query($runId: UUID!) { run(runId: $runId) { dispatches { dispatchId dispatchType } } }`;
@@ -188,6 +196,9 @@ const BULK_ACTIONS: Record<string, string> = { cancel: 'CANCEL_RUNS', resend: 'R
 type BulkAnswer = {
   bulkAction: Row & { dryRun: boolean; changed: number; alreadySo: number; refused: number; targets: Row[]; refusals: Row[] };
 };
+
+/** The options that only `alerts ack|snooze` take. */
+const ALERT_ACTION_FLAGS = ['note', 'for', 'until'] as const;
 
 const MAX_LIMIT = 10_000;
 const EVENTS_PAGE = 50;
@@ -233,6 +244,34 @@ function parseSince(text: string): Date {
     throw new UsageError(`--since: ${JSON.stringify(text)} is not a date (2026-12-01) or an instant with an offset (2026-12-01T06:00:00Z)`);
   }
   return instant;
+}
+
+/** `--until`: an instant with an offset, as `--since` takes one. */
+function parseUntil(text: string): Date {
+  const instant = new Date(text);
+  if (Number.isNaN(instant.getTime()) || !/^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/.test(text))
+    throw new UsageError(`--until: ${JSON.stringify(text)} is not an instant with an offset (2026-12-01T06:00:00Z)`);
+  return instant;
+}
+
+const COMPACT_DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/i;
+const COMPACT_UNITS_MS = [86_400_000, 3_600_000, 60_000, 1000];
+
+/** `--for`: 90m, 4h, 1d12h as one types them, or what configuration durations take (ISO-8601, seconds); in ms. */
+function parseSnoozeFor(text: string): number {
+  const compact = COMPACT_DURATION.exec(text);
+  let ms: number;
+  if (compact && text !== '') {
+    ms = compact.slice(1).reduce((sum, amount, i) => sum + Number(amount ?? 0) * COMPACT_UNITS_MS[i]!, 0);
+  } else {
+    try {
+      ms = parseDuration(text);
+    } catch {
+      throw new UsageError(`--for: ${JSON.stringify(text)} is not a duration; 90m, 4h, 1d12h or ISO-8601 (PT4H)`);
+    }
+  }
+  if (ms <= 0) throw new UsageError('--for: must be longer than 0');
+  return ms;
 }
 
 export async function runOperatorCommand(argv: string[], io: OperatorIo): Promise<number> {
@@ -321,6 +360,47 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
         ...formatTable(page.nodes, ['eventTime', 'level', 'name', 'partitionId', 'actor', 'errorCode', 'message']),
         ...(page.pageInfo.hasNextPage ? ['', `older events: --before ${page.pageInfo.endCursor}`] : []),
       ];
+    });
+  };
+
+  /** `alerts ack|snooze <groupKey>`: an operator's word on a group, as the console says it. */
+  const alertGroupAction = async (action: 'ack' | 'snooze', rest: string[]): Promise<number> => {
+    const groupKey = needArgs(rest, ['groupKey'])[0]!;
+    if (!values.note) throw new UsageError('--note: why, for the event log (at least 5 characters)');
+    const notFound = (answer: GraphQLAnswer<unknown>) => {
+      if (answer.error?.code === 'ALERT_GROUP_NOT_FOUND')
+        throw new Refusal(
+          EXIT_CODES.notFound,
+          `error: ALERT_GROUP_NOT_FOUND: no alert of group ${groupKey} is present now; load-control alerts lists the groups by key`,
+        );
+    };
+    const unchanged = (changed: boolean) => (changed ? '' : ' (unchanged: it was already so)');
+    if (action === 'ack') {
+      if (values.for !== undefined || values.until !== undefined) throw new UsageError('--for and --until: only with alerts snooze');
+      const answer = await call<{ acknowledgeAlertGroup: { groupKey: string; changed: boolean; count: number } }>(
+        url,
+        token,
+        ACKNOWLEDGE_ALERT_GROUP_TEXT,
+        { input: { groupKey, note: values.note } },
+      );
+      notFound(answer);
+      return print(answer, () => {
+        const acknowledged = answer.data!.acknowledgeAlertGroup;
+        return [`acknowledged ${acknowledged.groupKey}: ${acknowledged.count} alert(s)${unchanged(acknowledged.changed)}`];
+      });
+    }
+    if ((values.for === undefined) === (values.until === undefined)) throw new UsageError('alerts snooze: --for DURATION or --until TIME');
+    const until = values.until === undefined ? new Date(Date.now() + parseSnoozeFor(values.for!)) : parseUntil(values.until);
+    const answer = await call<{ snoozeAlertGroup: { groupKey: string; changed: boolean; until: string } }>(
+      url,
+      token,
+      SNOOZE_ALERT_GROUP_TEXT,
+      { input: { groupKey, until: until.toISOString(), note: values.note } },
+    );
+    notFound(answer);
+    return print(answer, () => {
+      const snoozed = answer.data!.snoozeAlertGroup;
+      return [`snoozed ${snoozed.groupKey} until ${snoozed.until}${unchanged(snoozed.changed)}`];
     });
   };
 
@@ -431,14 +511,17 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
         });
       }
       case 'alerts': {
-        needArgs(args, []);
+        const [action, ...rest] = args;
+        if (action === 'ack' || action === 'snooze') return await alertGroupAction(action, rest);
+        if (action !== undefined) throw new UsageError(`alerts: ${JSON.stringify(action)} is not ack or snooze`);
+        for (const flag of ALERT_ACTION_FLAGS)
+          if (values[flag] !== undefined) throw new UsageError(`--${flag}: only with alerts ack|snooze`);
         if (!values.all) {
           const groups = await call<{ monitorSummary: { alertGroups: AlertGroupRow[] } }>(url, token, ALERT_GROUPS, {});
           return print(groups, () =>
             formatTable(groups.data!.monitorSummary.alertGroups.map(groupLine), [
+              'groupKey',
               'severity',
-              'kind',
-              'cause',
               'count',
               'firstAt',
               'lastAt',
@@ -459,6 +542,7 @@ export async function runOperatorCommand(argv: string[], io: OperatorIo): Promis
             'status',
             'at',
             'dispatchId',
+            'groupKey',
             'message',
           ]),
         );
@@ -585,6 +669,9 @@ function parse(argv: string[], env: NodeJS.ProcessEnv) {
       operator: { type: 'boolean' },
       before: { type: 'string' },
       page: { type: 'string' },
+      note: { type: 'string' },
+      for: { type: 'string' },
+      until: { type: 'string' },
     },
     allowPositionals: true,
   });

@@ -1,16 +1,24 @@
 // The console's gate pages in a real browser against a real API (with realtime) and a real worker: readiness kept
 // live by readinessChanged, the expected-by deadlines, the publications with their evidence linked to its runs and
-// the attempts it superseded, and a receiver's dead call resent.
-import type { Page } from 'playwright-core';
+// the attempts it superseded, a receiver's dead call resent, and the gate's jobs over business dates (the matrix).
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/transaction.js';
 import { sweepOnce } from '../../src/domain/sweeper/sweep.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { startTestApi, TOKENS, type TestApi } from '../support/api.js';
-import { FAIL_RUN, createRun, toPublished } from '../support/fixtures.js';
+import { FAIL_RUN, createRun, failCreatedRun, toPublished } from '../support/fixtures.js';
 import { PUBLISH, defineGate, observed, publishInput, toSuccess, unique } from '../support/gate-fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { ensureConsoleBuilt, openBrowser, startConsoleWorker, type Browser } from './browser.js';
+import {
+  accessibilityViolations,
+  ensureConsoleBuilt,
+  openBrowser,
+  openSignedInBrowser,
+  SIZES,
+  startConsoleWorker,
+  type Browser,
+} from './browser.js';
 
 let api: TestApi;
 let receiver: Receiver;
@@ -169,4 +177,87 @@ describe('the gate pages', () => {
     await page.goto(`${api.url}/gates/${unique('nobody')}`);
     await page.getByRole('heading', { name: /^No gate / }).waitFor();
   });
+});
+
+describe('the gate page’s matrix', { timeout: 120_000 }, () => {
+  /** A cell of the matrix: one job on one business date. */
+  const cellOf = (target: Page, job: string, date: string) => target.locator(`tr[data-matrix-job="${job}"] [data-date="${date}"]`);
+  /** What a cell says, to a screen reader as to the eye: job, date, status, attempt and the gate's readiness. */
+  const said = async (cell: Locator) => (await cell.textContent())?.replace(/\s+/g, ' ').trim();
+  const readinessOn = (target: Page, date: string) => target.locator(`.matrix-table th[title="${date}"] .matrix-ready`).textContent();
+
+  for (const size of SIZES) {
+    it(`shows the required jobs and the job held back over business dates, links a run’s cell to it, and follows a required job’s run live (${size.name})`, async () => {
+      const today = new Date().toISOString().slice(0, 10);
+      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const consumer = unique('MATRIX_REPORTS');
+      // required jobs are listed in job order (A before b in any collation), then the job the gate holds back
+      const [ledger, fx, report] = [unique('MATRIX_A_LEDGER').toUpperCase(), unique('matrix_b_fx'), unique('MATRIX_REPORT').toUpperCase()];
+      await defineGate(api, consumer, [ledger, fx], report);
+      // yesterday both required jobs succeeded: ready; today the ledger's first attempt failed: not ready
+      const succeeded = await toPublished(api, [3, 4], { create: { jobKey: ledger, businessKey: yesterday } });
+      await toSuccess(api, succeeded.runId);
+      await observed(api, { jobId: fx, businessDate: yesterday, state: 'SUCCEEDED' });
+      await observed(api, { jobId: fx, businessDate: today, state: 'SUCCEEDED' });
+      const failed = await createRun(api, { jobKey: ledger, businessKey: today });
+      await failCreatedRun(api, failed.runId);
+
+      const matrixBrowser = await openSignedInBrowser(TOKENS.operator);
+      const target = matrixBrowser.page;
+      try {
+        // the matrix's runChanged subscription accepted: from then on a run's change reaches the page
+        const subscribed = target.waitForResponse(
+          (response) =>
+            response.url().endsWith('/graphql/stream') &&
+            response.request().method() === 'POST' &&
+            (response.request().postData() ?? '').includes('RunsChanged') &&
+            response.status() === 202,
+        );
+        await target.setViewportSize(size);
+        await target.goto(`${api.url}/gates/${consumer}`);
+        await target.getByRole('heading', { name: `Gate ${consumer}` }).waitFor();
+        const matrix = target.getByRole('region', { name: 'Jobs by business date', exact: true });
+        await matrix.waitFor();
+        // a phone shows a week, a desktop two, ending today
+        const dates = await matrix.locator('thead th[title]').evaluateAll((ths) => ths.map((th) => th.getAttribute('title')));
+        expect([dates.length, dates.at(-1)]).toEqual([size.name === 'phone' ? 7 : 14, today]);
+        expect(await matrix.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-matrix-job')))).toEqual([
+          ledger,
+          fx,
+          report,
+        ]);
+        expect(await matrix.locator('tbody th[scope="row"]').last().textContent()).toBe(`${report} · gate ${consumer}`);
+        expect([await readinessOn(target, yesterday), await readinessOn(target, today)]).toEqual(['ready', 'not ready']);
+        expect(await said(cellOf(target, ledger, yesterday))).toBe(`${ledger} on ${yesterday}: SUCCESS, attempt 1 of 1`);
+        expect(await said(cellOf(target, ledger, today))).toBe(`${ledger} on ${today}: FAILED MANIFEST, attempt 1 of 1`);
+        expect(await said(cellOf(target, fx, yesterday))).toBe(`${fx} on ${yesterday}: SUCCEEDED, attempt 1 of 1`);
+        expect(await said(cellOf(target, report, yesterday))).toBe(`${report} on ${yesterday}: none, gate ready`);
+        expect(await said(cellOf(target, report, today))).toBe(`${report} on ${today}: none, gate not ready`);
+        // a Load Control run's cell links to the run; an observed attempt's has nowhere to go
+        expect(await cellOf(target, ledger, yesterday).getAttribute('href')).toBe(`/runs/${succeeded.runId}`);
+        expect(await cellOf(target, fx, yesterday).evaluate((cell) => cell.tagName)).toBe('SPAN');
+        expect(await accessibilityViolations(target)).toEqual([]);
+        expect(await target.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBe(0);
+        await matrixBrowser.screenshot(`gate-04-matrix-${size.name}`);
+
+        // live: the ledger's second attempt for today succeeds; its cell, the date's readiness and the held-back job's follow
+        await subscribed;
+        const second = await toPublished(api, [3, 4], { create: { jobKey: ledger, businessKey: today } });
+        await toSuccess(api, second.runId);
+        await expect
+          .poll(() => said(cellOf(target, ledger, today)), { timeout: 20_000 })
+          .toBe(`${ledger} on ${today}: SUCCESS, attempt 2 of 2×2`);
+        expect(await cellOf(target, ledger, today).getAttribute('href')).toBe(`/runs/${second.runId}`);
+        expect(await readinessOn(target, today)).toBe('ready');
+        expect(await said(cellOf(target, report, today))).toBe(`${report} on ${today}: none, gate ready`);
+        await matrixBrowser.screenshot(`gate-05-matrix-live-${size.name}`);
+
+        await cellOf(target, ledger, yesterday).click();
+        await target.waitForURL(`**/runs/${succeeded.runId}`);
+        await target.getByRole('heading', { name: new RegExp(yesterday) }).waitFor();
+      } finally {
+        await matrixBrowser.close();
+      }
+    });
+  }
 });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, TOKENS, type TestApi, type TokenName } from '../../support/api.js';
 import { freePort, runCli } from '../../support/cli.js';
-import { claim, completeRun, createRun, JOB, startRun, toPublishUnknown } from '../../support/fixtures.js';
+import { claim, completeRun, createRun, failCreatedRun, JOB, startRun, toPublishUnknown } from '../../support/fixtures.js';
 import { EXIT_CODES, formatTable, runOperatorCommand } from '../../../src/commands/operator.js';
 
 let api: TestApi;
@@ -62,11 +62,11 @@ describe('load-control run and alerts', () => {
     expect(shown.out).toMatch(/VALIDATE_RUN\s+-\s+ACKED/);
     expect(shown.out).toMatch(/PUBLISH_UNKNOWN\s+-\s+nifi-cluster\s+no answer from HiveServer2/);
 
-    // one line per group: the PUBLISH_UNKNOWN runs of the job are one group, its latest run shown
+    // one line per group, by its key: the PUBLISH_UNKNOWN runs of the job are one group, its latest run shown
     const groups = await operator(['alerts'], 'viewer');
-    expect(groups.out.split('\n')[0]).toMatch(/^severity\s+kind\s+cause\s+count\s+firstAt\s+lastAt\s+state\s+latestRun\s+message$/);
+    expect(groups.out.split('\n')[0]).toMatch(/^groupKey\s+severity\s+count\s+firstAt\s+lastAt\s+state\s+latestRun\s+message$/);
     expect(groups.out).toMatch(
-      new RegExp(`ERROR\\s+PUBLISH_UNKNOWN\\s+job ${JOB}\\s+\\d+\\s+\\S+\\s+\\S+\\s+open\\s+${unknown.runId}\\s+no answer`),
+      new RegExp(`^PUBLISH_UNKNOWN:JOB:${JOB}\\s+ERROR\\s+\\d+\\s+\\S+\\s+\\S+\\s+open\\s+${unknown.runId}\\s+no answer`, 'm'),
     );
     // --all: every alert, one a line
     const alerts = await operator(['alerts', '--all'], 'viewer');
@@ -221,13 +221,126 @@ describe('as the console shows them', () => {
     expect(new Set(runs.map((r) => r.status))).toEqual(new Set(['CREATED']));
 
     const alerts = await operator(['alerts', '--all'], 'viewer');
-    expect(alerts.out.split('\n')[0]).toMatch(/^severity\s+kind\s+jobKey\s+businessKey\s+runId\s+status\s+at\s+dispatchId\s+message$/);
+    expect(alerts.out.split('\n')[0]).toMatch(
+      /^severity\s+kind\s+jobKey\s+businessKey\s+runId\s+status\s+at\s+dispatchId\s+groupKey\s+message$/,
+    );
 
     const asViewer = await operator(['cancel', run.runId, '--reason', 'not mine to cancel'], 'viewer');
     expect([asViewer.code, asViewer.err]).toEqual([
       EXIT_CODES.notAllowed,
       'error: FORBIDDEN (HTTP 403): Forbidden: cancelRun needs the operator role; this token has viewer',
     ]);
+  });
+});
+
+describe('load-control alerts ack|snooze', () => {
+  /** A RUN_FAILED alert of a job of this test's own, so that its group is this test's alone. */
+  async function failedRunOfNewJob() {
+    const jobKey = `ALERTS_CLI_${randomUUID().slice(0, 8).toUpperCase()}`;
+    const run = await createRun(api, { jobKey });
+    await failCreatedRun(api, run.runId);
+    return { jobKey, runId: run.runId, groupKey: `RUN_FAILED:JOB:${jobKey}` };
+  }
+  const groupLine = async (groupKey: string, argv: string[] = []) =>
+    (await operator(['alerts', ...argv], 'viewer')).out.split('\n').find((line) => line.includes(groupKey));
+
+  it('acknowledges a group by the key `alerts` prints, with a note; a new alert of it raises it again; audited', async () => {
+    const { jobKey, runId, groupKey } = await failedRunOfNewJob();
+    expect(await groupLine(groupKey)).toMatch(new RegExp(`^${groupKey}\\s+ERROR\\s+1\\s+\\S+\\s+\\S+\\s+open\\s+${runId}\\s`));
+
+    const acknowledged = await operator(['alerts', 'ack', groupKey, '--note', 'known: bad plan, manifest being fixed']);
+    expect([acknowledged.code, acknowledged.out]).toEqual([EXIT_CODES.done, `acknowledged ${groupKey}: 1 alert(s)`]);
+    expect(await groupLine(groupKey)).toMatch(/\sacknowledged by alice-operator: known: bad plan, manifest being fixed\s/);
+    const again = await operator(['alerts', 'ack', groupKey, '--note', 'known: bad plan, manifest being fixed', '--json']);
+    expect([again.code, JSON.parse(again.out)]).toEqual([
+      EXIT_CODES.done,
+      { acknowledgeAlertGroup: { groupKey, changed: false, count: 1 } },
+    ]);
+
+    const second = await createRun(api, { jobKey });
+    await failCreatedRun(api, second.runId);
+    expect(await groupLine(groupKey)).toMatch(new RegExp(`\\s2\\s.*\\s1 new since acknowledged by alice-operator\\s+${second.runId}\\s`));
+    const covered = await operator(['alerts', 'ack', groupKey, '--note', 'the second one is the same bad plan']);
+    expect(covered.out).toBe(`acknowledged ${groupKey}: 2 alert(s)`);
+
+    const { rows } = await api.sql.query(
+      `SELECT actor, message, details->>'count' AS count FROM nifi_ops.load_event
+        WHERE event_name = 'ALERT_GROUP_ACKNOWLEDGED' AND run_id IS NULL AND details->>'groupKey' = $1 ORDER BY event_time`,
+      [groupKey],
+    );
+    expect(rows).toEqual([
+      { actor: 'alice-operator', message: 'known: bad plan, manifest being fixed', count: '1' },
+      { actor: 'alice-operator', message: 'the second one is the same bad plan', count: '2' },
+    ]);
+  });
+
+  it('snoozes a group --for a while or --until a time: out of `alerts`, still in `alerts --all`, back when the snooze ends; audited', async () => {
+    const { runId, groupKey } = await failedRunOfNewJob();
+    const asked = Date.now();
+    const snoozed = await operator(['alerts', 'snooze', groupKey, '--for', '1h30m', '--note', 'deploy of the fix tonight', '--json']);
+    const answered = Date.now();
+    expect(snoozed.code).toBe(EXIT_CODES.done);
+    const { snoozeAlertGroup } = JSON.parse(snoozed.out) as { snoozeAlertGroup: { groupKey: string; changed: boolean; until: string } };
+    expect(snoozeAlertGroup).toMatchObject({ groupKey, changed: true });
+    const until = new Date(snoozeAlertGroup.until).getTime();
+    expect(until).toBeGreaterThanOrEqual(asked + 90 * 60_000);
+    expect(until).toBeLessThanOrEqual(answered + 90 * 60_000);
+
+    expect(await groupLine(groupKey)).toBeUndefined();
+    expect(await groupLine(groupKey, ['--all'])).toMatch(
+      new RegExp(`^ERROR\\s+RUN_FAILED\\s+\\S+\\s+\\S+\\s+${runId}\\s.*\\s${groupKey}\\s`),
+    );
+
+    const later = new Date(Date.now() + 2 * 86_400_000).toISOString();
+    const moved = await operator(['alerts', 'snooze', groupKey, '--until', later, '--note', 'the fix moved to Thursday']);
+    expect([moved.code, moved.out]).toEqual([EXIT_CODES.done, `snoozed ${groupKey} until ${later}`]);
+    const same = await operator(['alerts', 'snooze', groupKey, '--until', later, '--note', 'the fix moved to Thursday']);
+    expect(same.out).toBe(`snoozed ${groupKey} until ${later} (unchanged: it was already so)`);
+    expect(await groupLine(groupKey)).toBeUndefined();
+
+    // the snooze's time comes
+    await api.sql.query(
+      `UPDATE nifi_ops.alert_group_ack SET snoozed_until = clock_timestamp() - interval '1 second' WHERE group_key = $1`,
+      [groupKey],
+    );
+    expect(await groupLine(groupKey)).toMatch(new RegExp(`^${groupKey}\\s+ERROR\\s+1\\s.*\\sopen\\s+${runId}\\s`));
+
+    const { rows } = await api.sql.query(
+      `SELECT actor, message, details->>'until' AS until FROM nifi_ops.load_event
+        WHERE event_name = 'ALERT_GROUP_SNOOZED' AND run_id IS NULL AND details->>'groupKey' = $1 ORDER BY event_time`,
+      [groupKey],
+    );
+    expect(rows).toEqual([
+      { actor: 'alice-operator', message: 'deploy of the fix tonight', until: snoozeAlertGroup.until },
+      { actor: 'alice-operator', message: 'the fix moved to Thursday', until: later },
+    ]);
+  });
+
+  it('says a group with no alert now is not found (3), names the role a viewer lacks (5), passes on the ledger’s refusals (4)', async () => {
+    const { groupKey } = await failedRunOfNewJob();
+    for (const action of [['ack'], ['snooze', '--for', '4h']]) {
+      const [verb, ...flags] = action;
+      const missing = await operator(['alerts', verb!, 'RUN_FAILED:JOB:NO_SUCH_JOB', ...flags, '--note', 'is it still failing?']);
+      expect([missing.code, missing.err], verb).toEqual([
+        EXIT_CODES.notFound,
+        'error: ALERT_GROUP_NOT_FOUND: no alert of group RUN_FAILED:JOB:NO_SUCH_JOB is present now; load-control alerts lists the groups by key',
+      ]);
+      const asViewer = await operator(['alerts', verb!, groupKey, ...flags, '--note', 'is it still failing?'], 'viewer');
+      const mutation = verb === 'ack' ? 'acknowledgeAlertGroup' : 'snoozeAlertGroup';
+      expect([asViewer.code, asViewer.err], verb).toEqual([
+        EXIT_CODES.notAllowed,
+        `error: FORBIDDEN (HTTP 403): Forbidden: ${mutation} needs the operator role; this token has viewer`,
+      ]);
+    }
+    const tooLong = await operator(['alerts', 'snooze', groupKey, '--for', '8d', '--note', 'away for a while']);
+    expect([tooLong.code, tooLong.err]).toEqual([EXIT_CODES.refused, expect.stringMatching(/^error: INVALID_INPUT \(HTTP 422\)/)]);
+    expect(tooLong.err).toContain('must be at most 7 days ahead');
+    const past = await operator(['alerts', 'snooze', groupKey, '--until', '2020-01-01T00:00:00Z', '--note', 'a while ago']);
+    expect([past.code, past.err]).toEqual([EXIT_CODES.refused, expect.stringMatching(/^error: INVALID_INPUT \(HTTP 422\)/)]);
+    expect(past.err).toContain('must be in the future');
+    const shortNote = await operator(['alerts', 'ack', groupKey, '--note', 'ok']);
+    expect([shortNote.code, shortNote.err]).toEqual([EXIT_CODES.refused, expect.stringMatching(/^error: INVALID_INPUT \(HTTP 422\)/)]);
+    expect(await groupLine(groupKey)).toMatch(/\sopen\s/);
   });
 });
 
@@ -239,7 +352,29 @@ describe('usage', () => {
       [['cancel', randomUUID()], 'operator', /--reason: why/],
       [['resend'], 'operator', /expects \[<runId>\] <dispatchId>/],
       [['runs', '--status', 'FAILED'], 'viewer', /--status: "FAILED" is not a run status; one of CREATED, EXTRACTING, .*FAILED_EXTRACT/],
-      [['alerts', 'extra'], 'viewer', /takes no arguments/],
+      [['alerts', 'extra'], 'viewer', /alerts: "extra" is not ack or snooze/],
+      [['alerts', '--note', 'seen it all'], 'viewer', /--note: only with alerts ack\|snooze/],
+      [['alerts', 'ack', '--note', 'seen it all'], 'operator', /expects <groupKey>/],
+      [['alerts', 'ack', 'RUN_FAILED:JOB:X'], 'operator', /--note: why, for the event log/],
+      [['alerts', 'ack', 'RUN_FAILED:JOB:X', '--note', 'seen it', '--for', '1h'], 'operator', /--for and --until: only with alerts snooze/],
+      [['alerts', 'snooze', 'RUN_FAILED:JOB:X', '--note', 'seen it'], 'operator', /alerts snooze: --for DURATION or --until TIME/],
+      [
+        ['alerts', 'snooze', 'RUN_FAILED:JOB:X', '--note', 'seen it', '--for', '1h', '--until', '2999-01-01T00:00:00Z'],
+        'operator',
+        /alerts snooze: --for DURATION or --until TIME/,
+      ],
+      [
+        ['alerts', 'snooze', 'RUN_FAILED:JOB:X', '--note', 'seen it', '--for', 'soon'],
+        'operator',
+        /--for: "soon" is not a duration; 90m, 4h/,
+      ],
+      [['alerts', 'snooze', 'RUN_FAILED:JOB:X', '--note', 'seen it', '--for', '4 hours'], 'operator', /--for: "4 hours" is not a duration/],
+      [['alerts', 'snooze', 'RUN_FAILED:JOB:X', '--note', 'seen it', '--for', 'PT0S'], 'operator', /--for: must be longer than 0/],
+      [
+        ['alerts', 'snooze', 'RUN_FAILED:JOB:X', '--note', 'seen it', '--until', '2026-12-01 06:00'],
+        'operator',
+        /--until: "2026-12-01 06:00" is not an instant with an offset/,
+      ],
       [['runs', '--since', 'yesterday'], 'viewer', /--since: "yesterday" is not a date/],
       [['runs', '--limit', '0'], 'viewer', /--limit: must be an integer from 1 to 10000/],
       [['runs', '--bogus'], 'viewer', /Unknown option '--bogus'/],
