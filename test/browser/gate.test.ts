@@ -226,7 +226,16 @@ describe('the gate page’s matrix', { timeout: 120_000 }, () => {
           fx,
           report,
         ]);
-        expect(await matrix.locator('tbody th[scope="row"]').last().textContent()).toBe(`${report} · gate ${consumer}`);
+        expect(await matrix.locator('tbody th[scope="row"]').last().textContent()).toBe(`${report}, gate ${consumer}`);
+        // it opens on the newest dates: today's column in view, the job column beside it (sticky), on a phone too
+        const todayHeader = matrix.locator(`thead th[title="${today}"]`);
+        const [region, todayBox, jobBox] = await Promise.all([
+          matrix.boundingBox(),
+          todayHeader.boundingBox(),
+          matrix.locator('tbody th[scope="row"]').first().boundingBox(),
+        ]);
+        expect(todayBox!.x + todayBox!.width).toBeLessThanOrEqual(region!.x + region!.width + 1);
+        expect(jobBox!.x).toBeGreaterThanOrEqual(region!.x - 1);
         expect([await readinessOn(target, yesterday), await readinessOn(target, today)]).toEqual(['ready', 'not ready']);
         expect(await said(cellOf(target, ledger, yesterday))).toBe(`${ledger} on ${yesterday}: SUCCESS, attempt 1 of 1`);
         expect(await said(cellOf(target, ledger, today))).toBe(`${ledger} on ${today}: FAILED MANIFEST, attempt 1 of 1`);

@@ -112,6 +112,8 @@ export function App() {
                 <Link to="/backfills" aria-current={path.startsWith('/backfills') ? 'page' : undefined}>
                   Backfills
                 </Link>
+              </li>
+              <li>
                 {/* the same tab: GraphiQL takes the console's token from it */}
                 <a href="/graphql">GraphiQL</a>
               </li>

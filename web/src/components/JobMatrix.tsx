@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { JOB_MATRIX, RUNS_CHANGED, type JobMatrix as Matrix } from '../api/operations';
 import { useLive, useQuery } from '../api/typed';
 import type { LiveState } from '../hooks';
@@ -94,6 +94,14 @@ export function JobMatrix({ jobKeys, consumer, onLive }: { jobKeys?: string[]; c
   );
   useEffect(() => onLive?.(live), [live, onLive]);
 
+  // the newest dates are on the right, like Airflow's grid: a new range opens scrolled to them (a live reload of the
+  // same range keeps where the operator scrolled)
+  const wrap = useRef<HTMLDivElement>(null);
+  const range = matrix ? `${matrix.businessDates[0]}..${matrix.businessDates.at(-1)}` : null;
+  useLayoutEffect(() => {
+    if (range && wrap.current) wrap.current.scrollLeft = wrap.current.scrollWidth;
+  }, [range]);
+
   return (
     <section aria-labelledby="matrix-title" className="matrix">
       <h2 id="matrix-title">By business date</h2>
@@ -123,7 +131,7 @@ export function JobMatrix({ jobKeys, consumer, onLive }: { jobKeys?: string[]; c
       {!matrix && !error && <p className="muted">Loading…</p>}
       {matrix && matrix.rows.length === 0 && <p className="muted">No jobs.</p>}
       {matrix && matrix.rows.length > 0 && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Jobs by business date">
+        <div className="table-wrap" ref={wrap} tabIndex={0} role="region" aria-label="Jobs by business date">
           <table className="matrix-table">
             <thead>
               <tr>
@@ -146,7 +154,11 @@ export function JobMatrix({ jobKeys, consumer, onLive }: { jobKeys?: string[]; c
                 <tr key={row.jobId} data-matrix-job={row.jobId}>
                   <th scope="row">
                     {row.jobId}
-                    {row.gatedBy && <span className="muted"> · gate {row.gatedBy}</span>}
+                    {row.gatedBy && (
+                      <span className="muted matrix-gated">
+                        <span className="visually-hidden">, </span>gate {row.gatedBy}
+                      </span>
+                    )}
                   </th>
                   {row.cells.map((cell) => (
                     <td key={cell.businessDate}>
