@@ -65,11 +65,14 @@ export function quintSession(
 }
 
 /** The invariants the simulator checks, one by one: the names listed by `val safety` and `val bounded`. */
-export const invariants = (): string[] => [...namesIn('safety'), ...namesIn('bounded')];
+export const invariants = (): string[] => [...safetyInvariants(), ...namesIn('bounded')];
+
+/** The names listed by `val safety`. */
+export const safetyInvariants = (): string[] => namesIn('safety');
 
 // ---- what the spec states, read from its text: the one place its sizes, thresholds and status sets are written ----
 
-const specText = () => readFileSync(SPEC_FILE, 'utf8');
+export const specText = (): string => readFileSync(SPEC_FILE, 'utf8');
 
 /** The names `val <aggregate> = and { … }` of the spec lists: the invariants the simulator checks one by one. */
 function namesIn(aggregate: string): string[] {
@@ -90,7 +93,10 @@ export function importsOf(instance: string, dir: string): string[] {
   if (!imports) throw new Error(`${SPEC_FILE}: no module ${instance} that begins with its imports`);
   const from = relative(dir, SPEC_FILE).replace(/\.qnt$/, '');
   const path = from.startsWith('.') ? from : `./${from}`;
-  return imports[1]!.trimEnd().split('\n').map((line) => `${line} from "${path}"`);
+  return imports[1]!
+    .trimEnd()
+    .split('\n')
+    .map((line) => `${line} from "${path}"`);
 }
 
 /** A whole-number constant of the spec: `pure val NAME = 2` (the full-size world's are in module fullSize). */

@@ -105,13 +105,7 @@ function validationModule(
     });
     runs.set(history.name, names);
   });
-  const text = [
-    'module validation {',
-    ...importsOf('checked', dirname(file)),
-    ...body,
-    '}',
-    '',
-  ].join('\n');
+  const text = ['module validation {', ...importsOf('checked', dirname(file)), ...body, '}', ''].join('\n');
   return { text, runs };
 }
 
