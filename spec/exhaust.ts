@@ -11,7 +11,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type * as Either from '@sweet-monads/either';
 import type * as CliCommands from '@informalsystems/quint/dist/src/cliCommands.js';
 import type * as CliHelpers from '@informalsystems/quint/dist/src/cliHelpers.js';
 import type * as IdGenerator from '@informalsystems/quint/dist/src/idGenerator.js';
@@ -39,7 +38,6 @@ const { Context: QuintContext } = quint(`${dist}/runtime/impl/Context.js`) as ty
 const nondet = quint(`${dist}/runtime/impl/nondet.js`) as typeof Nondet;
 const { rv } = quint(`${dist}/runtime/impl/runtimeValue.js`) as typeof RuntimeValues;
 const { noExecutionListener } = quint(`${dist}/runtime/trace.js`) as typeof Trace;
-const { right } = quint('@sweet-monads/either') as typeof Either;
 
 /**
  * The answers to the choices one evaluation makes, in the order it makes them, and the next combination to try:
@@ -80,18 +78,21 @@ type NondetEval = ReturnType<typeof Nondet.evalNondet>;
 Object.assign(nondet, {
   evalNondet:
     (_name: string, cache: { value: unknown }, setEval: NondetEval, bodyEval: NondetEval): NondetEval =>
-    (ctx) =>
-      setEval(ctx).chain((set) => {
-        if (set.cardinality().unwrap() === 0n) return right(rv.mkBool(false));
-        const bounds = set.bounds().map((bound) => {
-          if (bound.isNone()) throw new Error('nondet over an infinite set: not enumerable');
-          return bound.value;
-        });
-        cache.value = set.pick(bounds.map((bound) => BigInt(chooser.choose(Number(bound)))).values());
-        const result = bodyEval(ctx);
-        cache.value = undefined;
-        return result;
-      }),
+    (ctx) => {
+      const evaluated = setEval(ctx);
+      if (evaluated.isLeft()) return evaluated;
+      const set = evaluated.value;
+      // nothing to pick from: the step is not enabled
+      if (set.cardinality().unwrap() === 0n) return evaluated.map(() => rv.mkBool(false));
+      const bounds = set.bounds().map((bound) => {
+        if (bound.isNone()) throw new Error('nondet over an infinite set: not enumerable');
+        return bound.value;
+      });
+      cache.value = set.pick(bounds.map((bound) => BigInt(chooser.choose(Number(bound)))).values());
+      const result = bodyEval(ctx);
+      cache.value = undefined;
+      return result;
+    },
 });
 // `any { A, B, … }`: the action the chooser picks, alone
 const lazyBuiltinLambda = builtins.lazyBuiltinLambda;
