@@ -2,9 +2,9 @@
 // of states.ts, every refusal, and the races whose outcome the protocol decides (a second publish claim, a late
 // result after PUBLISH_UNKNOWN, …). The CI's spec test and `npm run spec:deep` both count them.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, relative } from 'node:path';
+import { dirname } from 'node:path';
 import { DISPATCH_TRANSITIONS, PARTITION_TRANSITIONS, RUN_TRANSITIONS } from '../src/domain/states.js';
-import { SPEC_FILE } from './quint.js';
+import { importsOf, SPEC_FILE } from './quint.js';
 
 /** (machine, from, to) of every status change states.ts allows. */
 export const STATES_TS_TRANSITIONS = [
@@ -52,12 +52,11 @@ export function writeCoverageModule(file: string): string[] {
     ...codes.map((code) => [`answer_${code}`, `last.answer.keys().contains("code") and last.answer.get("code") == S("${code}")`]),
     ...Object.entries(RACE_WITNESSES),
   ];
-  const from = relative(dirname(file), SPEC_FILE).replace(/\.qnt$/, '');
   writeFileSync(
     file,
     [
       'module coverage {',
-      `  import loadControl(PLANTED_BUG = "none").* from "${from.startsWith('.') ? from : `./${from}`}"`,
+      ...importsOf('checked', dirname(file)),
       ...witnesses.map(([name, body]) => `  val ${name} = ${body!.replace(/\n\s*/g, ' ')}`),
       '}',
       '',

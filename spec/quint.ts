@@ -2,7 +2,7 @@
 // and the traces Quint writes (ITF) read back. Only Quint's TypeScript backend is used: the Rust one is a download.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const SPEC_FILE = join(dirname(fileURLToPath(import.meta.url)), 'load-control.qnt');
@@ -65,11 +65,14 @@ export function quintSession(
 }
 
 /** The invariants the simulator checks, one by one: the names listed by `val safety` and `val bounded`. */
-export const invariants = (): string[] => [...namesIn('safety'), ...namesIn('bounded')];
+export const invariants = (): string[] => [...safetyInvariants(), ...namesIn('bounded')];
+
+/** The names listed by `val safety`. */
+export const safetyInvariants = (): string[] => namesIn('safety');
 
 // ---- what the spec states, read from its text: the one place its sizes, thresholds and status sets are written ----
 
-const specText = () => readFileSync(SPEC_FILE, 'utf8');
+export const specText = (): string => readFileSync(SPEC_FILE, 'utf8');
 
 /** The names `val <aggregate> = and { … }` of the spec lists: the invariants the simulator checks one by one. */
 function namesIn(aggregate: string): string[] {
@@ -81,7 +84,22 @@ function namesIn(aggregate: string): string[] {
     .filter(Boolean);
 }
 
-/** A whole-number constant of the spec: `pure val NAME = 2`. */
+/**
+ * The imports that make a module written in folder `dir` an instance of the spec's module `instance` (its
+ * `import` lines, each read from the spec and pointed at its file): `checked` is the model checked in CI.
+ */
+export function importsOf(instance: string, dir: string): string[] {
+  const imports = new RegExp(`module ${instance} \\{\n((?:  import .*\n)+)`).exec(specText());
+  if (!imports) throw new Error(`${SPEC_FILE}: no module ${instance} that begins with its imports`);
+  const from = relative(dir, SPEC_FILE).replace(/\.qnt$/, '');
+  const path = from.startsWith('.') ? from : `./${from}`;
+  return imports[1]!
+    .trimEnd()
+    .split('\n')
+    .map((line) => `${line} from "${path}"`);
+}
+
+/** A whole-number constant of the spec: `pure val NAME = 2` (the full-size world's are in module fullSize). */
 export function specConstant(name: string): number {
   const match = new RegExp(`pure val ${name} = (\\d+)`).exec(specText());
   if (!match) throw new Error(`${SPEC_FILE}: no pure val ${name}`);

@@ -4,8 +4,8 @@
 // of them, each taken by the model from the state the history started in, answers every call as the system did and
 // leaves the system's ledger (linearizability against the model). Each order is a `run` of a generated Quint module.
 import { writeFileSync } from 'node:fs';
-import { dirname, relative } from 'node:path';
-import { quintSession, SPEC_FILE } from './quint.js';
+import { dirname } from 'node:path';
+import { importsOf, quintSession } from './quint.js';
 
 /** A call of the model, as its step, with what the system answered it. */
 export type ObservedCall =
@@ -105,14 +105,7 @@ function validationModule(
     });
     runs.set(history.name, names);
   });
-  const from = relative(dirname(file), SPEC_FILE).replace(/\.qnt$/, '');
-  const text = [
-    'module validation {',
-    `  import loadControl(PLANTED_BUG = "none").* from "${from.startsWith('.') ? from : `./${from}`}"`,
-    ...body,
-    '}',
-    '',
-  ].join('\n');
+  const text = ['module validation {', ...importsOf('checked', dirname(file)), ...body, '}', ''].join('\n');
   return { text, runs };
 }
 
