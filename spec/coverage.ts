@@ -40,7 +40,8 @@ export const RACE_WITNESSES: Record<string, string> = {
  */
 export function writeCoverageModule(file: string): string[] {
   const spec = readFileSync(SPEC_FILE, 'utf8');
-  const stepType = spec.slice(spec.indexOf('type Step ='), spec.indexOf('var ledger'));
+  // the variants of type Step: its lines up to the first that does not go on with `|`
+  const stepType = /type Step =\n((?:\s*\|.*\n)+)/.exec(spec)![1]!;
   const steps = [...stepType.matchAll(/\| (\w+)(\()?/g)].filter(([, name]) => name !== 'Init');
   const codes = [...new Set([...spec.matchAll(/refused\("(\w+)"\)/g)].map((m) => m[1]!))];
   const witnesses = [
