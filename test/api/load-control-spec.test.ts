@@ -105,6 +105,8 @@ const RACE_STORIES: Record<keyof typeof RACE_WITNESSES, string> = {
   race_create_during_unknown: 'publishUnknownBlocksTheKeyUntilResolvedTest',
   race_duplicate_chunk_of_success: 'duplicateChunkOfASuccessfulPartitionIsNotCountedAgainTest',
   race_double_lease: 'expiredLeaseIsLeasedAgainTest',
+  race_claims_of_one_run_at_once: 'claimOfAClaimedPartitionWaitsTest',
+  race_tick_beside_transaction: 'publishClaimBesideTheSweeperTest',
 };
 /** The protocol's stories: the `run …Test` of module checked, each a trace of `quint test`, replayed too. */
 const CHECKED = SPEC.slice(SPEC.indexOf('module checked {'));
