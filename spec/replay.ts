@@ -258,8 +258,8 @@ export class Replay {
           },
           ['partitionStatus', 'runStatus', 'changed'],
         );
-      // a transaction begins: the call is sent when it commits (its step then is the call's); under the run's lock
-      // nothing it read changes meanwhile
+      // a transaction begins: the call is sent when it commits (its step then is the call's); under its locks nothing
+      // it read changes meanwhile, not even by the sweeper at a tick between the two
       case 'Begin':
       case 'ReleaseWork':
       case 'DuplicateFlowFile':
