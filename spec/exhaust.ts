@@ -282,7 +282,8 @@ export function stateKey(state: ItfState, abstract: boolean): string {
 }
 
 export interface Exploration {
-  /** Distinct states reached (the variables but `last` and `pace`; see `explore`). */
+  /** Distinct states reached (the variables but `last` and `pace`; see `explore`), with those of a level the
+   * budget cut short. */
   states: number;
   /** Distinct (state, successor) pairs. */
   transitions: number;
@@ -305,7 +306,7 @@ export interface Exploration {
 export interface ExploreOptions {
   /** Tell states apart by their abstraction (`abstracted`), not by their variables: the graph is finite. */
   abstract?: boolean;
-  /** Stop after the first level that ends past this many seconds (the result says how deep it got). */
+  /** Stop once this many seconds have gone, in the middle of a level if need be (`depth`: the last one done). */
   budgetSeconds?: number;
   /** Told of each level as it is done: its depth, its new states, the seconds so far. */
   onLevel?: (depth: number, states: number, seconds: number) => void;
@@ -445,9 +446,11 @@ export async function explore(maxDepth: number, bug = 'none', options: ExploreOp
   perDepth.push(frontier.length);
   const secondsSoFar = () => (performance.now() - started) / 1000;
   options.onLevel?.(0, frontier.length, secondsSoFar());
-  for (let depth = 1; depth <= maxDepth && frontier.length > 0 && secondsSoFar() < (options.budgetSeconds ?? Infinity); depth++) {
+  const overBudget = () => secondsSoFar() >= (options.budgetSeconds ?? Number.POSITIVE_INFINITY);
+  for (let depth = 1; depth <= maxDepth && frontier.length > 0; depth++) {
     const next: number[] = [];
     for (const parent of frontier) {
+      if (overBudget()) return result();
       const targets = new Set<number>();
       for (const state of successors(found[parent]!.state, step)) {
         stepsChecked++;
