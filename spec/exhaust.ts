@@ -7,7 +7,8 @@
 // `any { … }` asks a chooser instead of the random number generator, and the step is evaluated once for every
 // combination of answers — every successor of a state, not a sample. A breadth-first search over the states so
 // found, deduplicated, goes as deep as the bound, or until no new state appears (the whole reachable graph).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ import type * as Nondet from '@informalsystems/quint/dist/src/runtime/impl/nonde
 import type { RuntimeValue } from '@informalsystems/quint/dist/src/runtime/impl/runtimeValue.js';
 import type * as RuntimeValues from '@informalsystems/quint/dist/src/runtime/impl/runtimeValue.js';
 import type * as Trace from '@informalsystems/quint/dist/src/runtime/trace.js';
-import { importsOf, SPEC_FILE, safetyInvariants, specText } from './quint.js';
+import { importsOf, SPEC_FILE, safetyInvariants, specConstant, specText } from './quint.js';
 
 // Quint's modules as its own code loads them (CommonJS), so that the evaluator it builds uses the chooser.
 const quint = createRequire(import.meta.url);
@@ -101,8 +102,188 @@ Object.assign(builtins, {
     op === 'actionAny' ? (ctx: Context, actions: NondetEval[]) => actions[chooser.choose(actions.length)]!(ctx) : lazyBuiltinLambda(op),
 });
 
+// ---- the key a state is told apart by ----
+
+/** A state as Quint writes it in a trace (ITF: ints as {"#bigint"}, sets, maps, tuples, variants as {tag, value}). */
+export type ItfState = Record<string, unknown>;
+// biome-ignore lint/suspicious/noExplicitAny: ITF JSON, walked below by the field names of the spec's types
+type Itf = any;
+
+/** JSON in which equal values are equal text: every set's elements and map's entries sorted, records' fields too. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const v = value as Record<string, unknown>;
+  if ('#bigint' in v) return String(v['#bigint']);
+  if ('#set' in v) return `{"#set":[${(v['#set'] as unknown[]).map(canonical).sort().join(',')}]}`;
+  if ('#map' in v) {
+    const entries = (v['#map'] as Array<[unknown, unknown]>).map(([k, x]) => `[${canonical(k)},${canonical(x)}]`);
+    return `{"#map":[${entries.sort().join(',')}]}`;
+  }
+  return `{${Object.keys(v)
+    .sort()
+    .map((field) => `${JSON.stringify(field)}:${canonical(v[field])}`)
+    .join(',')}}`;
+}
+
+/** The variables a state is told apart by, named without their module prefix: every one but `last` and `pace`. */
+function variables(state: ItfState): Record<string, Itf> {
+  return Object.fromEntries(
+    Object.entries(state)
+      .map(([name, value]) => [name.split('::').pop()!, value] as const)
+      .filter(([name]) => !['#meta', 'last', 'pace'].includes(name)),
+  );
+}
+
+const int = (value: Itf): number => Number(value['#bigint']);
+const entries = (map: Itf): Array<[Itf, Itf]> => map['#map'];
+const mapEntries = (map: Itf, f: (entry: [Itf, Itf]) => [unknown, unknown]) => ({ '#map': entries(map).map(f) });
+/** Order-preserving renaming of the values compared only for equality (0, "none", stays 0): 1, 2, … */
+function renaming(values: number[]): (value: number) => number {
+  const ranks = new Map(
+    [...new Set(values)]
+      .filter((v) => v !== 0)
+      .sort((a, b) => a - b)
+      .map((v, i) => [v, i + 1]),
+  );
+  return (value) => (value === 0 ? 0 : ranks.get(value)!);
+}
+
+// Every use of the clock in the spec compares an age, `now - t`, with one of these thresholds (or with 0: a call
+// due, `dueAt <= now`); ages at least the greatest all compare alike, and stay so as the clock moves on.
+const AGE_CAP = Math.max(...['STALE', 'VALIDATION_STALE', 'PUBLISH_STALE', 'RUN_TIMEOUT', 'ACK_TIMEOUT'].map(specConstant));
+const MAX_ATTEMPTS = specConstant('MAX_ATTEMPTS');
+const DISPATCH_ATTEMPTS = specConstant('DISPATCH_ATTEMPTS');
+const DEAD_DISPATCH = ['ACKED', 'CANCELLED'];
+
+/**
+ * The state with what no step and no invariant of `safety` can tell apart taken out (see README, "Exhaustive where
+ * it is small", for why each is sound): two states with the same abstraction have the same futures, up to the
+ * same abstraction, and the same verdicts.
+ * - Time: every timestamp as its age, capped at AGE_CAP (-1, "never", stays apart); a run's stale alerts as the age
+ *   of its last one per status (lastAlert is all that reads them); `now` itself goes.
+ * - Claim tokens, dispatch ids and idempotency keys, compared only for equality and always fresh when new: renamed
+ *   1, 2, … in their order; `nextToken` goes (it is above every token); `nextKey` becomes the number of keys below
+ *   it that no run holds (each may still create a run, or be refused).
+ * - Attempts capped at MAX_ATTEMPTS and DISPATCH_ATTEMPTS (only compared with them); the token of a chunk no
+ *   longer written (only written ones are read); a REISSUE_PARTITION call ACKED or CANCELLED and on no wire (no
+ *   step moves it again, nothing counts it); the inbox's order (a FlowFile is taken at any index).
+ * - An idle connection's transaction; an in-flight one's snapshot but its run's row and partitions (asRead reads
+ *   no more of it).
+ */
+function abstracted(state: ItfState): Record<string, unknown> {
+  const { ledger, nifi, inFlight, now } = variables(state);
+  const age = (t: Itf) => (int(t) === -1 ? 'never' : Math.min(int(now) - int(t), AGE_CAP));
+  const transactions = entries(inFlight).filter(([, txn]) => txn.step.tag !== 'Init');
+  const snapshotOf = (txn: Itf) => ({
+    run: entries(txn.snapshot.runs).find(([r]) => int(r) === int(txn.about))?.[1],
+    partitions: entries(txn.snapshot.partitions).filter(([rp]) => int(rp['#tup'][0]) === int(txn.about)),
+  });
+
+  const partitionsOf = (l: Itf): Array<[Itf, Itf]> => entries(l.partitions);
+  const token = renaming([
+    ...[ledger, ...transactions.map(([, txn]) => txn.snapshot)].flatMap((l) =>
+      partitionsOf(l).flatMap(([, x]) => [int(x.token), ...entries(x.files).map(([, f]) => int(f.token))]),
+    ),
+    ...entries(nifi.workers).map(([, w]) => int(w.token)),
+    ...transactions.map(([, txn]) => (txn.step.tag === 'ReportChunk' ? int(txn.step.value.token) : 0)),
+  ]);
+  const onWire = entries(nifi.onWire).flatMap(([, calls]) => calls['#set'].map((call: Itf) => int(call['#tup'][0])));
+  const dispatches = entries(ledger.dispatches).filter(
+    ([d, x]) => !(x.kind === 'REISSUE_PARTITION' && DEAD_DISPATCH.includes(x.status) && !onWire.includes(int(d))),
+  );
+  const dispatch = renaming(dispatches.map(([d]) => int(d)));
+  const keys = entries(ledger.runs).map(([, row]) => int(row.idempotencyKey));
+  const key = renaming(keys);
+
+  const run = (row: Itf) => {
+    const lastAlerts = new Map<string, unknown>(row.staleAlerts.map((alert: Itf) => [alert['#tup'][0], age(alert['#tup'][1])]));
+    return {
+      ...row,
+      idempotencyKey: key(int(row.idempotencyKey)),
+      startedAt: age(row.startedAt),
+      movedAt: age(row.movedAt),
+      publishStartedAt: age(row.publishStartedAt),
+      staleAlerts: Object.fromEntries(lastAlerts),
+    };
+  };
+  const partition = ([rp, x]: [Itf, Itf]): [unknown, unknown] => [
+    rp,
+    {
+      ...x,
+      token: token(int(x.token)),
+      attempts: Math.min(int(x.attempts), MAX_ATTEMPTS),
+      createdAt: age(x.createdAt),
+      heartbeat: age(x.heartbeat),
+      files: mapEntries(x.files, ([c, f]) => [c, { ...f, token: f.written ? token(int(f.token)) : 0 }]),
+    },
+  ];
+  const flowFile = (f: Itf) => (f.tag === 'Validate' ? { ...f, value: [int(f.value['#tup'][0]), dispatch(int(f.value['#tup'][1]))] } : f);
+  return {
+    ledger: {
+      ...ledger,
+      runs: mapEntries(ledger.runs, ([r, row]) => [r, run(row)]),
+      partitions: { '#map': partitionsOf(ledger).map(partition) },
+      dispatches: {
+        '#map': dispatches.map(([d, x]) => [
+          dispatch(int(d)),
+          { ...x, attempts: Math.min(int(x.attempts), DISPATCH_ATTEMPTS), dueAt: age(x.dueAt), sentAt: age(x.sentAt) },
+        ]),
+      },
+    },
+    inFlight: mapEntries(inFlight, ([c, txn]) => {
+      if (txn.step.tag === 'Init') return [c, 'idle'];
+      const step =
+        txn.step.tag === 'ReportChunk' ? { ...txn.step, value: { ...txn.step.value, token: token(int(txn.step.value.token)) } } : txn.step;
+      const read = snapshotOf(txn);
+      return [c, { ...txn, step, at: age(txn.at), snapshot: { run: run(read.run), partitions: read.partitions.map(partition) } }];
+    }),
+    nifi: {
+      workers: mapEntries(nifi.workers, ([w, x]) => [w, { ...x, token: token(int(x.token)) }]),
+      inbox: nifi.inbox.map(flowFile).map(canonical).sort(),
+      onWire: mapEntries(nifi.onWire, ([k, calls]) => [
+        k,
+        { '#set': calls['#set'].map((call: Itf) => [dispatch(int(call['#tup'][0])), Math.min(int(call['#tup'][1]), DISPATCH_ATTEMPTS)]) },
+      ]),
+      unusedKeys: int(nifi.nextKey) - 1 - keys.length,
+    },
+  };
+}
+
+/** A value of the evaluator as Quint writes it in a trace (its itf.ts, without the detour through expressions). */
+function itfOf(value: RuntimeValue): unknown {
+  switch (value.constructor.name) {
+    case 'RuntimeValueBool':
+      return value.toBool();
+    case 'RuntimeValueInt':
+      return { '#bigint': String(value.toInt()) };
+    case 'RuntimeValueStr':
+      return value.toStr();
+    case 'RuntimeValueTupleOrList': {
+      const items = [...value.toList()].map(itfOf);
+      return (value as unknown as { kind: string }).kind === 'Tup' ? { '#tup': items } : items;
+    }
+    case 'RuntimeValueRecord':
+      return Object.fromEntries([...value.toOrderedMap()].map(([field, x]) => [field, itfOf(x)]));
+    case 'RuntimeValueVariant': {
+      const [tag, x] = value.toVariant();
+      return { tag, value: itfOf(x) };
+    }
+    case 'RuntimeValueMap':
+      return { '#map': [...value.toMap()].map(([k, x]) => [itfOf(k), itfOf(x)]) };
+    default:
+      return { '#set': [...value.toSet()].map(itfOf) };
+  }
+}
+
+/** The key a state (as ITF) is told apart by: its variables but `last` and `pace`, or their abstraction. */
+export function stateKey(state: ItfState, abstract: boolean): string {
+  return canonical(abstract ? abstracted(state) : variables(state));
+}
+
 export interface Exploration {
-  /** Distinct states reached (the variables but `last` and `pace`; see `explore`). */
+  /** Distinct states reached (the variables but `last` and `pace`; see `explore`), with those of a level the
+   * budget cut short. */
   states: number;
   /** Distinct (state, successor) pairs. */
   transitions: number;
@@ -118,6 +299,17 @@ export interface Exploration {
   /** The first state found violating `safety` (at the least depth: the search is breadth-first): the invariants it
    * violates and the steps that reach it from an initial state (`Init` first), each with the API's answer. */
   violation?: { invariants: string[]; steps: string[] };
+  /** Whether a state (as `quint run` writes it) is one of those enumerated, told apart as the exploration did. */
+  reaches: (state: ItfState) => boolean;
+}
+
+export interface ExploreOptions {
+  /** Tell states apart by their abstraction (`abstracted`), not by their variables: the graph is finite. */
+  abstract?: boolean;
+  /** Stop once this many seconds have gone, in the middle of a level if need be (`depth`: the last one done). */
+  budgetSeconds?: number;
+  /** Told of each level as it is done: its depth, its new states, the seconds so far. */
+  onLevel?: (depth: number, states: number, seconds: number) => void;
 }
 
 /**
@@ -128,13 +320,9 @@ export interface Exploration {
  * invariants read it, so it is checked for every step that reaches a state, but no step reads it) and `pace`
  * (how `step` weighs its branches; `anyStep` takes them all, so no successor depends on it).
  */
-export async function explore(maxDepth: number, bug = 'none'): Promise<Exploration> {
-  if (bug !== 'none' && !specText().includes(`PLANTED_BUG = "${bug}"`)) throw new Error(`no planted bug "${bug}" in ${SPEC_FILE}`);
+export async function explore(maxDepth: number, bug = 'none', options: ExploreOptions = {}): Promise<Exploration> {
   const started = performance.now();
-  const dir = mkdtempSync(join(tmpdir(), 'lc-spec-exhaust-'));
-  const file = join(dir, 'exhaust.qnt');
-  const imports = importsOf('reduced', dir).map((line) => line.replace('PLANTED_BUG = "none"', `PLANTED_BUG = "${bug}"`));
-  writeFileSync(file, ['module exhaust {', ...imports, '}', ''].join('\n'));
+  const file = instanceFile(bug);
 
   const args = { input: file, main: 'exhaust', backend: 'typescript', verbosity: 0 };
   const typechecked = await load(args)
@@ -185,19 +373,17 @@ export async function explore(maxDepth: number, bug = 'none'): Promise<Explorati
     } while (chooser.advance());
     return found;
   };
-  const isIgnored = (name: string) => name.endsWith('::last') || name.endsWith('::pace');
-  const keyOf = (state: RuntimeValue) => rv.mkRecord([...state.toOrderedMap().entries()].filter(([name]) => !isIgnored(name)));
+  const keyOfItf = (state: ItfState) => stateKey(state, options.abstract ?? false);
+  const keyOf = (state: RuntimeValue) => keyOfItf(itfOf(state) as ItfState);
 
-  // the states found: by their key's hash, and each with the state and step it was first reached from
-  const seen = new Map<number, Array<{ key: RuntimeValue; id: number }>>();
+  // the states found: by their key, and each with the state and step it was first reached from
+  const seen = new Map<string, number>();
   const found: Array<{ state: RuntimeValue; parent: number }> = [];
-  const idOf = (key: RuntimeValue) => seen.get(key.hashCode())?.find((entry) => entry.key.equals(key))?.id;
-  const add = (key: RuntimeValue, state: RuntimeValue, parent: number) => {
+  const idOf = (key: string) => seen.get(key);
+  const add = (key: string, state: RuntimeValue, parent: number) => {
     const id = found.length;
     found.push({ state, parent });
-    const bucket = seen.get(key.hashCode());
-    if (bucket) bucket.push({ key, id });
-    else seen.set(key.hashCode(), [{ key, id }]);
+    seen.set(key, id);
     return id;
   };
   // what the step that reached `state` did, and what the API answered
@@ -236,7 +422,18 @@ export async function explore(maxDepth: number, bug = 'none'): Promise<Explorati
     const saturated = perDepth.at(-1) === 0;
     const levels = saturated ? perDepth.slice(0, -1) : perDepth;
     const seconds = (performance.now() - started) / 1000;
-    return { states: found.length, transitions, stepsChecked, depth: levels.length - 1, saturated, perDepth: levels, seconds, violation };
+    const reaches = (state: ItfState) => seen.has(keyOfItf(state));
+    return {
+      states: found.length,
+      transitions,
+      stepsChecked,
+      depth: levels.length - 1,
+      saturated,
+      perDepth: levels,
+      seconds,
+      violation,
+      reaches,
+    };
   };
 
   let frontier: number[] = [];
@@ -247,9 +444,13 @@ export async function explore(maxDepth: number, bug = 'none'): Promise<Explorati
     if (idOf(key) === undefined) frontier.push(add(key, state, -1));
   }
   perDepth.push(frontier.length);
+  const secondsSoFar = () => (performance.now() - started) / 1000;
+  options.onLevel?.(0, frontier.length, secondsSoFar());
+  const overBudget = () => secondsSoFar() >= (options.budgetSeconds ?? Number.POSITIVE_INFINITY);
   for (let depth = 1; depth <= maxDepth && frontier.length > 0; depth++) {
     const next: number[] = [];
     for (const parent of frontier) {
+      if (overBudget()) return result();
       const targets = new Set<number>();
       for (const state of successors(found[parent]!.state, step)) {
         stepsChecked++;
@@ -265,7 +466,44 @@ export async function explore(maxDepth: number, bug = 'none'): Promise<Explorati
       transitions += targets.size;
     }
     perDepth.push(next.length);
+    options.onLevel?.(depth, next.length, secondsSoFar());
     frontier = next;
   }
   return result();
+}
+
+/** The spec's module `reduced` with PLANTED_BUG `bug`, as module `exhaust` of a file of its own. */
+function instanceFile(bug: string): string {
+  if (bug !== 'none' && !specText().includes(`PLANTED_BUG = "${bug}"`)) throw new Error(`no planted bug "${bug}" in ${SPEC_FILE}`);
+  const dir = mkdtempSync(join(tmpdir(), 'lc-spec-exhaust-'));
+  const file = join(dir, 'exhaust.qnt');
+  const imports = importsOf('reduced', dir).map((line) => line.replace('PLANTED_BUG = "none"', `PLANTED_BUG = "${bug}"`));
+  writeFileSync(file, ['module exhaust {', ...imports, '}', ''].join('\n'));
+  return file;
+}
+
+/**
+ * The states of `traces` traces of at most `maxSteps` steps of `anyStep`, drawn by Quint's own simulator (`quint
+ * run`, in a process of its own: its evaluator as published, not the one `explore` drives) from the same instance:
+ * the evidence that `explore` enumerates what Quint means by the spec. Every trace's states, one after the other.
+ */
+export function sampleWithQuint(traces: number, maxSteps: number, seed: string): Promise<ItfState[]> {
+  const file = instanceFile('none');
+  const dir = mkdtempSync(join(tmpdir(), 'lc-spec-sample-'));
+  const cli = quint.resolve('@informalsystems/quint/dist/src/cli.js');
+  const args = [cli, 'run', file, '--main', 'exhaust', '--step', 'anyStep', '--backend', 'typescript', '--seed', seed];
+  args.push('--max-steps', String(maxSteps), '--max-samples', String(traces), '--n-traces', String(traces));
+  args.push('--out-itf', join(dir, 'trace_{seq}.itf.json'), '--verbosity', '1');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`quint run exited ${code}:\n${output}`));
+      const files = readdirSync(dir).filter((name) => name.endsWith('.itf.json'));
+      if (files.length !== traces) return reject(new Error(`quint run wrote ${files.length} traces, not ${traces}:\n${output}`));
+      resolve(files.flatMap((name) => (JSON.parse(readFileSync(join(dir, name), 'utf8')) as { states: ItfState[] }).states));
+    });
+  });
 }
