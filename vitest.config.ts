@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/longest-first.js';
 
 const require = createRequire(import.meta.url);
 
@@ -51,6 +52,8 @@ export default defineConfig({
     // two files at a time even on two cores (vitest's default is cores − 1): most of the suite's time is spent
     // waiting on child processes, PostgreSQL and timers, not on CPU
     maxWorkers: 2,
+    // the long files first, whichever tier they are in (test/support/longest-first.ts)
+    sequence: { sequencer: LongestFirstSequencer },
     // every tier in one report: .ci/run reads it
     reporters: ['default', ['json', { outputFile: 'test-artifacts/vitest.json' }]],
     projects: TIERS.map(tier),
