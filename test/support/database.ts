@@ -15,15 +15,13 @@ export interface TestDatabase {
 export interface CreateTestDatabaseOptions {
   /** An empty database (from template0) instead of a migrated one: for testing migrations. */
   empty?: boolean;
-  /** A copy of this test database (which must have no sessions): rows a file made once, for each of its tests. */
-  from?: TestDatabase;
 }
 
 const CLONE_ATTEMPTS = 8;
 
 export async function createTestDatabase(options: CreateTestDatabaseOptions = {}): Promise<TestDatabase> {
   const adminUrl = inject('testAdminDatabaseUrl');
-  const template = options.from?.name ?? (options.empty ? 'template0' : inject('testTemplateDatabase'));
+  const template = options.empty ? 'template0' : inject('testTemplateDatabase');
   const name = `lc_t_${randomBytes(6).toString('hex')}`;
 
   await withAdmin(adminUrl, async (admin) => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { completeRun } from '../../support/fixtures.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
-import { quietLog, workerConfig } from '../../support/worker.js';
+import { defineGate, observed, unique } from '../../support/gate-fixtures.js';
+import { dispatchRow, quietLog, workerConfig } from '../../support/worker.js';
 import { createApiServer } from '../../../src/server/app.js';
 import { createApiMetrics } from '../../../src/server/metrics.js';
 import { startWorker } from '../../../src/worker/worker.js';
@@ -20,15 +21,27 @@ afterAll(async () => {
 });
 
 describe('startWorker', () => {
-  it('without nifi.receiverUrl runs the sweeper only: dispatches wait in the outbox', async () => {
+  it('without nifi.receiverUrl runs the sweeper and delivers every call but NiFi’s, which wait in the outbox', async () => {
     const metrics = createApiMetrics();
     const worker = startWorker({ config: api.config, db: api.db, log: quietLog, registry: metrics.registry });
     try {
-      expect(worker.listening()).toBe(true);
+      expect(worker.dispatching).toBe(false);
+      await until('the LISTEN connection', () => worker.listening());
       await until('a sweep', async () =>
         (await metrics.registry.getSingleMetricAsString('lc_active_runs')).includes('lc_active_runs{status="CREATED"}'),
       );
-      expect(await metrics.registry.getSingleMetricAsString('lc_dispatch_total')).not.toContain('result=');
+      const validation = await completeRun(api);
+      const [consumer, jobId] = [unique('consumer'), unique('job')];
+      await defineGate(api, consumer, [jobId], undefined, { notifyUrl: receiver.url });
+      await observed(api, { jobId, businessDate: '2026-11-30', state: 'SUCCEEDED' });
+      await until('the gate’s call', async () =>
+        (await metrics.registry.getSingleMetricAsString('lc_dispatch_total')).includes(
+          'lc_dispatch_total{type="GATE_READY",result="sent"} 1',
+        ),
+      );
+      // the pass that sent the gate's call saw NiFi's, due before it, and left it alone
+      expect(await dispatchRow(api, validation.dispatchId)).toMatchObject({ status: 'PENDING', attempt_count: 0 });
+      expect(receiver.callsFor(validation.dispatchId)).toEqual([]);
     } finally {
       await worker.stop();
     }
@@ -44,7 +57,8 @@ describe('startWorker', () => {
     try {
       await until('readiness', async () => (await fetch(`${base}/readyz`)).status === 200);
       const run = await completeRun(api);
-      await receiver.waitForCalls(1);
+      // the first test left its NiFi call waiting: this worker sends it too
+      await until('its call', () => receiver.callsFor(run.dispatchId).length > 0);
       expect(receiver.callsFor(run.dispatchId)).toHaveLength(1);
       const text = await (await fetch(`${base}/metrics`)).text();
       expect(text).toContain('lc_requests_total');

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory } from '../../../bench/history-data.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { runCli } from '../../support/cli.js';
-import { createLoginRole, createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { createLoginRole } from '../../support/database.js';
 import { applicationGrants } from '../../../src/db/grants.js';
 import { chunkInput, claim, report, startRun, type CreatedRun } from '../../support/fixtures.js';
 import { compactedTables } from '../../../src/commands/compact.js';
@@ -19,18 +19,9 @@ import { PURGE_BATCH_ROWS, purgeLedger } from '../../../src/domain/retention/pur
 
 const HOUR = 3_600_000;
 
-/** Three business dates of history (bench/history-data.ts), made once: each describe's API serves a copy. */
-let history: TestDatabase;
-beforeAll(async () => {
-  history = await createTestDatabase();
-  await generateHistory(history.url, { days: 3 });
-});
-afterAll(async () => history?.drop());
-
-const startHistoryApi = async () => startTestApi({}, { database: await createTestDatabase({ from: history }) });
-
-/** The history's two older dates cleaned up and purged: most pages free. */
+/** Three business dates of history (bench/history-data.ts), the two older ones cleaned up and purged: most pages free. */
 async function purgedLedger(api: TestApi, beforePurge: () => Promise<void> = async () => undefined): Promise<void> {
+  await generateHistory(api.database.url, { days: 3 });
   await beforePurge();
   const before = new Date(Date.now() - 12 * HOUR);
   // the history's SUCCESS runs this young are not cleaned up yet (cleanup waits for its own retention)
@@ -134,7 +125,7 @@ async function loadRun(api: TestApi, run: CreatedRun, until: Promise<unknown>): 
 describe('compactLedger beside a live load', () => {
   let api: TestApi;
   beforeAll(async () => {
-    api = await startHistoryApi();
+    api = await startTestApi();
   });
   afterAll(async () => api?.close());
 
@@ -206,7 +197,7 @@ describe('compactLedger beside a live load', () => {
 describe('compactLedger and `load-control compact`', () => {
   let api: TestApi;
   beforeAll(async () => {
-    api = await startHistoryApi();
+    api = await startTestApi();
     await purgedLedger(api);
   });
   afterAll(async () => api?.close());
