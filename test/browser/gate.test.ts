@@ -251,6 +251,8 @@ describe('the gate page’s matrix', { timeout: 120_000 }, () => {
 
         // live: the ledger's second attempt for today succeeds; its cell, the date's readiness and the held-back job's follow
         await subscribed;
+        // the gate page has no liveness of its own: the matrix's section says whether it follows the ledger
+        await expect.poll(() => target.locator('section.matrix .live').textContent(), { timeout: 20_000 }).toBe('Live');
         const second = await toPublished(api, [3, 4], { create: { jobKey: ledger, businessKey: today } });
         await toSuccess(api, second.runId);
         await expect

@@ -3,6 +3,7 @@ import { JOB_MATRIX, RUNS_CHANGED, type JobMatrix as Matrix } from '../api/opera
 import { useLive, useQuery } from '../api/typed';
 import type { LiveState } from '../hooks';
 import { Link } from '../router';
+import { LiveIndicator } from './Live';
 import { tone } from '../states';
 
 type Cell = Matrix['rows'][number]['cells'][number];
@@ -104,7 +105,11 @@ export function JobMatrix({ jobKeys, consumer, onLive }: { jobKeys?: string[]; c
 
   return (
     <section aria-labelledby="matrix-title" className="matrix">
-      <h2 id="matrix-title">By business date</h2>
+      <div className="page-head">
+        <h2 id="matrix-title">By business date</h2>
+        {/* a page that shows its own liveness takes the matrix's (onLive); on another page the matrix says it */}
+        {!onLive && <LiveIndicator state={live} />}
+      </div>
       <div className="matrix-controls">
         <label>
           Dates
