@@ -7,7 +7,6 @@
 // `any { … }` asks a chooser instead of the random number generator, and the step is evaluated once for every
 // combination of answers — every successor of a state, not a sample. A breadth-first search over the states so
 // found, deduplicated, goes as deep as the bound, or until no new state appears (the whole reachable graph).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -24,7 +23,7 @@ import type * as Nondet from '@informalsystems/quint/dist/src/runtime/impl/nonde
 import type { RuntimeValue } from '@informalsystems/quint/dist/src/runtime/impl/runtimeValue.js';
 import type * as RuntimeValues from '@informalsystems/quint/dist/src/runtime/impl/runtimeValue.js';
 import type * as Trace from '@informalsystems/quint/dist/src/runtime/trace.js';
-import { importsOf, SPEC_FILE, safetyInvariants, specConstant, specText } from './quint.js';
+import { importsOf, quintSession, SPEC_FILE, safetyInvariants, specConstant, specText } from './quint.js';
 
 // Quint's modules as its own code loads them (CommonJS), so that the evaluator it builds uses the chooser.
 const quint = createRequire(import.meta.url);
@@ -483,27 +482,33 @@ function instanceFile(bug: string): string {
 }
 
 /**
- * The states of `traces` traces of at most `maxSteps` steps of `anyStep`, drawn by Quint's own simulator (`quint
- * run`, in a process of its own: its evaluator as published, not the one `explore` drives) from the same instance:
- * the evidence that `explore` enumerates what Quint means by the spec. Every trace's states, one after the other.
+ * The states of `traces` traces of at most `maxSteps` steps of `anyStep`, drawn by Quint's own simulator (a `quint
+ * run` in a session process of its own, spec/quint-session.ts: its evaluator as published, not the one `explore`
+ * drives) from the same instance: the evidence that `explore` enumerates what Quint means by the spec. Every trace's
+ * states, one after the other.
  */
-export function sampleWithQuint(traces: number, maxSteps: number, seed: string): Promise<ItfState[]> {
+export async function sampleWithQuint(traces: number, maxSteps: number, seed: string, limitMs: number): Promise<ItfState[]> {
   const file = instanceFile('none');
   const dir = mkdtempSync(join(tmpdir(), 'lc-spec-sample-'));
-  const cli = quint.resolve('@informalsystems/quint/dist/src/cli.js');
-  const args = [cli, 'run', file, '--main', 'exhaust', '--step', 'anyStep', '--backend', 'typescript', '--seed', seed];
-  args.push('--max-steps', String(maxSteps), '--max-samples', String(traces), '--n-traces', String(traces));
-  args.push('--out-itf', join(dir, 'trace_{seq}.itf.json'), '--verbosity', '1');
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`quint run exited ${code}:\n${output}`));
-      const files = readdirSync(dir).filter((name) => name.endsWith('.itf.json'));
-      if (files.length !== traces) return reject(new Error(`quint run wrote ${files.length} traces, not ${traces}:\n${output}`));
-      resolve(files.flatMap((name) => (JSON.parse(readFileSync(join(dir, name), 'utf8')) as { states: ItfState[] }).states));
-    });
-  });
+  const title = 'sample';
+  const { output, results } = await quintSession(
+    file,
+    [
+      {
+        title,
+        main: 'exhaust',
+        step: 'anyStep',
+        seed,
+        samples: traces,
+        steps: maxSteps,
+        traces,
+        outItf: join(dir, 'trace_{seq}.itf.json'),
+      },
+    ],
+    limitMs,
+  );
+  if (!results.get(title)?.passed) throw new Error(`quint run failed:\n${output}`);
+  const files = readdirSync(dir).filter((name) => name.endsWith('.itf.json'));
+  if (files.length !== traces) throw new Error(`quint run wrote ${files.length} traces, not ${traces}:\n${output}`);
+  return files.flatMap((name) => (JSON.parse(readFileSync(join(dir, name), 'utf8')) as { states: ItfState[] }).states);
 }

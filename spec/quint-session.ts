@@ -49,6 +49,7 @@ for (const command of JSON.parse(commands!) as QuintCommand[]) {
   const args = {
     ...defaults,
     main: command.main,
+    step: command.step ?? defaults.step,
     seed: BigInt(command.seed),
     maxSamples: command.samples ?? 1,
     maxSteps: command.steps ?? defaults.maxSteps,

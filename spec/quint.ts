@@ -13,6 +13,8 @@ export interface QuintCommand {
   title: string;
   test?: boolean;
   main: string;
+  /** The step of a run (`quint run --step`); `step` if not given. */
+  step?: string;
   seed: string;
   samples?: number;
   steps?: number;

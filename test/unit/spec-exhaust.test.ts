@@ -16,7 +16,7 @@ describe('the reduced instance, every state within a bound', () => {
     async () => {
       const seed = randomSeed();
       // Quint parses the spec in its process while the exploration parses it in this one
-      const sampling = sampleWithQuint(SAMPLED_TRACES, 5, seed);
+      const sampling = sampleWithQuint(SAMPLED_TRACES, 5, seed, LIMIT_MS);
       const exploration = await explore(5);
       console.log(
         `reduced instance, depth 5: ${exploration.states} states, ${exploration.transitions} transitions, ` +
